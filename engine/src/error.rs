@@ -1,0 +1,83 @@
+//! The engine's one error type.
+//!
+//! Errors for the world (I/O, corrupt bytes, misuse reachable from the public API) are values;
+//! programmer errors are assertions. Every corruption error names the page and the reason.
+
+use crate::types::{PageId, TxId};
+use std::io;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The storage failed. The database latches this: writes are refused until it is reopened.
+    #[error("I/O error during {op}: {source}")]
+    Io {
+        op: &'static str,
+        #[source]
+        source: io::Error,
+    },
+
+    /// Bytes read from disk do not form a valid structure.
+    #[error("corrupted page {page}: {reason}")]
+    Corrupted { page: PageId, reason: String },
+
+    /// A meta page failed its FNV-1a checksum.
+    #[error("meta page {page}: checksum mismatch (stored {stored:#018x}, computed {computed:#018x})")]
+    ChecksumMismatch {
+        page: PageId,
+        stored: u64,
+        computed: u64,
+    },
+
+    /// Neither meta page validates; the file cannot be opened.
+    #[error("no valid meta page: page 0: {meta0}; page 1: {meta1}")]
+    NoValidMeta {
+        meta0: Box<Error>,
+        meta1: Box<Error>,
+    },
+
+    /// The file is shorter than the structures it describes.
+    #[error("file too short: {len} bytes, need at least {needed}")]
+    Truncated { len: u64, needed: u64 },
+
+    /// A previous write failed; the in-memory state may not match the disk any more.
+    #[error("database refused writes after an earlier failure (reopen to recover): {0}")]
+    Latched(String),
+
+    #[error("bucket not found")]
+    BucketNotFound,
+    #[error("bucket already exists")]
+    BucketExists,
+    #[error("bucket name required")]
+    BucketNameRequired,
+    #[error("key required")]
+    KeyRequired,
+    #[error("key too large: {len} bytes (max {max})")]
+    KeyTooLarge { len: usize, max: usize },
+    #[error("value too large: {len} bytes (max {max})")]
+    ValueTooLarge { len: usize, max: usize },
+    /// A key names a sub-bucket where a value was expected, or the other way round.
+    #[error("incompatible value: the key holds a {found}, not a {wanted}")]
+    IncompatibleValue {
+        found: &'static str,
+        wanted: &'static str,
+    },
+    #[error("invalid options: {0}")]
+    InvalidOptions(String),
+    #[error("transaction {0} is not writable")]
+    TxNotWritable(TxId),
+}
+
+impl Error {
+    pub(crate) fn io(op: &'static str, source: io::Error) -> Error {
+        Error::Io { op, source }
+    }
+
+    pub(crate) fn corrupted(page: PageId, reason: impl Into<String>) -> Error {
+        Error::Corrupted {
+            page,
+            reason: reason.into(),
+        }
+    }
+}
