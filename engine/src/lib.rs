@@ -1,12 +1,56 @@
 //! crashlab-engine: an embedded copy-on-write B+tree key-value store in bbolt's on-disk format.
+//!
+//! Every byte goes through a [`Storage`], so the same engine runs on a file, in memory, or on
+//! crashlab's simulated disk. Every cost is a deterministic [`Counters`] figure.
+//!
+//! ```
+//! use crashlab_engine::{Db, MemStorage, Options};
+//!
+//! let db = Db::open(MemStorage::new(), Options::default())?;
+//! db.update(|tx| {
+//!     let mut users = tx.create_bucket(b"users")?;
+//!     users.put(b"alice", b"1")?;
+//!     Ok(())
+//! })?;
+//! let v = db.view(|tx| tx.bucket(b"users")?.expect("exists").get(b"alice"))?;
+//! assert_eq!(v.as_deref(), Some(&b"1"[..]));
+//! assert!(db.check()?.is_empty());
+//! # Ok::<(), crashlab_engine::Error>(())
+//! ```
+//!
+//! Layers, lowest first (a layer never uses a higher one): `types`, `page`, `meta`,
+//! `freelist`, `node`, `pager`, `tree`, `cursor`, `bucket`, `tx`, `commit`, `db`, `check`.
+//! `FORMAT.md` next to this crate describes the bytes and the commit protocol.
 #![forbid(unsafe_code)]
 
+mod bucket;
+mod check;
+mod commit;
+pub mod counters;
+mod cursor;
+mod db;
 pub mod error;
 pub mod freelist;
+pub mod limits;
+pub mod meta;
+pub mod node;
+pub mod options;
 pub mod page;
+mod pager;
+mod rebuild;
 pub mod storage;
+mod tree;
+mod tx;
 pub mod types;
 
+pub use bucket::{Bucket, BucketMut};
+pub use check::Problem;
+pub use counters::Counters;
+pub use cursor::{Cursor, CursorItem};
+pub use db::Db;
 pub use error::{Error, Result};
+pub use freelist::FreelistKind;
+pub use options::Options;
 pub use storage::{FileStorage, MemStorage, Storage};
+pub use tx::{ReadTx, WriteTx};
 pub use types::{PageId, PageSpan, TxId};

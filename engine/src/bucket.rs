@@ -1,0 +1,463 @@
+//! Buckets: named, nestable trees of keys.
+//!
+//! A bucket's header (`root` page, `sequence`) is the value of a leaf element flagged
+//! [`LEAF_FLAG_BUCKET`] in its parent; the root bucket's header lives in the meta. A small
+//! bucket with no sub-buckets is stored inline: `root = 0` and the value carries a leaf page
+//! image after the header.
+//!
+//! [`Bucket`] is the read-only view used by read transactions. In a write transaction,
+//! [`BucketMut`] edits a [`BucketTree`]: the bucket's tree (owned nodes where touched), its
+//! sequence, and the sub-buckets opened in this transaction. Sub-bucket edits reach the parent
+//! only at commit, when each dirty child is written and its new header put into the parent.
+
+use crate::cursor::{Cursor, CursorItem};
+use crate::error::{Error, Result};
+use crate::limits::{MAX_BUCKET_DEPTH, MAX_KEY_SIZE, MAX_VALUE_SIZE};
+use crate::node::{Body, Child, LeafItem, Node, BUCKET_HEADER_SIZE};
+use crate::page::{self, LEAF_FLAG_BUCKET};
+use crate::tree::{self, NodeRef, Reader};
+use crate::types::{PageId, PageSpan};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A decoded bucket header plus, for an inline bucket, its root leaf.
+pub(crate) enum BucketRoot {
+    Page(PageId),
+    Inline(Arc<Node>),
+}
+
+pub(crate) struct Header {
+    pub root: BucketRoot,
+    pub sequence: u64,
+}
+
+/// Decode a bucket value found in leaf page `page`.
+pub(crate) fn decode_header(value: &[u8], page: PageId) -> Result<Header> {
+    if value.len() < BUCKET_HEADER_SIZE {
+        return Err(Error::corrupted(page, "bucket value shorter than its header"));
+    }
+    let root = PageId(page::read_u64(value, 0));
+    let sequence = page::read_u64(value, 8);
+    let root = if root.0 == 0 {
+        let node = Node::decode(&value[BUCKET_HEADER_SIZE..], PageId(0), page)?;
+        if !node.is_leaf() {
+            return Err(Error::corrupted(page, "inline bucket is not a leaf"));
+        }
+        BucketRoot::Inline(Arc::new(node))
+    } else {
+        BucketRoot::Page(root)
+    };
+    Ok(Header { root, sequence })
+}
+
+pub(crate) fn encode_header(root: PageId, sequence: u64, inline: Option<&Node>) -> Vec<u8> {
+    let extra = inline.map_or(0, Node::size);
+    let mut v = vec![0u8; BUCKET_HEADER_SIZE + extra];
+    page::write_u64(&mut v, 0, root.0);
+    page::write_u64(&mut v, 8, sequence);
+    if let Some(n) = inline {
+        n.encode(&mut v[BUCKET_HEADER_SIZE..], PageId(0), u32::MAX);
+    }
+    v
+}
+
+fn check_key(key: &[u8]) -> Result<()> {
+    if key.is_empty() {
+        return Err(Error::KeyRequired);
+    }
+    if key.len() > MAX_KEY_SIZE {
+        return Err(Error::KeyTooLarge { len: key.len(), max: MAX_KEY_SIZE });
+    }
+    Ok(())
+}
+
+fn incompatible(found_bucket: bool) -> Error {
+    if found_bucket {
+        Error::IncompatibleValue { found: "bucket", wanted: "value" }
+    } else {
+        Error::IncompatibleValue { found: "value", wanted: "bucket" }
+    }
+}
+
+/// A read-only bucket of a snapshot.
+pub struct Bucket<'a> {
+    rd: Reader<'a>,
+    root: NodeRef<'a>,
+    sequence: u64,
+}
+
+impl<'a> Bucket<'a> {
+    pub(crate) fn new(rd: Reader<'a>, root: NodeRef<'a>, sequence: u64) -> Bucket<'a> {
+        Bucket { rd, root, sequence }
+    }
+
+    pub(crate) fn from_header(rd: Reader<'a>, h: Header) -> Result<Bucket<'a>> {
+        let root = match h.root {
+            BucketRoot::Page(id) => NodeRef::Shared(rd.node(id)?),
+            BucketRoot::Inline(n) => NodeRef::Shared(n),
+        };
+        Ok(Bucket::new(rd, root, h.sequence))
+    }
+
+    /// The value stored under `key`; `None` when absent or when the key names a sub-bucket.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let it = tree::lookup(self.root.clone(), key, &self.rd)?;
+        Ok(it.filter(|it| !it.is_bucket()).map(|it| it.value))
+    }
+
+    /// The sub-bucket `name`, if it exists.
+    pub fn bucket(&self, name: &[u8]) -> Result<Option<Bucket<'a>>> {
+        match tree::lookup(self.root.clone(), name, &self.rd)? {
+            Some(it) if it.is_bucket() => {
+                let h = decode_header(&it.value, self.root.page())?;
+                Ok(Some(Bucket::from_header(self.rd, h)?))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    pub fn cursor(&self) -> Cursor<'a> {
+        Cursor::new(self.rd, self.root.clone())
+    }
+
+    pub fn sequence(&self) -> u64 {
+        self.sequence
+    }
+}
+
+/// A bucket's state inside a write transaction.
+pub(crate) struct BucketTree {
+    pub root: Child,
+    pub sequence: u64,
+    /// This bucket's own tree or sequence changed.
+    pub dirty: bool,
+    /// Sub-buckets opened in this transaction, by name.
+    pub children: BTreeMap<Vec<u8>, BucketTree>,
+    /// Nesting level (the root bucket is 0).
+    pub depth: usize,
+}
+
+impl BucketTree {
+    pub fn from_header(h: Header, depth: usize) -> BucketTree {
+        let root = match h.root {
+            BucketRoot::Page(id) => Child::Page(id),
+            BucketRoot::Inline(n) => Child::Node(Box::new(Node::clone(&n))),
+        };
+        BucketTree { root, sequence: h.sequence, dirty: false, children: BTreeMap::new(), depth }
+    }
+
+    fn new_empty(depth: usize) -> BucketTree {
+        BucketTree {
+            root: Child::Node(Box::new(Node::empty_leaf())),
+            sequence: 0,
+            dirty: true,
+            children: BTreeMap::new(),
+            depth,
+        }
+    }
+
+    pub fn is_dirty(&self) -> bool {
+        self.dirty || self.children.values().any(BucketTree::is_dirty)
+    }
+}
+
+/// A bucket being edited by a write transaction.
+pub struct BucketMut<'a> {
+    rd: Reader<'a>,
+    tree: &'a mut BucketTree,
+    freed: &'a mut Vec<PageSpan>,
+}
+
+impl<'a> BucketMut<'a> {
+    pub(crate) fn new(
+        rd: Reader<'a>,
+        tree: &'a mut BucketTree,
+        freed: &'a mut Vec<PageSpan>,
+    ) -> BucketMut<'a> {
+        BucketMut { rd, tree, freed }
+    }
+
+    fn root_ref(&self) -> Result<NodeRef<'_>> {
+        NodeRef::of_child(&self.tree.root, &self.rd)
+    }
+
+    fn lookup(&self, key: &[u8]) -> Result<Option<LeafItem>> {
+        tree::lookup(self.root_ref()?, key, &self.rd)
+    }
+
+    /// The value stored under `key`, including this transaction's own writes.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.lookup(key)?.filter(|it| !it.is_bucket()).map(|it| it.value))
+    }
+
+    /// Insert or replace `key`.
+    pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        check_key(key)?;
+        if value.len() > MAX_VALUE_SIZE {
+            return Err(Error::ValueTooLarge { len: value.len(), max: MAX_VALUE_SIZE });
+        }
+        if self.tree.depth == 0 {
+            // The root bucket holds only buckets, as in bbolt.
+            return Err(Error::IncompatibleValue { found: "root bucket", wanted: "bucket" });
+        }
+        self.put_item(key, value, 0)
+    }
+
+    fn put_item(&mut self, key: &[u8], value: &[u8], flags: u32) -> Result<()> {
+        tree::with_leaf(&mut self.tree.root, key, &self.rd, |items, _| {
+            match items.binary_search_by(|it| it.key.as_slice().cmp(key)) {
+                Ok(i) if items[i].flags != flags => Err(incompatible(items[i].is_bucket())),
+                Ok(i) => {
+                    items[i].value = value.to_vec();
+                    Ok(())
+                }
+                Err(i) => {
+                    items.insert(i, LeafItem { flags, key: key.to_vec(), value: value.to_vec() });
+                    Ok(())
+                }
+            }
+        })?;
+        self.tree.dirty = true;
+        Ok(())
+    }
+
+    /// Remove `key`; returns whether it existed. Deleting a sub-bucket's key is an error (use
+    /// [`BucketMut::delete_bucket`]).
+    pub fn delete(&mut self, key: &[u8]) -> Result<bool> {
+        match self.lookup(key)? {
+            None => Ok(false),
+            Some(it) if it.is_bucket() => Err(incompatible(true)),
+            Some(_) => {
+                self.remove_item(key)?;
+                Ok(true)
+            }
+        }
+    }
+
+    fn remove_item(&mut self, key: &[u8]) -> Result<()> {
+        tree::with_leaf(&mut self.tree.root, key, &self.rd, |items, unbalanced| {
+            if let Ok(i) = items.binary_search_by(|it| it.key.as_slice().cmp(key)) {
+                items.remove(i);
+                *unbalanced = true;
+            }
+            Ok(())
+        })?;
+        self.tree.dirty = true;
+        Ok(())
+    }
+
+    pub fn cursor(&self) -> Result<Cursor<'_>> {
+        Ok(Cursor::new(self.rd, self.root_ref()?))
+    }
+
+    /// Every key and value in order (sub-buckets have `None` values).
+    pub fn items(&self) -> Result<Vec<CursorItem>> {
+        let mut c = self.cursor()?;
+        let mut out = Vec::new();
+        let mut cur = c.first()?;
+        while let Some(it) = cur {
+            out.push(it);
+            cur = c.next()?;
+        }
+        Ok(out)
+    }
+
+    pub fn sequence(&self) -> u64 {
+        self.tree.sequence
+    }
+
+    pub fn set_sequence(&mut self, sequence: u64) {
+        self.tree.sequence = sequence;
+        self.tree.dirty = true;
+    }
+
+    /// Increment the sequence and return the new value.
+    pub fn next_sequence(&mut self) -> u64 {
+        self.set_sequence(self.tree.sequence.wrapping_add(1));
+        self.tree.sequence
+    }
+
+    fn reborrow(&mut self) -> BucketMut<'_> {
+        BucketMut { rd: self.rd, tree: &mut *self.tree, freed: &mut *self.freed }
+    }
+
+    /// Open sub-bucket `name` for editing.
+    pub fn bucket_mut(&mut self, name: &[u8]) -> Result<Option<BucketMut<'_>>> {
+        self.reborrow().bucket_mut_owned(name)
+    }
+
+    /// Create sub-bucket `name`; fails if the key exists.
+    pub fn create_bucket(&mut self, name: &[u8]) -> Result<BucketMut<'_>> {
+        self.reborrow().create_bucket_owned(name)
+    }
+
+    /// Open sub-bucket `name`, creating it when missing.
+    pub fn create_bucket_if_missing(&mut self, name: &[u8]) -> Result<BucketMut<'_>> {
+        self.reborrow().create_bucket_if_missing_owned(name)
+    }
+
+    pub(crate) fn bucket_mut_owned(self, name: &[u8]) -> Result<Option<BucketMut<'a>>> {
+        if !self.tree.children.contains_key(name) {
+            let Some(it) = self.lookup(name)? else { return Ok(None) };
+            if !it.is_bucket() {
+                return Ok(None);
+            }
+            let page = self.root_ref()?.page();
+            let child = self.open_child(&it.value, page)?;
+            self.tree.children.insert(name.to_vec(), child);
+        }
+        let BucketMut { rd, tree, freed } = self;
+        Ok(tree.children.get_mut(name).map(|tree| BucketMut { rd, tree, freed }))
+    }
+
+    fn open_child(&self, value: &[u8], page: PageId) -> Result<BucketTree> {
+        let depth = self.tree.depth + 1;
+        if depth > MAX_BUCKET_DEPTH {
+            return Err(Error::corrupted(
+                page,
+                format!("buckets nested deeper than {MAX_BUCKET_DEPTH}"),
+            ));
+        }
+        Ok(BucketTree::from_header(decode_header(value, page)?, depth))
+    }
+
+    pub(crate) fn create_bucket_owned(mut self, name: &[u8]) -> Result<BucketMut<'a>> {
+        if name.is_empty() {
+            return Err(Error::BucketNameRequired);
+        }
+        check_key(name)?;
+        if let Some(it) = self.lookup(name)? {
+            return Err(if it.is_bucket() { Error::BucketExists } else { incompatible(false) });
+        }
+        let depth = self.tree.depth + 1;
+        if depth > MAX_BUCKET_DEPTH {
+            return Err(Error::InvalidOptions(format!(
+                "buckets may nest at most {MAX_BUCKET_DEPTH} deep"
+            )));
+        }
+        // A placeholder (an empty inline bucket) makes the name visible to lookups and cursors
+        // now; commit replaces it with the bucket's real header.
+        let placeholder = encode_header(PageId(0), 0, Some(&Node::empty_leaf()));
+        self.put_item(name, &placeholder, LEAF_FLAG_BUCKET)?;
+        let BucketMut { rd, tree, freed } = self;
+        let child = tree.children.entry(name.to_vec()).or_insert(BucketTree::new_empty(depth));
+        Ok(BucketMut { rd, tree: child, freed })
+    }
+
+    pub(crate) fn create_bucket_if_missing_owned(self, name: &[u8]) -> Result<BucketMut<'a>> {
+        let exists = self.tree.children.contains_key(name)
+            || matches!(self.lookup(name)?, Some(it) if it.is_bucket());
+        if !exists {
+            return self.create_bucket_owned(name);
+        }
+        match self.bucket_mut_owned(name)? {
+            Some(b) => Ok(b),
+            None => Err(Error::BucketNotFound),
+        }
+    }
+
+    /// Delete sub-bucket `name` and everything in it; its pages become pending at commit.
+    pub fn delete_bucket(&mut self, name: &[u8]) -> Result<()> {
+        let it = match self.lookup(name)? {
+            None => return Err(Error::BucketNotFound),
+            Some(it) if !it.is_bucket() => return Err(incompatible(false)),
+            Some(it) => it,
+        };
+        match self.tree.children.remove(name) {
+            Some(child) => free_tree(&child, &self.rd, self.freed)?,
+            None => {
+                let page = self.root_ref()?.page();
+                free_stored_bucket(&it.value, page, &self.rd, self.freed, self.tree.depth + 1)?;
+            }
+        }
+        self.remove_item(name)
+    }
+}
+
+/// Free every page of a bucket opened in this transaction (and of its sub-buckets).
+fn free_tree(t: &BucketTree, rd: &Reader<'_>, freed: &mut Vec<PageSpan>) -> Result<()> {
+    let mut stack: Vec<(&Child, usize)> = vec![(&t.root, 0)];
+    while let Some((child, depth)) = stack.pop() {
+        let node: &Node = match child {
+            Child::Page(id) => {
+                free_stored_subtree(*id, rd, freed, t.depth)?;
+                continue;
+            }
+            Child::Node(n) => n,
+        };
+        if depth > crate::limits::MAX_TREE_DEPTH {
+            return Err(Error::corrupted(PageId(0), "tree too deep"));
+        }
+        freed.extend(node.origin);
+        match &node.body {
+            Body::Branch(items) => stack.extend(items.iter().map(|i| (&i.child, depth + 1))),
+            Body::Leaf(items) => {
+                for it in items.iter().filter(|it| it.is_bucket()) {
+                    if !t.children.contains_key(&it.key) {
+                        let page = node.origin.map_or(PageId(0), |s| s.start);
+                        free_stored_bucket(&it.value, page, rd, freed, t.depth + 1)?;
+                    }
+                }
+            }
+        }
+    }
+    for child in t.children.values() {
+        free_tree(child, rd, freed)?;
+    }
+    Ok(())
+}
+
+/// Free every page of a stored bucket, given its header value.
+fn free_stored_bucket(
+    value: &[u8],
+    page: PageId,
+    rd: &Reader<'_>,
+    freed: &mut Vec<PageSpan>,
+    depth: usize,
+) -> Result<()> {
+    if depth > MAX_BUCKET_DEPTH {
+        return Err(Error::corrupted(page, "buckets nested too deep"));
+    }
+    match decode_header(value, page)?.root {
+        BucketRoot::Page(id) => free_stored_subtree(id, rd, freed, depth),
+        BucketRoot::Inline(n) => {
+            let Body::Leaf(items) = &n.body else { return Ok(()) };
+            for it in items.iter().filter(|it| it.is_bucket()) {
+                free_stored_bucket(&it.value, page, rd, freed, depth + 1)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Free every page reachable from stored page `root` (a bucket's tree and its sub-buckets).
+fn free_stored_subtree(
+    root: PageId,
+    rd: &Reader<'_>,
+    freed: &mut Vec<PageSpan>,
+    depth: usize,
+) -> Result<()> {
+    let mut stack = vec![(root, 0usize)];
+    while let Some((id, level)) = stack.pop() {
+        if level > crate::limits::MAX_TREE_DEPTH {
+            return Err(Error::corrupted(id, "tree too deep"));
+        }
+        let node = rd.node(id)?;
+        freed.extend(node.origin);
+        match &node.body {
+            Body::Branch(items) => {
+                for it in items {
+                    if let Child::Page(c) = it.child {
+                        stack.push((c, level + 1));
+                    }
+                }
+            }
+            Body::Leaf(items) => {
+                for it in items.iter().filter(|it| it.is_bucket()) {
+                    free_stored_bucket(&it.value, id, rd, freed, depth + 1)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,195 @@
+//! `Db::check`: a full consistency check of the current snapshot.
+//!
+//! Every page below the high-water mark must be exactly one of: a meta page, the freelist page,
+//! reachable from a bucket, or free/pending. No page may be reached twice; keys are strictly
+//! ordered within a page (enforced by decoding) and lie within the bounds their parent's
+//! separators give; page headers carry their own id and a branch or leaf type; the persisted
+//! freelist equals the in-memory one. Every problem is reported, not only the first.
+
+use crate::db::Db;
+use crate::error::Result;
+use crate::freelist;
+use crate::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
+use crate::node::{Body, Child};
+use crate::page::PageKind;
+use crate::rebuild::{bucket_roots, PageBitmap};
+use crate::types::PageId;
+use std::fmt;
+
+/// One inconsistency found by [`Db::check`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub page: Option<PageId>,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.page {
+            Some(p) => write!(f, "page {p}: {}", self.message),
+            None => write!(f, "{}", self.message),
+        }
+    }
+}
+
+/// Enough problems to diagnose any file; past this the report says it stopped.
+const PROBLEMS_MAX: usize = 10_000;
+
+struct Report {
+    problems: Vec<Problem>,
+}
+
+impl Report {
+    fn add(&mut self, page: Option<PageId>, message: impl Into<String>) {
+        if self.problems.len() < PROBLEMS_MAX {
+            self.problems.push(Problem { page, message: message.into() });
+        } else if self.problems.len() == PROBLEMS_MAX {
+            self.problems.push(Problem { page: None, message: "too many problems; stopped".into() });
+        }
+    }
+}
+
+/// A page to visit with the key range its parent allows: `lo <= key < hi`.
+struct Visit {
+    id: PageId,
+    lo: Option<Vec<u8>>,
+    hi: Option<Vec<u8>>,
+    level: usize,
+    depth: usize,
+}
+
+impl Db {
+    /// Check the whole database; an empty list means consistent. Waits for a running write
+    /// transaction (do not call it while holding one on the same thread).
+    pub fn check(&self) -> Result<Vec<Problem>> {
+        let writer = self.lock_writer();
+        let meta = self.meta();
+        let hwm = meta.high_water;
+        let mut report = Report { problems: Vec::new() };
+        let mut reached = PageBitmap::new(hwm.0);
+        reached.set(0);
+        reached.set(1);
+
+        let mut free = PageBitmap::new(hwm.0);
+        let memory_ids = writer.freelist.all_ids();
+        for &id in &memory_ids {
+            if id.0 < 2 || id >= hwm {
+                report.add(Some(id), format!("free page outside [2, {hwm})"));
+            } else if free.set(id.0) {
+                report.add(Some(id), "page freed twice");
+            }
+        }
+        if meta.has_freelist() {
+            self.check_freelist_page(&meta, &memory_ids, &mut reached, &mut report);
+        }
+        self.walk_buckets(meta.root, hwm, &free, &mut reached, &mut report);
+        for p in 2..hwm.0 {
+            if !reached.get(p) && !free.get(p) {
+                report.add(Some(PageId(p)), "unreachable and not free");
+            }
+        }
+        Ok(report.problems)
+    }
+
+    fn check_freelist_page(
+        &self,
+        meta: &crate::meta::Meta,
+        memory: &[PageId],
+        reached: &mut PageBitmap,
+        report: &mut Report,
+    ) {
+        let id = meta.freelist;
+        let buf = match self.pager().read_span(id, meta.high_water, &[PageKind::Freelist]) {
+            Ok(b) => b,
+            Err(e) => return report.add(Some(id), format!("freelist page unreadable: {e}")),
+        };
+        let pages = (buf.len() / self.page_size() as usize) as u64;
+        for p in id.0..id.0 + pages {
+            if reached.set(p) {
+                report.add(Some(PageId(p)), "freelist page also reached elsewhere");
+            }
+        }
+        match freelist::decode_page(&buf, id, meta.high_water) {
+            Ok(ids) if ids == memory => {}
+            Ok(ids) => report.add(
+                Some(id),
+                format!("freelist page holds {} ids, memory {}", ids.len(), memory.len()),
+            ),
+            Err(e) => report.add(Some(id), format!("freelist page: {e}")),
+        }
+    }
+
+    fn walk_buckets(
+        &self,
+        root: PageId,
+        hwm: PageId,
+        free: &PageBitmap,
+        reached: &mut PageBitmap,
+        report: &mut Report,
+    ) {
+        let mut stack = vec![Visit { id: root, lo: None, hi: None, level: 0, depth: 1 }];
+        let mut roots = Vec::new();
+        while let Some(v) = stack.pop() {
+            if v.level > MAX_TREE_DEPTH || v.depth > MAX_BUCKET_DEPTH {
+                report.add(Some(v.id), "tree or bucket nesting too deep");
+                continue;
+            }
+            let node = match self.pager().node(v.id, hwm) {
+                Ok(n) => n,
+                Err(e) => {
+                    report.add(Some(v.id), e.to_string());
+                    continue;
+                }
+            };
+            let span = node.origin.expect("pager nodes carry their origin");
+            for p in span.ids() {
+                if reached.set(p.0) {
+                    report.add(Some(p), "page reached twice");
+                }
+                if free.get(p.0) {
+                    report.add(Some(p), "reachable page is free");
+                }
+            }
+            check_bounds(&node, &v, report);
+            match &node.body {
+                Body::Branch(items) => {
+                    if items.is_empty() {
+                        report.add(Some(v.id), "branch page with no elements");
+                    }
+                    for (i, it) in items.iter().enumerate() {
+                        let Child::Page(c) = it.child else { continue };
+                        let hi = items.get(i + 1).map(|n| n.key.clone()).or_else(|| v.hi.clone());
+                        let lo = Some(it.key.clone());
+                        stack.push(Visit { id: c, lo, hi, level: v.level + 1, depth: v.depth });
+                    }
+                }
+                Body::Leaf(items) => {
+                    roots.clear();
+                    if let Err(e) = bucket_roots(items, v.id, v.depth, &mut roots) {
+                        report.add(Some(v.id), e.to_string());
+                    }
+                    for &(r, d) in &roots {
+                        stack.push(Visit { id: r, lo: None, hi: None, level: 0, depth: d + 1 });
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn check_bounds(node: &crate::node::Node, v: &Visit, report: &mut Report) {
+    let (first, last) = match &node.body {
+        Body::Leaf(items) => (items.first().map(|i| &i.key), items.last().map(|i| &i.key)),
+        Body::Branch(items) => (items.first().map(|i| &i.key), items.last().map(|i| &i.key)),
+    };
+    if let (Some(lo), Some(first)) = (&v.lo, first) {
+        if first < lo {
+            report.add(Some(v.id), "first key below its parent's separator");
+        }
+    }
+    if let (Some(hi), Some(last)) = (&v.hi, last) {
+        if last >= hi {
+            report.add(Some(v.id), "last key not below the next separator");
+        }
+    }
+}

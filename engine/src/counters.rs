@@ -1,0 +1,44 @@
+//! Deterministic cost counters.
+//!
+//! Every figure is a plain count of work done, a function of the workload and the options only:
+//! two runs of the same workload give the same numbers on any machine. Wall time is never a
+//! counter.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counters {
+    /// Write transactions committed.
+    pub commits: u64,
+    /// Write transactions rolled back (explicitly, or by a failed commit).
+    pub rollbacks: u64,
+    /// `Storage::sync` calls.
+    pub syncs: u64,
+    /// `Storage::write_at` calls.
+    pub write_calls: u64,
+    /// Pages written, meta pages included.
+    pub pages_written: u64,
+    pub bytes_written: u64,
+    /// Meta pages written.
+    pub meta_writes: u64,
+    /// File growths (`set_len` followed by a sync).
+    pub file_growths: u64,
+    /// Page reads that went to storage (cache misses), and the bytes they read.
+    pub pages_read: u64,
+    pub bytes_read: u64,
+    /// Page lookups served from the page cache.
+    pub page_cache_hits: u64,
+    /// Freelist pages (counting overflow pages) and bytes written.
+    pub freelist_pages_written: u64,
+    pub freelist_bytes_written: u64,
+    /// Freelist `allocate` calls and the ids or spans they examined.
+    pub freelist_allocate_calls: u64,
+    pub freelist_scan_steps: u64,
+    /// Pages allocated at the high-water mark because the freelist had no fitting run.
+    pub high_water_allocations: u64,
+    /// Pages visited while rebuilding the freelist on open (no-freelist-sync).
+    pub rebuild_pages_visited: u64,
+    /// Nodes split at spill, and nodes merged by rebalance.
+    pub node_splits: u64,
+    pub node_merges: u64,
+}

@@ -1,0 +1,170 @@
+//! Ordered iteration over one bucket: first, last, seek, next, prev.
+//!
+//! A cursor keeps the path from the root to its current leaf position as a stack. It sees the
+//! transaction's own uncommitted writes (owned nodes) and the snapshot's pages alike. Empty
+//! leaves, which only exist in memory before a commit rebalances them, are skipped.
+//! The stack never grows past [`MAX_TREE_DEPTH`].
+
+use crate::error::{Error, Result};
+use crate::limits::MAX_TREE_DEPTH;
+use crate::node::{Body, LeafItem};
+use crate::tree::{child_index, NodeRef, Reader};
+
+/// One key of a bucket: a value, or a nested bucket (whose value is `None`, as in bbolt).
+pub type CursorItem = (Vec<u8>, Option<Vec<u8>>);
+
+pub struct Cursor<'a> {
+    rd: Reader<'a>,
+    root: NodeRef<'a>,
+    stack: Vec<(NodeRef<'a>, usize)>,
+}
+
+fn item_of(it: &LeafItem) -> CursorItem {
+    let value = if it.is_bucket() { None } else { Some(it.value.clone()) };
+    (it.key.clone(), value)
+}
+
+impl<'a> Cursor<'a> {
+    pub(crate) fn new(rd: Reader<'a>, root: NodeRef<'a>) -> Cursor<'a> {
+        Cursor { rd, root, stack: Vec::new() }
+    }
+
+    /// The smallest key.
+    pub fn first(&mut self) -> Result<Option<CursorItem>> {
+        self.stack.clear();
+        self.push(self.root.clone(), 0)?;
+        self.descend(false)?;
+        self.settle_forward()
+    }
+
+    /// The largest key.
+    pub fn last(&mut self) -> Result<Option<CursorItem>> {
+        self.stack.clear();
+        let root = self.root.clone();
+        let last = root.len().saturating_sub(1);
+        self.push(root, last)?;
+        self.descend(true)?;
+        self.settle_backward()
+    }
+
+    /// The first key ≥ `key`.
+    pub fn seek(&mut self, key: &[u8]) -> Result<Option<CursorItem>> {
+        self.stack.clear();
+        let mut node = self.root.clone();
+        loop {
+            match &node.body {
+                Body::Branch(items) => {
+                    let i = child_index(items, key);
+                    let child = if items.is_empty() { None } else { Some(node.child(i, &self.rd)?) };
+                    self.push(node.clone(), i)?;
+                    match child {
+                        Some(c) => node = c,
+                        None => return self.settle_forward(),
+                    }
+                }
+                Body::Leaf(items) => {
+                    let i = items.partition_point(|it| it.key.as_slice() < key);
+                    self.push(node.clone(), i)?;
+                    return self.settle_forward();
+                }
+            }
+        }
+    }
+
+    /// The key after the current one.
+    pub fn next(&mut self) -> Result<Option<CursorItem>> {
+        if let Some(top) = self.stack.last_mut() {
+            top.1 += 1;
+        }
+        self.settle_forward()
+    }
+
+    /// The key before the current one.
+    pub fn prev(&mut self) -> Result<Option<CursorItem>> {
+        loop {
+            let Some((_, idx)) = self.stack.last_mut() else { return Ok(None) };
+            if *idx > 0 {
+                *idx -= 1;
+                break;
+            }
+            self.stack.pop();
+            // Step the parent back one child and descend to that child's last leaf entry.
+            let Some((_, pidx)) = self.stack.last_mut() else { return Ok(None) };
+            if *pidx == 0 {
+                continue;
+            }
+            *pidx -= 1;
+            self.descend(true)?;
+            return self.settle_backward();
+        }
+        self.settle_backward()
+    }
+
+    fn push(&mut self, node: NodeRef<'a>, idx: usize) -> Result<()> {
+        if self.stack.len() >= MAX_TREE_DEPTH {
+            return Err(Error::corrupted(node.page(), "tree too deep for a cursor"));
+        }
+        self.stack.push((node, idx));
+        Ok(())
+    }
+
+    /// From a branch on top of the stack, follow its current child down to a leaf, taking the
+    /// first (or last) child at each level below.
+    fn descend(&mut self, to_last: bool) -> Result<()> {
+        loop {
+            let Some((node, idx)) = self.stack.last() else { return Ok(()) };
+            if node.is_leaf() {
+                return Ok(());
+            }
+            if *idx >= node.len() {
+                return Ok(()); // empty branch: settle will move on
+            }
+            let child = node.child(*idx, &self.rd)?;
+            let start = if to_last { child.len().saturating_sub(1) } else { 0 };
+            self.push(child, start)?;
+        }
+    }
+
+    /// Make the top of the stack point at a real leaf entry, moving forward across leaves.
+    fn settle_forward(&mut self) -> Result<Option<CursorItem>> {
+        loop {
+            let Some((node, idx)) = self.stack.last() else { return Ok(None) };
+            if let Body::Leaf(items) = &node.body {
+                if let Some(it) = items.get(*idx) {
+                    return Ok(Some(item_of(it)));
+                }
+            }
+            // Past the end of this node: pop to the nearest ancestor with a next child.
+            loop {
+                self.stack.pop();
+                let Some((node, idx)) = self.stack.last_mut() else { return Ok(None) };
+                if *idx + 1 < node.len() {
+                    *idx += 1;
+                    break;
+                }
+            }
+            self.descend(false)?;
+        }
+    }
+
+    /// Like `settle_forward`, moving backward.
+    fn settle_backward(&mut self) -> Result<Option<CursorItem>> {
+        loop {
+            let Some((node, idx)) = self.stack.last() else { return Ok(None) };
+            if let Body::Leaf(items) = &node.body {
+                if let Some(it) = items.get(*idx) {
+                    return Ok(Some(item_of(it)));
+                }
+            }
+            loop {
+                self.stack.pop();
+                let Some((_, idx)) = self.stack.last_mut() else { return Ok(None) };
+                if *idx > 0 {
+                    *idx -= 1;
+                    break;
+                }
+            }
+            self.descend(true)?;
+        }
+    }
+}

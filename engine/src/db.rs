@@ -1,0 +1,323 @@
+//! The database handle: open and create, transactions, and the state they share.
+//!
+//! Concurrency: one writer at a time (the `writer` mutex, held by the [`WriteTx`] for its whole
+//! life, guards the freelist); any number of readers. A reader registers its snapshot's txid
+//! under the `published` lock, so the writer's view of open readers (used to release pending
+//! pages) and the current meta change atomically.
+//!
+//! Latching: after any failed commit the database refuses every later write transaction with
+//! [`Error::Latched`] until it is reopened. Readers keep working on their snapshots.
+
+use crate::counters::Counters;
+use crate::error::{Error, Result};
+use crate::freelist::{self, Freelist, FreelistCounters};
+use crate::meta::{Meta, META_SIZE};
+use crate::options::Options;
+use crate::page::{PageHeader, PageKind, FLAG_FREELIST, FLAG_LEAF, PAGE_HEADER_SIZE};
+use crate::pager::Pager;
+use crate::storage::{FileStorage, Storage};
+use crate::tx::{ReadTx, WriteTx};
+use crate::types::{PageId, PageSpan, TxId};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+pub(crate) struct Published {
+    meta: Meta,
+    readers: BTreeMap<TxId, usize>,
+}
+
+pub(crate) struct WriterState {
+    pub freelist: Freelist,
+    /// The pages of the persisted freelist the current meta points at.
+    pub freelist_span: Option<PageSpan>,
+    pub file_len: u64,
+    pub latched: Option<String>,
+}
+
+pub struct Db {
+    pager: Pager,
+    options: Options,
+    published: Mutex<Published>,
+    writer: Mutex<WriterState>,
+    counters: Mutex<Counters>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic in another thread does not make the guarded bookkeeping unusable.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Db {
+    /// Open the database in `storage`, creating a fresh one if the storage is empty.
+    pub fn open(storage: impl Storage + 'static, options: Options) -> Result<Db> {
+        options.validate()?;
+        let len = storage.len().map_err(|e| Error::io("len", e))?;
+        if len == 0 {
+            if options.read_only {
+                return Err(Error::Truncated { len: 0, needed: 2 * META_SIZE as u64 });
+            }
+            init_fresh(&storage, &options)?;
+        }
+        let page_size = detect_page_size(&storage)?;
+        let meta = choose_meta(&storage, page_size)?;
+        let len = storage.len().map_err(|e| Error::io("len", e))?;
+        let needed = meta.high_water.0.saturating_mul(u64::from(page_size));
+        if len < needed {
+            return Err(Error::Truncated { len, needed });
+        }
+        let pager = Pager::new(Box::new(storage), page_size, options.page_cache_pages);
+        let mut counters = Counters::default();
+        let (freelist, freelist_span) = load_freelist(&pager, &meta, &options, &mut counters)?;
+        let db = Db {
+            pager,
+            published: Mutex::new(Published { meta, readers: BTreeMap::new() }),
+            writer: Mutex::new(WriterState { freelist, freelist_span, file_len: len, latched: None }),
+            counters: Mutex::new(counters),
+            options,
+        };
+        if !meta.has_freelist() && !db.options.no_freelist_sync && !db.options.read_only {
+            // Persist a freelist at once, so the file no longer depends on a rebuild.
+            db.begin_write()?.commit()?;
+        }
+        Ok(db)
+    }
+
+    /// Open (or create) the database file at `path`.
+    pub fn open_path(path: impl AsRef<Path>, options: Options) -> Result<Db> {
+        let storage = if options.read_only {
+            FileStorage::open_read_only(path)
+        } else {
+            FileStorage::create(path)
+        };
+        Db::open(storage.map_err(|e| Error::io("open", e))?, options)
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    pub fn page_size(&self) -> u32 {
+        self.pager.page_size()
+    }
+
+    pub(crate) fn pager(&self) -> &Pager {
+        &self.pager
+    }
+
+    /// The meta of the last commit.
+    pub fn meta(&self) -> Meta {
+        lock(&self.published).meta
+    }
+
+    /// Begin a read transaction on the current snapshot.
+    pub fn begin_read(&self) -> Result<ReadTx<'_>> {
+        let mut p = lock(&self.published);
+        let meta = p.meta;
+        *p.readers.entry(meta.txid).or_insert(0) += 1;
+        Ok(ReadTx::new(self, meta))
+    }
+
+    pub(crate) fn end_read(&self, txid: TxId) {
+        let mut p = lock(&self.published);
+        match p.readers.get_mut(&txid) {
+            Some(n) if *n > 1 => *n -= 1,
+            Some(_) => {
+                p.readers.remove(&txid);
+            }
+            None => debug_assert!(false, "reader {txid} ended twice"),
+        }
+    }
+
+    /// Begin the write transaction, waiting for the current one to finish.
+    pub fn begin_write(&self) -> Result<WriteTx<'_>> {
+        if self.options.read_only {
+            return Err(Error::InvalidOptions("database opened read-only".into()));
+        }
+        let mut writer = lock(&self.writer);
+        if let Some(reason) = &writer.latched {
+            return Err(Error::Latched(reason.clone()));
+        }
+        let (meta, readers) = {
+            let p = lock(&self.published);
+            (p.meta, p.readers.keys().copied().collect::<Vec<_>>())
+        };
+        writer.freelist.release_pending(&readers);
+        Ok(WriteTx::new(self, writer, meta))
+    }
+
+    /// Run `f` in a write transaction; commit when it returns `Ok`, roll back otherwise.
+    pub fn update<T>(&self, f: impl FnOnce(&mut WriteTx<'_>) -> Result<T>) -> Result<T> {
+        let mut tx = self.begin_write()?;
+        let out = f(&mut tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Run `f` in a read transaction.
+    pub fn view<T>(&self, f: impl FnOnce(&ReadTx<'_>) -> Result<T>) -> Result<T> {
+        let tx = self.begin_read()?;
+        f(&tx)
+    }
+
+    /// Deterministic cost counters since open.
+    pub fn counters(&self) -> Counters {
+        let mut c = *lock(&self.counters);
+        let r = self.pager.read_counts();
+        c.page_cache_hits = r.hits;
+        c.pages_read = r.pages_read;
+        c.bytes_read = r.bytes_read;
+        c
+    }
+
+    /// Free and pending page counts of the freelist (waits for a running write transaction).
+    pub fn freelist_counts(&self) -> (u64, u64) {
+        let w = lock(&self.writer);
+        (w.freelist.free_count(), w.freelist.pending_count())
+    }
+
+    /// Whether an earlier failure latched the database.
+    pub fn latched(&self) -> Option<String> {
+        lock(&self.writer).latched.clone()
+    }
+
+    pub(crate) fn lock_writer(&self) -> MutexGuard<'_, WriterState> {
+        lock(&self.writer)
+    }
+
+    pub(crate) fn count_rollback(&self) {
+        lock(&self.counters).rollbacks += 1;
+    }
+
+    /// Publish a durable commit: new readers see `meta` from now on.
+    pub(crate) fn finish_commit(&self, meta: Meta, delta: Counters, fl: FreelistCounters) {
+        {
+            let mut c = lock(&self.counters);
+            add_counters(&mut c, &delta);
+            c.freelist_allocate_calls = fl.allocate_calls;
+            c.freelist_scan_steps = fl.allocate_scan_steps;
+        }
+        lock(&self.published).meta = meta;
+    }
+}
+
+fn add_counters(c: &mut Counters, d: &Counters) {
+    c.commits += d.commits;
+    c.syncs += d.syncs;
+    c.write_calls += d.write_calls;
+    c.pages_written += d.pages_written;
+    c.bytes_written += d.bytes_written;
+    c.meta_writes += d.meta_writes;
+    c.file_growths += d.file_growths;
+    c.freelist_pages_written += d.freelist_pages_written;
+    c.freelist_bytes_written += d.freelist_bytes_written;
+    c.high_water_allocations += d.high_water_allocations;
+    c.node_splits += d.node_splits;
+    c.node_merges += d.node_merges;
+}
+
+/// Write a fresh file: two metas (txids 0 and 1), an empty freelist at page 2 and an empty leaf
+/// root at page 3, in one write, then sync — bbolt's layout.
+fn init_fresh(storage: &dyn Storage, options: &Options) -> Result<()> {
+    let ps = options.page_size as usize;
+    let mut buf = vec![0u8; 4 * ps];
+    for txid in 0..2u64 {
+        let meta = Meta {
+            page_size: options.page_size,
+            flags: 0,
+            root: PageId(3),
+            sequence: 0,
+            freelist: PageId(2),
+            high_water: PageId(4),
+            txid: TxId(txid),
+        };
+        let at = txid as usize * ps;
+        buf[at..at + ps].copy_from_slice(&meta.encode_page());
+    }
+    PageHeader { id: PageId(2), flags: FLAG_FREELIST, count: 0, overflow: 0 }
+        .encode(&mut buf[2 * ps..]);
+    PageHeader { id: PageId(3), flags: FLAG_LEAF, count: 0, overflow: 0 }.encode(&mut buf[3 * ps..]);
+    storage.write_at(0, &buf).map_err(|e| Error::io("write", e))?;
+    if !options.no_sync {
+        storage.sync().map_err(|e| Error::io("sync", e))?;
+    }
+    Ok(())
+}
+
+fn read_meta_at(storage: &dyn Storage, offset: u64, page: PageId) -> Result<Meta> {
+    let mut buf = [0u8; PAGE_HEADER_SIZE + META_SIZE];
+    storage.read_at(offset, &mut buf).map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => Error::corrupted(page, "meta page past end of file"),
+        _ => Error::io("read", e),
+    })?;
+    Meta::decode(&buf, page)
+}
+
+/// Page size from meta 0, or — if meta 0 is damaged — from meta 1 probed at every accepted
+/// page size (a meta at offset P counts only if it says its page size is P).
+fn detect_page_size(storage: &dyn Storage) -> Result<u32> {
+    let err0 = match read_meta_at(storage, 0, PageId(0)) {
+        Ok(m) => return Ok(m.page_size),
+        Err(e) => e,
+    };
+    let mut err1 = Error::corrupted(PageId(1), "no meta page found at any page size");
+    let mut size = crate::page::PAGE_SIZE_MIN;
+    while size <= crate::page::PAGE_SIZE_MAX {
+        match read_meta_at(storage, u64::from(size), PageId(1)) {
+            Ok(m) if m.page_size == size => return Ok(size),
+            Ok(_) => {}
+            Err(e) => {
+                if !matches!(&e, Error::Corrupted { reason, .. } if reason.contains("invalid magic"))
+                {
+                    err1 = e;
+                }
+            }
+        }
+        size *= 2;
+    }
+    Err(Error::NoValidMeta { meta0: Box::new(err0), meta1: Box::new(err1) })
+}
+
+/// The valid meta with the highest txid.
+fn choose_meta(storage: &dyn Storage, page_size: u32) -> Result<Meta> {
+    let m0 = read_meta_at(storage, 0, PageId(0)).and_then(|m| same_size(m, page_size, 0));
+    let m1 = read_meta_at(storage, u64::from(page_size), PageId(1))
+        .and_then(|m| same_size(m, page_size, 1));
+    match (m0, m1) {
+        (Ok(a), Ok(b)) => Ok(if b.txid > a.txid { b } else { a }),
+        (Ok(a), Err(_)) => Ok(a),
+        (Err(_), Ok(b)) => Ok(b),
+        (Err(e0), Err(e1)) => Err(Error::NoValidMeta { meta0: Box::new(e0), meta1: Box::new(e1) }),
+    }
+}
+
+fn same_size(m: Meta, page_size: u32, slot: u64) -> Result<Meta> {
+    if m.page_size != page_size {
+        return Err(Error::corrupted(
+            PageId(slot),
+            format!("page size {} differs from the file's {page_size}", m.page_size),
+        ));
+    }
+    Ok(m)
+}
+
+/// Load the persisted freelist, or rebuild it by walking every bucket.
+fn load_freelist(
+    pager: &Pager,
+    meta: &Meta,
+    options: &Options,
+    counters: &mut Counters,
+) -> Result<(Freelist, Option<PageSpan>)> {
+    let mut fl = Freelist::new(options.freelist);
+    if meta.has_freelist() {
+        let buf = pager.read_span(meta.freelist, meta.high_water, &[PageKind::Freelist])?;
+        let ids = freelist::decode_page(&buf, meta.freelist, meta.high_water)?;
+        fl.init(&ids);
+        let pages = (buf.len() / pager.page_size() as usize) as u64;
+        return Ok((fl, Some(PageSpan::new(meta.freelist, pages))));
+    }
+    let free = crate::rebuild::free_pages(pager, meta, counters)?;
+    fl.init(&free);
+    Ok((fl, None))
+}
+

@@ -1,0 +1,363 @@
+//! Branch and leaf nodes: the decoded form of a page, and the mutable form a write transaction
+//! edits before it spills them back to pages.
+//!
+//! ```text
+//! page:    | header 16 | elem 0 | elem 1 | … | elem n-1 | key0 val0 | key1 val1 | … |
+//! leaf elem (16 B):    flags u32 | pos u32 | ksize u32 | vsize u32
+//! branch elem (16 B):  pos u32 | ksize u32 | pgid u64
+//! ```
+//! `pos` is relative to the element header's own offset; the value follows the key.
+//!
+//! Invariants of a decoded node: keys are non-empty and strictly ascending; every element's
+//! bytes lie inside the buffer; leaf flags are 0 or [`LEAF_FLAG_BUCKET`]; a bucket value is at
+//! least a bucket header long. A node built in memory keeps the same invariants (asserted when
+//! it is encoded).
+
+use crate::error::{Error, Result};
+use crate::page::{
+    self, PageHeader, PageKind, ELEMENT_SIZE, FLAG_BRANCH, FLAG_LEAF, LEAF_FLAG_BUCKET,
+    PAGE_HEADER_SIZE,
+};
+use crate::types::{PageId, PageSpan};
+
+/// Size of a bucket header (`root u64`, `sequence u64`) stored as a leaf value.
+pub const BUCKET_HEADER_SIZE: usize = 16;
+
+/// bbolt keeps at least this many keys per node when splitting.
+const MIN_KEYS_PER_PAGE: usize = 2;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeafItem {
+    pub flags: u32,
+    pub key: Vec<u8>,
+    pub value: Vec<u8>,
+}
+
+impl LeafItem {
+    pub fn is_bucket(&self) -> bool {
+        self.flags & LEAF_FLAG_BUCKET != 0
+    }
+}
+
+/// Where a branch element points: a page on disk, or a node this write transaction holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Child {
+    Page(PageId),
+    Node(Box<Node>),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BranchItem {
+    pub key: Vec<u8>,
+    pub child: Child,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Body {
+    Leaf(Vec<LeafItem>),
+    Branch(Vec<BranchItem>),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Node {
+    /// The pages this node was read from; freed when the node is rewritten.
+    pub origin: Option<PageSpan>,
+    /// Set when a delete or a merge shrank the node: commit considers merging it.
+    pub unbalanced: bool,
+    pub body: Body,
+}
+
+impl Node {
+    pub fn empty_leaf() -> Node {
+        Node { origin: None, unbalanced: false, body: Body::Leaf(Vec::new()) }
+    }
+
+    pub fn is_leaf(&self) -> bool {
+        matches!(self.body, Body::Leaf(_))
+    }
+
+    pub fn len(&self) -> usize {
+        match &self.body {
+            Body::Leaf(items) => items.len(),
+            Body::Branch(items) => items.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn first_key(&self) -> Option<&[u8]> {
+        match &self.body {
+            Body::Leaf(items) => items.first().map(|i| i.key.as_slice()),
+            Body::Branch(items) => items.first().map(|i| i.key.as_slice()),
+        }
+    }
+
+    /// Serialised size: header plus every element and its bytes.
+    pub fn size(&self) -> usize {
+        PAGE_HEADER_SIZE
+            + match &self.body {
+                Body::Leaf(items) => items.iter().map(leaf_item_size).sum::<usize>(),
+                Body::Branch(items) => items.iter().map(branch_item_size).sum::<usize>(),
+            }
+    }
+
+    /// Decode a branch or leaf page image. `expect_id` is the id the header must carry (0 for an
+    /// inline bucket's image); `page` names the page in errors.
+    pub fn decode(buf: &[u8], expect_id: PageId, page: PageId) -> Result<Node> {
+        let header = PageHeader::decode(buf, page)?;
+        if header.id != expect_id {
+            return Err(Error::corrupted(page, format!("header names page {}", header.id)));
+        }
+        let count = usize::from(header.count);
+        let elems_end = PAGE_HEADER_SIZE + count * ELEMENT_SIZE;
+        if elems_end > buf.len() {
+            return Err(Error::corrupted(page, format!("{count} elements overrun the page")));
+        }
+        let body = match header.kind() {
+            Some(PageKind::Leaf) => Body::Leaf(decode_leaf(buf, count, page)?),
+            Some(PageKind::Branch) => Body::Branch(decode_branch(buf, count, page)?),
+            _ => {
+                return Err(Error::corrupted(
+                    page,
+                    format!("expected a branch or leaf page, flags {:#06x}", header.flags),
+                ))
+            }
+        };
+        Ok(Node { origin: None, unbalanced: false, body })
+    }
+
+    /// Encode into `buf` (its length is the size of the page run, or the exact size for an
+    /// inline image) with header id `id`.
+    pub fn encode(&self, buf: &mut [u8], id: PageId, page_size: u32) {
+        let size = self.size();
+        assert!(buf.len() >= size, "buffer {} smaller than node {}", buf.len(), size);
+        assert!(self.len() < 0xFFFF, "node element count overflows u16");
+        let pages = buf.len().div_ceil(page_size as usize);
+        let (flags, count) = match &self.body {
+            Body::Leaf(items) => (FLAG_LEAF, items.len()),
+            Body::Branch(items) => (FLAG_BRANCH, items.len()),
+        };
+        PageHeader { id, flags, count: count as u16, overflow: (pages - 1) as u32 }.encode(buf);
+        let mut data = PAGE_HEADER_SIZE + count * ELEMENT_SIZE;
+        let mut prev: Option<&[u8]> = None;
+        for i in 0..count {
+            let elem = PAGE_HEADER_SIZE + i * ELEMENT_SIZE;
+            let pos = (data - elem) as u32;
+            let (key, value): (&[u8], &[u8]) = match &self.body {
+                Body::Leaf(items) => {
+                    let it = &items[i];
+                    page::write_u32(buf, elem, it.flags);
+                    page::write_u32(buf, elem + 4, pos);
+                    page::write_u32(buf, elem + 8, it.key.len() as u32);
+                    page::write_u32(buf, elem + 12, it.value.len() as u32);
+                    (&it.key, &it.value)
+                }
+                Body::Branch(items) => {
+                    let it = &items[i];
+                    let Child::Page(pgid) = it.child else {
+                        panic!("branch child must be spilled before its parent is encoded");
+                    };
+                    page::write_u32(buf, elem, pos);
+                    page::write_u32(buf, elem + 4, it.key.len() as u32);
+                    page::write_u64(buf, elem + 8, pgid.0);
+                    (&it.key, &[])
+                }
+            };
+            assert!(!key.is_empty(), "empty key");
+            assert!(prev.is_none_or(|p| p < key), "keys out of order at element {i}");
+            prev = Some(key);
+            buf[data..data + key.len()].copy_from_slice(key);
+            data += key.len();
+            buf[data..data + value.len()].copy_from_slice(value);
+            data += value.len();
+        }
+        assert_eq!(data, size, "encoded size matches size()");
+    }
+}
+
+pub fn leaf_item_size(it: &LeafItem) -> usize {
+    ELEMENT_SIZE + it.key.len() + it.value.len()
+}
+
+pub fn branch_item_size(it: &BranchItem) -> usize {
+    ELEMENT_SIZE + it.key.len()
+}
+
+/// Bytes of element `i`'s key (and `vsize` bytes after it), bounds-checked.
+fn element_bytes(
+    buf: &[u8],
+    elem: usize,
+    pos: u32,
+    ksize: u32,
+    vsize: u32,
+    page: PageId,
+) -> Result<(&[u8], &[u8])> {
+    let start = (elem as u64).checked_add(u64::from(pos));
+    let kend = start.and_then(|s| s.checked_add(u64::from(ksize)));
+    let vend = kend.and_then(|k| k.checked_add(u64::from(vsize)));
+    match (start, kend, vend) {
+        (Some(s), Some(k), Some(v)) if v <= buf.len() as u64 => {
+            Ok((&buf[s as usize..k as usize], &buf[k as usize..v as usize]))
+        }
+        _ => Err(Error::corrupted(page, format!("element at offset {elem} overruns the page"))),
+    }
+}
+
+fn check_key_order(prev: Option<&[u8]>, key: &[u8], i: usize, page: PageId) -> Result<()> {
+    if key.is_empty() {
+        return Err(Error::corrupted(page, format!("element {i} has an empty key")));
+    }
+    if prev.is_some_and(|p| p >= key) {
+        return Err(Error::corrupted(page, format!("keys out of order at element {i}")));
+    }
+    Ok(())
+}
+
+fn decode_leaf(buf: &[u8], count: usize, page: PageId) -> Result<Vec<LeafItem>> {
+    let mut items: Vec<LeafItem> = Vec::with_capacity(count);
+    for i in 0..count {
+        let elem = PAGE_HEADER_SIZE + i * ELEMENT_SIZE;
+        let flags = page::read_u32(buf, elem);
+        let pos = page::read_u32(buf, elem + 4);
+        let ksize = page::read_u32(buf, elem + 8);
+        let vsize = page::read_u32(buf, elem + 12);
+        if flags & !LEAF_FLAG_BUCKET != 0 {
+            return Err(Error::corrupted(page, format!("element {i} has flags {flags:#x}")));
+        }
+        let (key, value) = element_bytes(buf, elem, pos, ksize, vsize, page)?;
+        check_key_order(items.last().map(|p| p.key.as_slice()), key, i, page)?;
+        if flags & LEAF_FLAG_BUCKET != 0 && value.len() < BUCKET_HEADER_SIZE {
+            return Err(Error::corrupted(page, format!("bucket value at element {i} too short")));
+        }
+        items.push(LeafItem { flags, key: key.to_vec(), value: value.to_vec() });
+    }
+    Ok(items)
+}
+
+fn decode_branch(buf: &[u8], count: usize, page: PageId) -> Result<Vec<BranchItem>> {
+    let mut items: Vec<BranchItem> = Vec::with_capacity(count);
+    for i in 0..count {
+        let elem = PAGE_HEADER_SIZE + i * ELEMENT_SIZE;
+        let pos = page::read_u32(buf, elem);
+        let ksize = page::read_u32(buf, elem + 4);
+        let pgid = PageId(page::read_u64(buf, elem + 8));
+        let (key, _) = element_bytes(buf, elem, pos, ksize, 0, page)?;
+        check_key_order(items.last().map(|p| p.key.as_slice()), key, i, page)?;
+        items.push(BranchItem { key: key.to_vec(), child: Child::Page(pgid) });
+    }
+    Ok(items)
+}
+
+/// Split points for a node of items with the given sizes (bbolt's rule): keep splitting while
+/// the remainder does not fit in a page and has more than 2×MIN_KEYS_PER_PAGE items; each piece
+/// takes items until adding the next would pass `page_size × fill_percent`, keeping at least
+/// MIN_KEYS_PER_PAGE items on both sides. Returns the start index of every piece after the first.
+pub fn split_points(sizes: &[usize], page_size: usize, fill_percent: f64) -> Vec<usize> {
+    let threshold = (page_size as f64 * fill_percent) as usize;
+    let mut cuts = Vec::new();
+    let mut start = 0;
+    loop {
+        let rest = &sizes[start..];
+        let rest_size = PAGE_HEADER_SIZE + rest.iter().sum::<usize>();
+        if rest.len() <= MIN_KEYS_PER_PAGE * 2 || rest_size < page_size {
+            return cuts;
+        }
+        let mut size = PAGE_HEADER_SIZE;
+        let mut index = 0;
+        for (i, &el) in rest.iter().enumerate().take(rest.len() - MIN_KEYS_PER_PAGE) {
+            index = i;
+            if i >= MIN_KEYS_PER_PAGE && size + el > threshold {
+                break;
+            }
+            size += el;
+        }
+        // `index` ≥ MIN_KEYS_PER_PAGE here because the loop runs past it before it may break.
+        debug_assert!(index >= MIN_KEYS_PER_PAGE);
+        start += index;
+        cuts.push(start);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leaf(pairs: &[(&[u8], &[u8])]) -> Node {
+        let items = pairs
+            .iter()
+            .map(|(k, v)| LeafItem { flags: 0, key: k.to_vec(), value: v.to_vec() })
+            .collect();
+        Node { origin: None, unbalanced: false, body: Body::Leaf(items) }
+    }
+
+    #[test]
+    fn leaf_layout_matches_bbolt_by_hand() {
+        // Two elements: header 16 + 2×16 element headers = data starts at 48.
+        // elem 0 at 16: pos = 48 - 16 = 32; "ab"+"xyz" at 48..53.
+        // elem 1 at 32: pos = 53 - 32 = 21; "c"+"" at 53..54.
+        let n = leaf(&[(b"ab", b"xyz"), (b"c", b"")]);
+        assert_eq!(n.size(), 54);
+        let mut buf = vec![0u8; 4096];
+        n.encode(&mut buf, PageId(9), 4096);
+        assert_eq!(page::read_u64(&buf, 0), 9);
+        assert_eq!(page::read_u16(&buf, 8), FLAG_LEAF);
+        assert_eq!(page::read_u16(&buf, 10), 2);
+        assert_eq!(page::read_u32(&buf, 12), 0);
+        assert_eq!(page::read_u32(&buf, 16 + 4), 32);
+        assert_eq!(page::read_u32(&buf, 16 + 8), 2);
+        assert_eq!(page::read_u32(&buf, 16 + 12), 3);
+        assert_eq!(page::read_u32(&buf, 32 + 4), 21);
+        assert_eq!(&buf[48..54], b"abxyzc");
+        assert_eq!(Node::decode(&buf, PageId(9), PageId(9)).unwrap(), n);
+    }
+
+    #[test]
+    fn branch_round_trips_and_overflow_is_set() {
+        let items = (0..3u8)
+            .map(|i| BranchItem { key: vec![b'k', i], child: Child::Page(PageId(10 + u64::from(i))) })
+            .collect();
+        let n = Node { origin: None, unbalanced: false, body: Body::Branch(items) };
+        let mut buf = vec![0u8; 3 * 512];
+        n.encode(&mut buf, PageId(4), 512);
+        assert_eq!(page::read_u32(&buf, 12), 2, "two overflow pages");
+        assert_eq!(Node::decode(&buf, PageId(4), PageId(4)).unwrap(), n);
+    }
+
+    #[test]
+    fn corrupt_elements_are_errors() {
+        let n = leaf(&[(b"a", b"1"), (b"b", b"2")]);
+        let mut buf = vec![0u8; 512];
+        n.encode(&mut buf, PageId(5), 512);
+        let mut bad = buf.clone();
+        page::write_u32(&mut bad, 16 + 12, u32::MAX); // vsize
+        assert!(Node::decode(&bad, PageId(5), PageId(5)).unwrap_err().to_string().contains("overruns"));
+        let mut bad = buf.clone();
+        page::write_u16(&mut bad, 10, 0xFFFE); // count
+        assert!(Node::decode(&bad, PageId(5), PageId(5)).is_err());
+        let mut bad = buf.clone();
+        bad[16 + 32] = b'z'; // first key now after the second
+        assert!(Node::decode(&bad, PageId(5), PageId(5)).unwrap_err().to_string().contains("order"));
+        let mut bad = buf.clone();
+        page::write_u32(&mut bad, 16, 0x2); // unknown leaf flag
+        assert!(Node::decode(&bad, PageId(5), PageId(5)).is_err());
+        let mut bad = buf;
+        page::write_u32(&mut bad, 16, LEAF_FLAG_BUCKET); // bucket value shorter than a header
+        assert!(Node::decode(&bad, PageId(5), PageId(5)).is_err());
+    }
+
+    #[test]
+    fn split_follows_fill_percent_and_keeps_two_keys() {
+        // 10 items of 416 bytes (16 + 400) in 4096-byte pages at 50 %: a piece takes items while
+        // 16 + Σ ≤ 2048 → 4 items (1680; a fifth would make 2096).
+        let sizes = vec![416; 10];
+        assert_eq!(split_points(&sizes, 4096, 0.5), vec![4]);
+        // Small enough to fit: no split.
+        assert!(split_points(&[100; 10], 4096, 0.5).is_empty());
+        // Four huge items never split (fewer than 5 items).
+        assert!(split_points(&[100_000; 4], 4096, 0.5).is_empty());
+        // Five huge items: the first piece keeps 2 items, the remainder 3 stays whole.
+        assert_eq!(split_points(&[100_000; 5], 4096, 0.5), vec![2]);
+    }
+}

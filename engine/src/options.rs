@@ -1,0 +1,61 @@
+//! Database options.
+
+use crate::error::{Error, Result};
+use crate::freelist::FreelistKind;
+use crate::page;
+
+/// How a database is opened. Every field is part of a simulation's recorded configuration, so
+/// each is plain data.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// Page size for a new file (an existing file's own page size wins). Power of two in
+    /// [512, 65536].
+    pub page_size: u32,
+    /// How full a node is packed when it splits, in [0.1, 1.0] (bbolt's FillPercent).
+    pub fill_percent: f64,
+    /// Skip every sync. Fast, and a power cut may lose or corrupt anything since the last
+    /// sync; a process crash loses nothing.
+    pub no_sync: bool,
+    /// Do not write the freelist at commit; rebuild it on open by walking every bucket.
+    pub no_freelist_sync: bool,
+    /// Free-set implementation.
+    pub freelist: FreelistKind,
+    /// Decoded pages kept in memory, shared by all transactions.
+    pub page_cache_pages: usize,
+    /// Open without ever writing: write transactions are refused.
+    pub read_only: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            page_size: 4096,
+            fill_percent: 0.5,
+            no_sync: false,
+            no_freelist_sync: false,
+            freelist: FreelistKind::Array,
+            page_cache_pages: 16 * 1024,
+            read_only: false,
+        }
+    }
+}
+
+impl Options {
+    pub(crate) fn validate(&self) -> Result<()> {
+        if !page::page_size_valid(self.page_size) {
+            return Err(Error::InvalidOptions(format!(
+                "page size {} is not a power of two in [{}, {}]",
+                self.page_size,
+                page::PAGE_SIZE_MIN,
+                page::PAGE_SIZE_MAX
+            )));
+        }
+        if !(0.1..=1.0).contains(&self.fill_percent) {
+            return Err(Error::InvalidOptions(format!(
+                "fill percent {} outside [0.1, 1.0]",
+                self.fill_percent
+            )));
+        }
+        Ok(())
+    }
+}

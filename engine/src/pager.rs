@@ -1,0 +1,161 @@
+//! Reading pages: bounds checks, decoding, and a cache of decoded nodes shared by every
+//! transaction.
+//!
+//! The cache is keyed by page id. It never serves stale bytes because of copy-on-write: a page's
+//! contents change only when it is reallocated, which needs it to have been freed and released,
+//! which happens only after no open transaction can reach it; the committing writer then
+//! replaces the entry. Eviction is first-in first-out, which is deterministic.
+//!
+//! Every read is validated against the snapshot's high-water mark and the file length before a
+//! buffer is allocated, so a corrupt header can never ask for more memory than the file holds.
+
+use crate::error::{Error, Result};
+use crate::node::Node;
+use crate::page::{PageHeader, PageKind};
+use crate::storage::Storage;
+use crate::types::{PageId, PageSpan};
+use std::collections::{BTreeMap, VecDeque};
+use std::io;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+#[derive(Default)]
+struct Cache {
+    map: BTreeMap<PageId, Arc<Node>>,
+    order: VecDeque<PageId>,
+    hits: u64,
+    pages_read: u64,
+    bytes_read: u64,
+}
+
+pub struct Pager {
+    storage: Box<dyn Storage>,
+    page_size: u32,
+    capacity: usize,
+    cache: Mutex<Cache>,
+}
+
+/// Read counters of the pager.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReadCounts {
+    pub hits: u64,
+    pub pages_read: u64,
+    pub bytes_read: u64,
+}
+
+impl Pager {
+    pub fn new(storage: Box<dyn Storage>, page_size: u32, capacity: usize) -> Pager {
+        Pager { storage, page_size, capacity, cache: Mutex::new(Cache::default()) }
+    }
+
+    pub fn storage(&self) -> &dyn Storage {
+        &*self.storage
+    }
+
+    pub fn page_size(&self) -> u32 {
+        self.page_size
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Cache> {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn read_counts(&self) -> ReadCounts {
+        let c = self.lock();
+        ReadCounts { hits: c.hits, pages_read: c.pages_read, bytes_read: c.bytes_read }
+    }
+
+    /// The decoded branch or leaf node at `id`, as seen by a snapshot whose high-water mark is
+    /// `high_water`.
+    pub fn node(&self, id: PageId, high_water: PageId) -> Result<Arc<Node>> {
+        if id.0 < 2 || id >= high_water {
+            return Err(Error::corrupted(id, format!("page reference outside [2, {high_water})")));
+        }
+        {
+            let mut c = self.lock();
+            if let Some(n) = c.map.get(&id).cloned() {
+                c.hits += 1;
+                return Ok(n);
+            }
+        }
+        let buf = self.read_span(id, high_water, &[PageKind::Branch, PageKind::Leaf])?;
+        let mut node = Node::decode(&buf, id, id)?;
+        node.origin = Some(PageSpan::new(id, (buf.len() / self.page_size as usize) as u64));
+        let node = Arc::new(node);
+        self.insert(id, node.clone());
+        Ok(node)
+    }
+
+    /// Read page `id` and its overflow pages, checking the header's id and type first.
+    pub fn read_span(&self, id: PageId, high_water: PageId, kinds: &[PageKind]) -> Result<Vec<u8>> {
+        let ps = u64::from(self.page_size);
+        let mut first = vec![0u8; self.page_size as usize];
+        self.read_raw(id, &mut first)?;
+        let header = PageHeader::decode_expecting(&first, id, kinds)?;
+        if header.overflow == 0 {
+            return Ok(first);
+        }
+        let pages = u64::from(header.overflow) + 1;
+        let end = id.0.checked_add(pages).filter(|&e| e <= high_water.0);
+        let Some(end) = end else {
+            return Err(Error::corrupted(
+                id,
+                format!("overflow {} runs past the high-water mark {high_water}", header.overflow),
+            ));
+        };
+        let file_len = self.storage.len().map_err(|e| Error::io("len", e))?;
+        if end.saturating_mul(ps) > file_len {
+            return Err(Error::corrupted(id, "overflow pages run past the end of the file"));
+        }
+        let mut buf = vec![0u8; (pages * ps) as usize];
+        buf[..first.len()].copy_from_slice(&first);
+        let rest_offset = (id.0 + 1) * ps;
+        self.storage.read_at(rest_offset, &mut buf[first.len()..]).map_err(|e| read_error(id, e))?;
+        self.count_read(pages - 1, (pages - 1) * ps);
+        Ok(buf)
+    }
+
+    /// Read exactly one page's bytes into `buf` (page-size long), counting it.
+    pub fn read_raw(&self, id: PageId, buf: &mut [u8]) -> Result<()> {
+        let offset = id
+            .offset(self.page_size)
+            .ok_or_else(|| Error::corrupted(id, "page offset overflows"))?;
+        self.storage.read_at(offset, buf).map_err(|e| read_error(id, e))?;
+        self.count_read(1, buf.len() as u64);
+        Ok(())
+    }
+
+    fn count_read(&self, pages: u64, bytes: u64) {
+        let mut c = self.lock();
+        c.pages_read += pages;
+        c.bytes_read += bytes;
+    }
+
+    /// Publish a node the writer just wrote at `id` (replacing whatever was cached there).
+    pub fn insert(&self, id: PageId, node: Arc<Node>) {
+        if self.capacity == 0 {
+            return;
+        }
+        let mut c = self.lock();
+        if c.map.insert(id, node).is_none() {
+            c.order.push_back(id);
+        }
+        while c.map.len() > self.capacity {
+            match c.order.pop_front() {
+                Some(old) => {
+                    c.map.remove(&old);
+                }
+                None => break,
+            }
+        }
+        debug_assert!(c.map.len() <= self.capacity);
+    }
+}
+
+fn read_error(page: PageId, e: io::Error) -> Error {
+    if e.kind() == io::ErrorKind::UnexpectedEof {
+        Error::corrupted(page, "page lies past the end of the file")
+    } else {
+        Error::io("read", e)
+    }
+}
+

@@ -1,0 +1,73 @@
+use crashlab_engine::{Db, MemStorage, Options};
+
+#[test]
+fn many_keys_nested_buckets_reopen() {
+    let mem = MemStorage::new();
+    let db = Db::open(mem.clone(), Options::default()).unwrap();
+    db.update(|tx| {
+        let mut b = tx.create_bucket(b"a")?;
+        for i in 0..5000u32 {
+            b.put(format!("key{i:06}").as_bytes(), &vec![i as u8; (i % 300) as usize])?;
+        }
+        let mut c = b.create_bucket(b"nested")?;
+        c.put(b"x", b"y")?;
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(db.check().unwrap(), vec![]);
+    db.update(|tx| {
+        let mut b = tx.bucket_mut(b"a")?.unwrap();
+        for i in (0..5000u32).step_by(2) {
+            assert!(b.delete(format!("key{i:06}").as_bytes())?);
+        }
+        Ok(())
+    })
+    .unwrap();
+    let problems = db.check().unwrap();
+    assert!(problems.is_empty(), "{problems:?}");
+    drop(db);
+    let db = Db::open(mem, Options::default()).unwrap();
+    assert!(db.check().unwrap().is_empty());
+    db.view(|tx| {
+        let b = tx.bucket(b"a")?.unwrap();
+        for i in 0..5000u32 {
+            let v = b.get(format!("key{i:06}").as_bytes())?;
+            if i % 2 == 0 {
+                assert_eq!(v, None);
+            } else {
+                assert_eq!(v, Some(vec![i as u8; (i % 300) as usize]));
+            }
+        }
+        let c = b.bucket(b"nested")?.unwrap();
+        assert_eq!(c.get(b"x")?, Some(b"y".to_vec()));
+        let mut cur = b.cursor();
+        let mut n = 0;
+        let mut it = cur.first()?;
+        while let Some((k, _)) = it {
+            n += 1;
+            let _ = k;
+            it = cur.next()?;
+        }
+        assert_eq!(n, 2501);
+        Ok(())
+    })
+    .unwrap();
+    // delete everything: tree shrinks back
+    db.update(|tx| {
+        let mut b = tx.bucket_mut(b"a")?.unwrap();
+        for i in (1..5000u32).step_by(2) {
+            assert!(b.delete(format!("key{i:06}").as_bytes())?);
+        }
+        b.delete_bucket(b"nested")?;
+        Ok(())
+    })
+    .unwrap();
+    let problems = db.check().unwrap();
+    assert!(problems.is_empty(), "{problems:?}");
+    db.view(|tx| {
+        let b = tx.bucket(b"a")?.unwrap();
+        assert_eq!(b.cursor().first()?, None);
+        Ok(())
+    })
+    .unwrap();
+}
