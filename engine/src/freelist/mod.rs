@@ -260,7 +260,8 @@ impl Freelist {
     pub fn all_ids(&self) -> Vec<PageId> {
         let mut all = self.free_ids();
         all.extend(self.pending_index.iter().copied());
-        all.sort_unstable();
+        // Two ascending runs: the stable sort detects runs and merges them in linear time.
+        all.sort();
         all
     }
 
@@ -316,7 +317,8 @@ impl Freelist {
     /// Move to `out` the pending pages freed and allocated by txids in `first..=last`.
     fn take_lived_within(&mut self, first: TxId, last: TxId, out: &mut Vec<PageId>) {
         let inside = |tx: TxId| first <= tx && tx <= last;
-        for list in self.pending.range_mut(first..=last).map(|(_, list)| list) {
+        let mut emptied = Vec::new();
+        for (&freed_by, list) in self.pending.range_mut(first..=last) {
             list.retain(|p| {
                 let lived_within = p.alloc_tx != TxId(0) && inside(p.alloc_tx);
                 if lived_within {
@@ -324,8 +326,13 @@ impl Freelist {
                 }
                 !lived_within
             });
+            if list.is_empty() {
+                emptied.push(freed_by);
+            }
         }
-        self.pending.retain(|_, list| !list.is_empty());
+        for freed_by in emptied {
+            self.pending.remove(&freed_by);
+        }
     }
 }
 

@@ -269,7 +269,7 @@ mod tests {
         bad[10..12].copy_from_slice(&62u16.to_le_bytes());
         // 62 fits: the padding zeros then read as page 0.
         assert!(reason(decode_page(&bad, PageId(5), PageId(10))).contains("meta page 0"));
-        // Escaped count of u64::MAX: with_capacity(u64::MAX) would abort, so this proves the
+        // Escaped count of u64::MAX: with_capacity for it would panic, so passing proves the
         // check runs first. The 488 bytes after the escape hold 61 ids.
         bad[10..12].copy_from_slice(&0xFFFFu16.to_le_bytes());
         write_u64(&mut bad, 16, u64::MAX);
