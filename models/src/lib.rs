@@ -1,3 +1,5 @@
 //! Reference models for crashlab: the obvious, slow implementations that the engine and the
 //! simulator are diffed against.
 #![forbid(unsafe_code)]
+
+pub mod freelist;

@@ -1,80 +1,357 @@
-//! Free-page management. (API stub: the implementation lands with the freelist work.)
+//! Free-page management (bbolt's `internal/freelist`).
+//!
+//! A page a write transaction frees is not reusable at once: a read transaction that started
+//! before the commit may still read it. So a freed page goes to `pending` under the freeing
+//! txid, and moves to the free set only when a later write transaction begins and no open
+//! reader can see it ([`Freelist::release_pending`]). The free set itself is one of two
+//! implementations with different allocation cost and choice ([`FreelistKind`]); everything
+//! else (pending, allocation records, reader gaps, rollback) is shared here.
+//!
+//! Invariants:
+//! * every id in the free set or pending is >= 2 (pages 0 and 1 are the metas);
+//! * no id is both free and pending, and no id is pending twice;
+//! * `pending_index` is exactly the union of the `pending` lists, and no list is empty;
+//! * `allocs` maps the first page of an allocation to the write tx that made it, until the
+//!   allocation is freed or its transaction rolled back.
+//!
+//! Differences from bbolt, all deliberate: allocations from the high-water mark can be recorded
+//! ([`Freelist::record_allocation`]) so more pages qualify for gap release; the hashmap choice is
+//! deterministic; bbolt's `lastReleaseBegin` memo is left out (it only skips work whose result
+//! cannot change, since a page is never freed before it is allocated).
 
-use crate::error::Result;
+mod array;
+mod hashmap;
+mod page;
+
+pub use page::{decode_page, encode_page, page_count_for};
+
 use crate::types::{PageId, PageSpan, TxId};
+use array::ArrayFreeSet;
+use hashmap::HashmapFreeSet;
 use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Which free-set implementation a database uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum FreelistKind {
+    /// Sorted id array, lowest-id first fit (bbolt's default).
     #[default]
     Array,
+    /// Spans indexed by start, end and size; exact fit, else best fit (see `hashmap.rs`).
     Hashmap,
 }
 
 /// Deterministic cost counters of the freelist.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FreelistCounters {
+    /// Calls to [`Freelist::allocate`], including those that return `None`.
     pub allocate_calls: u64,
+    /// Ids (array) or size buckets (hashmap) examined by those calls.
     pub allocate_scan_steps: u64,
 }
 
-pub struct Freelist {
-    _kind: FreelistKind,
+/// The set of free pages, whatever its representation.
+trait FreeSet {
+    /// Replace the set with `ids` (strictly ascending, each >= 2).
+    fn init(&mut self, ids: &[PageId]);
+    /// Remove and return the first page of `n >= 1` consecutive free pages.
+    fn allocate(&mut self, n: u64, scan_steps: &mut u64) -> Option<PageId>;
+    /// Add `ids` (strictly ascending, none already in the set).
+    fn merge(&mut self, ids: &[PageId]);
+    fn contains(&self, id: PageId) -> bool;
+    fn count(&self) -> u64;
+    /// All ids, ascending.
+    fn ids(&self) -> Vec<PageId>;
 }
 
-#[allow(unused_variables, clippy::new_without_default)]
+#[derive(Clone, Debug)]
+enum FreeSetImpl {
+    Array(ArrayFreeSet),
+    Hashmap(HashmapFreeSet),
+}
+
+impl FreeSetImpl {
+    fn get(&self) -> &dyn FreeSet {
+        match self {
+            FreeSetImpl::Array(s) => s,
+            FreeSetImpl::Hashmap(s) => s,
+        }
+    }
+
+    fn get_mut(&mut self) -> &mut dyn FreeSet {
+        match self {
+            FreeSetImpl::Array(s) => s,
+            FreeSetImpl::Hashmap(s) => s,
+        }
+    }
+}
+
+/// A page waiting for readers to finish, with the write tx that allocated it (0 = unknown).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PendingPage {
+    id: PageId,
+    alloc_tx: TxId,
+}
+
+/// Free and pending pages of one database (see the module docs).
+#[derive(Clone, Debug)]
+pub struct Freelist {
+    kind: FreelistKind,
+    free: FreeSetImpl,
+    pending: BTreeMap<TxId, Vec<PendingPage>>,
+    pending_index: BTreeSet<PageId>,
+    allocs: BTreeMap<PageId, TxId>,
+    counters: FreelistCounters,
+}
+
 impl Freelist {
     pub fn new(kind: FreelistKind) -> Freelist {
-        unimplemented!()
+        let free = match kind {
+            FreelistKind::Array => FreeSetImpl::Array(ArrayFreeSet::default()),
+            FreelistKind::Hashmap => FreeSetImpl::Hashmap(HashmapFreeSet::default()),
+        };
+        Freelist {
+            kind,
+            free,
+            pending: BTreeMap::new(),
+            pending_index: BTreeSet::new(),
+            allocs: BTreeMap::new(),
+            counters: FreelistCounters::default(),
+        }
     }
+
     pub fn kind(&self) -> FreelistKind {
-        unimplemented!()
+        self.kind
     }
+
+    /// Replace the free set with `free_ids` (sorted ascending, unique, every id >= 2, none
+    /// pending). Pending is kept. (bbolt `Init`)
     pub fn init(&mut self, free_ids: &[PageId]) {
-        unimplemented!()
+        assert!(
+            free_ids.windows(2).all(|w| w[0] < w[1]),
+            "free ids must be strictly ascending"
+        );
+        if let Some(first) = free_ids.first() {
+            assert!(first.0 >= 2, "meta page {first} cannot be free");
+        }
+        debug_assert!(
+            free_ids.iter().all(|id| !self.pending_index.contains(id)),
+            "a pending page cannot be initialised as free"
+        );
+        self.free.get_mut().init(free_ids);
     }
+
+    /// Reload from the id list of a persisted freelist page: free = ids minus every pending id.
+    /// (bbolt `NoSyncReload`/`Reload`: used after a failed commit, when the in-memory free set
+    /// may have handed out pages the disk still considers free.)
     pub fn reload(&mut self, ids: &[PageId]) {
-        unimplemented!()
+        let free: Vec<PageId> = ids
+            .iter()
+            .copied()
+            .filter(|id| !self.pending_index.contains(id))
+            .collect();
+        self.init(&free);
     }
+
+    /// Allocate `n` contiguous free pages for write tx `txid`. `None` when no run of `n` fits
+    /// (the engine then takes pages at the high-water mark) or when `n == 0`.
     pub fn allocate(&mut self, txid: TxId, n: u64) -> Option<PageId> {
-        unimplemented!()
+        self.counters.allocate_calls += 1;
+        if n == 0 {
+            return None;
+        }
+        let start = self
+            .free
+            .get_mut()
+            .allocate(n, &mut self.counters.allocate_scan_steps)?;
+        assert!(start.0 >= 2, "allocated meta page {start}");
+        debug_assert!(
+            !self.pending_index.contains(&start),
+            "allocated pending page {start}"
+        );
+        self.allocs.insert(start, txid);
+        Some(start)
     }
+
+    /// Record that write tx `txid` took pages starting at `start` from the high-water mark, so
+    /// that gap release knows when they were allocated. bbolt records only freelist allocations.
+    pub fn record_allocation(&mut self, txid: TxId, start: PageId) {
+        assert!(start.0 >= 2, "meta page {start} cannot be allocated");
+        debug_assert!(!self.free.get().contains(start), "page {start} is free");
+        debug_assert!(
+            !self.pending_index.contains(&start),
+            "page {start} is pending"
+        );
+        self.allocs.insert(start, txid);
+    }
+
+    /// Pages freed by write tx `txid`: they become pending under `txid`. Every page of the span
+    /// inherits the allocating txid recorded for its first page.
     pub fn free(&mut self, txid: TxId, span: PageSpan) {
-        unimplemented!()
+        assert!(span.start.0 >= 2, "cannot free meta page {}", span.start);
+        let alloc_tx = self.allocs.remove(&span.start).unwrap_or(TxId(0));
+        let list = self.pending.entry(txid).or_default();
+        for id in span.ids() {
+            assert!(
+                !self.free.get().contains(id),
+                "page {id} already freed (it is free)"
+            );
+            assert!(
+                self.pending_index.insert(id),
+                "page {id} already freed (it is pending)"
+            );
+            list.push(PendingPage { id, alloc_tx });
+        }
     }
+
+    /// Called when a write tx begins, with the txids of open readers (ascending, duplicates
+    /// allowed). Releases, as bbolt's `ReleasePendingPages`: every pending list freed before the
+    /// oldest reader (all of them without readers), then in every gap between consecutive
+    /// readers and after the last one, each page whose freeing and allocating txids both lie in
+    /// that gap — no reader can have seen it.
     pub fn release_pending(&mut self, readers: &[TxId]) {
-        unimplemented!()
+        assert!(
+            readers.windows(2).all(|w| w[0] <= w[1]),
+            "readers must be sorted"
+        );
+        let mut released = self.take_freed_before(readers.first().copied());
+        for (first, last) in reader_gaps(readers) {
+            self.take_lived_within(first, last, &mut released);
+        }
+        released.sort_unstable();
+        for id in &released {
+            let was_pending = self.pending_index.remove(id);
+            assert!(was_pending, "released page {id} was not pending");
+        }
+        self.free.get_mut().merge(&released);
     }
+
+    /// Forget what write tx `txid` freed and the allocations it made (bbolt `Rollback`). Pages
+    /// it allocated stay out of the free set; the engine reloads the free set for that.
     pub fn rollback(&mut self, txid: TxId) {
-        unimplemented!()
+        for page in self.pending.remove(&txid).unwrap_or_default() {
+            self.pending_index.remove(&page.id);
+            if page.alloc_tx != TxId(0) {
+                self.allocs.insert(page.id, page.alloc_tx);
+            }
+        }
+        self.allocs.retain(|_, by| *by != txid);
     }
+
     pub fn free_count(&self) -> u64 {
-        unimplemented!()
+        self.free.get().count()
     }
+
     pub fn pending_count(&self) -> u64 {
-        unimplemented!()
+        self.pending_index.len() as u64
     }
+
+    /// Free ids, ascending.
     pub fn free_ids(&self) -> Vec<PageId> {
-        unimplemented!()
+        self.free.get().ids()
     }
+
+    /// Pending ids, ascending.
     pub fn pending_ids(&self) -> Vec<PageId> {
-        unimplemented!()
+        self.pending_index.iter().copied().collect()
     }
+
+    /// Free and pending ids, ascending: what a freelist page stores.
     pub fn all_ids(&self) -> Vec<PageId> {
-        unimplemented!()
+        let mut all = self.free_ids();
+        all.extend(self.pending_index.iter().copied());
+        // Two ascending runs: the stable sort detects runs and merges them in linear time.
+        all.sort();
+        all
     }
+
     pub fn counters(&self) -> FreelistCounters {
-        unimplemented!()
+        self.counters
+    }
+
+    /// Check every invariant of the module header. O(free + pending); for tests and verify
+    /// modes, panics on the first violation.
+    pub fn verify(&self) {
+        let free = self.free_ids();
+        assert!(
+            free.windows(2).all(|w| w[0] < w[1]),
+            "free ids not strictly ascending"
+        );
+        assert_eq!(
+            free.len() as u64,
+            self.free_count(),
+            "free count disagrees with free ids"
+        );
+        let mut listed = BTreeSet::new();
+        for (txid, list) in &self.pending {
+            assert!(!list.is_empty(), "empty pending list for tx {txid}");
+            for page in list {
+                assert!(listed.insert(page.id), "page {} pending twice", page.id);
+            }
+        }
+        assert_eq!(
+            listed, self.pending_index,
+            "pending index disagrees with pending lists"
+        );
+        for id in free.iter().chain(&listed) {
+            assert!(id.0 >= 2, "meta page {id} in the freelist");
+        }
+        for id in &listed {
+            assert!(
+                !self.free.get().contains(*id),
+                "page {id} both free and pending"
+            );
+        }
+    }
+
+    /// Remove and return every page of pending lists freed before `oldest_reader`.
+    fn take_freed_before(&mut self, oldest_reader: Option<TxId>) -> Vec<PageId> {
+        let kept = match oldest_reader {
+            Some(oldest) => self.pending.split_off(&oldest),
+            None => BTreeMap::new(),
+        };
+        let released = std::mem::replace(&mut self.pending, kept);
+        released.into_values().flatten().map(|p| p.id).collect()
+    }
+
+    /// Move to `out` the pending pages freed and allocated by txids in `first..=last`.
+    fn take_lived_within(&mut self, first: TxId, last: TxId, out: &mut Vec<PageId>) {
+        let inside = |tx: TxId| first <= tx && tx <= last;
+        let mut emptied = Vec::new();
+        for (&freed_by, list) in self.pending.range_mut(first..=last) {
+            list.retain(|p| {
+                let lived_within = p.alloc_tx != TxId(0) && inside(p.alloc_tx);
+                if lived_within {
+                    out.push(p.id);
+                }
+                !lived_within
+            });
+            if list.is_empty() {
+                emptied.push(freed_by);
+            }
+        }
+        for freed_by in emptied {
+            self.pending.remove(&freed_by);
+        }
     }
 }
 
-pub fn page_count_for(id_count: u64, page_size: u32) -> u64 {
-    unimplemented!()
+/// Txid ranges (inclusive) no reader sits in: between consecutive distinct readers, and after
+/// the last one. The range before the first reader is handled by the oldest-reader release.
+fn reader_gaps(readers: &[TxId]) -> Vec<(TxId, TxId)> {
+    let mut gaps = Vec::new();
+    for w in readers.windows(2) {
+        if w[1].0 > w[0].0 + 1 {
+            gaps.push((TxId(w[0].0 + 1), TxId(w[1].0 - 1)));
+        }
+    }
+    if let Some(last) = readers.last() {
+        if last.0 < u64::MAX {
+            gaps.push((TxId(last.0 + 1), TxId(u64::MAX)));
+        }
+    }
+    gaps
 }
-pub fn encode_page(start: PageId, ids: &[PageId], page_size: u32) -> Vec<u8> {
-    unimplemented!()
-}
-pub fn decode_page(buf: &[u8], page: PageId, high_water: PageId) -> Result<Vec<PageId>> {
-    unimplemented!()
-}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,285 @@
+//! The freelist page: its size, encoding and (untrusting) decoding.
+//!
+//! ```text
+//! offset  size   field
+//!      0    16   page header: id, flags = FREELIST, count, overflow = pages - 1
+//!     16   8*n   ids, u64 little-endian, ascending              (n <  0xFFFF: count = n)
+//!     16     8   n                                              (n >= 0xFFFF: count = 0xFFFF)
+//!     24   8*n   ids
+//! ```
+//!
+//! The page stores free and pending ids alike: after a crash there is no reader left, so pending
+//! pages are reusable. Exactly 0xFFFF ids already takes the escape, as in bbolt.
+//!
+//! Sizing differs from bbolt on purpose: bbolt allocates `estimate / page_size + 1` pages, one
+//! too many whenever the estimate is a multiple of the page size; we allocate the ceiling. Both
+//! read the same, since the reader follows the count, not the page count.
+//!
+//! Invariants: `decode_page` never panics and never allocates more than the buffer can hold; on
+//! success its ids are ascending, unique, >= 2 and below the high-water mark.
+
+use crate::error::{Error, Result};
+use crate::page::{read_u64, write_u64, PageHeader, FLAG_FREELIST, PAGE_HEADER_SIZE};
+use crate::types::PageId;
+
+/// `count` field value meaning "the real count is the first u64 of the data".
+const COUNT_ESCAPE: u16 = 0xFFFF;
+const ID_SIZE: usize = 8;
+
+/// Bytes a freelist page of `id_count` ids needs (bbolt's `EstimatedWritePageSize`).
+fn encoded_size(id_count: u64) -> u64 {
+    let escape = if id_count >= u64::from(COUNT_ESCAPE) {
+        ID_SIZE as u64
+    } else {
+        0
+    };
+    id_count
+        .checked_mul(ID_SIZE as u64)
+        .and_then(|ids| ids.checked_add(PAGE_HEADER_SIZE as u64 + escape))
+        .expect("freelist size overflows u64")
+}
+
+/// Pages needed by a freelist page holding `id_count` ids (at least one).
+pub fn page_count_for(id_count: u64, page_size: u32) -> u64 {
+    assert!(
+        page_size as usize > PAGE_HEADER_SIZE + ID_SIZE,
+        "page size {page_size} too small"
+    );
+    encoded_size(id_count).div_ceil(u64::from(page_size))
+}
+
+/// Serialise a freelist page at `start`, zero padded to whole pages.
+pub fn encode_page(start: PageId, ids: &[PageId], page_size: u32) -> Vec<u8> {
+    assert!(
+        ids.windows(2).all(|w| w[0] < w[1]),
+        "freelist ids must be strictly ascending"
+    );
+    let n = ids.len() as u64;
+    let pages = page_count_for(n, page_size);
+    let len = usize::try_from(pages * u64::from(page_size)).expect("freelist page fits memory");
+    let mut buf = vec![0u8; len];
+    let escaped = n >= u64::from(COUNT_ESCAPE);
+    let header = PageHeader {
+        id: start,
+        flags: FLAG_FREELIST,
+        count: if escaped { COUNT_ESCAPE } else { n as u16 },
+        overflow: u32::try_from(pages - 1).expect("freelist overflow fits the header"),
+    };
+    header.encode(&mut buf);
+    let mut at = PAGE_HEADER_SIZE;
+    if escaped {
+        write_u64(&mut buf, at, n);
+        at += ID_SIZE;
+    }
+    for id in ids {
+        write_u64(&mut buf, at, id.0);
+        at += ID_SIZE;
+    }
+    buf
+}
+
+/// Decode the freelist page `page` (with its overflow pages) from untrusted bytes.
+pub fn decode_page(buf: &[u8], page: PageId, high_water: PageId) -> Result<Vec<PageId>> {
+    let header = PageHeader::decode(buf, page)?;
+    if header.id != page {
+        return Err(Error::corrupted(
+            page,
+            format!("header names page {}", header.id),
+        ));
+    }
+    if header.flags != FLAG_FREELIST {
+        let reason = format!(
+            "expected freelist flags {FLAG_FREELIST:#06x}, found {:#06x}",
+            header.flags
+        );
+        return Err(Error::corrupted(page, reason));
+    }
+    let (count, data) = id_count_and_data(buf, header.count, page)?;
+    let mut ids = Vec::with_capacity(count);
+    for chunk in data.chunks_exact(ID_SIZE).take(count) {
+        ids.push(checked_id(chunk, page, high_water)?);
+    }
+    if !ids.windows(2).all(|w| w[0] <= w[1]) {
+        // bbolt sorts on read; a writer that forgot to sort is not corruption.
+        ids.sort_unstable();
+    }
+    if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
+        return Err(Error::corrupted(
+            page,
+            format!("freelist lists page {} twice", w[0]),
+        ));
+    }
+    Ok(ids)
+}
+
+/// The real id count and the bytes where the ids start, after checking the count fits `buf`.
+fn id_count_and_data(buf: &[u8], count: u16, page: PageId) -> Result<(usize, &[u8])> {
+    let after_header = buf.get(PAGE_HEADER_SIZE..).unwrap_or_default();
+    let (count, data) = if count == COUNT_ESCAPE {
+        let Some((escaped, rest)) = after_header.split_first_chunk::<ID_SIZE>() else {
+            return Err(Error::corrupted(
+                page,
+                "freelist count escape without a count",
+            ));
+        };
+        (u64::from_le_bytes(*escaped), rest)
+    } else {
+        (u64::from(count), after_header)
+    };
+    let capacity = (data.len() / ID_SIZE) as u64;
+    if count > capacity {
+        let reason = format!("freelist count {count} exceeds the {capacity} ids the page holds");
+        return Err(Error::corrupted(page, reason));
+    }
+    // count <= capacity, which is a usize.
+    Ok((count as usize, data))
+}
+
+fn checked_id(chunk: &[u8], page: PageId, high_water: PageId) -> Result<PageId> {
+    let id = PageId(read_u64(chunk, 0));
+    if id.0 < 2 {
+        return Err(Error::corrupted(
+            page,
+            format!("freelist lists meta page {id}"),
+        ));
+    }
+    if id >= high_water {
+        let reason =
+            format!("freelist lists page {id} at or past the high-water mark {high_water}");
+        return Err(Error::corrupted(page, reason));
+    }
+    Ok(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::page::{read_u16, read_u32};
+
+    const PS: u32 = 4096;
+
+    fn ids(range: std::ops::Range<u64>) -> Vec<PageId> {
+        range.map(PageId).collect()
+    }
+
+    fn reason(r: Result<Vec<PageId>>) -> String {
+        match r {
+            Err(Error::Corrupted { page, reason }) => format!("{page}: {reason}"),
+            other => panic!("expected Corrupted, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn page_counts() {
+        // 16 + 8n bytes, +8 from 0xFFFF ids on; ceiling of bytes / page size.
+        assert_eq!(page_count_for(0, PS), 1);
+        assert_eq!(page_count_for(510, PS), 1); // 16 + 4080 = 4096 exactly: bbolt would take 2
+        assert_eq!(page_count_for(511, PS), 2);
+        assert_eq!(page_count_for(65534, PS), 128); // 16 + 524272 = 524288 = 128 pages exactly
+        assert_eq!(page_count_for(65534, 512), 1024);
+        assert_eq!(page_count_for(65535, 512), 1025); // 16 + 8 + 524280 = 524304 bytes
+        assert_eq!(page_count_for(65532, 512), 1024); // 16 + 524256 = 524272 bytes
+    }
+
+    #[test]
+    fn small_round_trips_and_layout() {
+        for n in [0u64, 1] {
+            let list = ids(7..7 + n);
+            let buf = encode_page(PageId(5), &list, PS);
+            assert_eq!(buf.len(), PS as usize);
+            assert_eq!(read_u64(&buf, 0), 5);
+            assert_eq!(read_u16(&buf, 8), FLAG_FREELIST);
+            assert_eq!(u64::from(read_u16(&buf, 10)), n);
+            assert_eq!(read_u32(&buf, 12), 0);
+            assert_eq!(decode_page(&buf, PageId(5), PageId(100)).unwrap(), list);
+        }
+        let buf = encode_page(PageId(5), &[PageId(9)], PS);
+        assert_eq!(read_u64(&buf, 16), 9, "first id right after the header");
+    }
+
+    #[test]
+    fn large_round_trips_use_the_escape_from_65535() {
+        for (n, escaped) in [(65534u64, false), (65535, true), (65536, true)] {
+            let list = ids(2..2 + n);
+            let buf = encode_page(PageId(3), &list, PS);
+            let pages = (16 + 8 * n + if escaped { 8 } else { 0 }).div_ceil(4096);
+            assert_eq!(buf.len() as u64, pages * 4096, "n = {n}");
+            assert_eq!(u64::from(read_u32(&buf, 12)), pages - 1);
+            if escaped {
+                assert_eq!(read_u16(&buf, 10), 0xFFFF);
+                assert_eq!(&buf[16..24], &n.to_le_bytes());
+                assert_eq!(read_u64(&buf, 24), 2);
+            } else {
+                assert_eq!(u64::from(read_u16(&buf, 10)), n);
+                assert_eq!(read_u64(&buf, 16), 2);
+            }
+            let back = decode_page(&buf, PageId(3), PageId(2 + n)).unwrap();
+            assert_eq!(back, list, "n = {n}");
+        }
+    }
+
+    #[test]
+    fn unsorted_ids_are_sorted_on_read() {
+        let mut buf = encode_page(PageId(5), &[PageId(8), PageId(9)], PS);
+        write_u64(&mut buf, 16, 9);
+        write_u64(&mut buf, 24, 8);
+        assert_eq!(
+            decode_page(&buf, PageId(5), PageId(10)).unwrap(),
+            vec![PageId(8), PageId(9)]
+        );
+    }
+
+    #[test]
+    fn header_corruptions() {
+        let buf = encode_page(PageId(5), &[PageId(8)], PS);
+        assert!(reason(decode_page(&buf, PageId(6), PageId(10))).contains("header names page 5"));
+        let mut bad = buf.clone();
+        bad[8] = 0x02; // leaf
+        assert!(reason(decode_page(&bad, PageId(5), PageId(10))).contains("expected freelist"));
+        bad[8] = 0x12; // freelist | leaf: bbolt compares flags with ==
+        assert!(reason(decode_page(&bad, PageId(5), PageId(10))).contains("expected freelist"));
+        assert!(reason(decode_page(&buf[..15], PageId(5), PageId(10))).contains("shorter"));
+    }
+
+    #[test]
+    fn id_corruptions() {
+        let buf = encode_page(PageId(5), &[PageId(8), PageId(9)], PS);
+        let mut bad = buf.clone();
+        write_u64(&mut bad, 16, 1);
+        assert!(reason(decode_page(&bad, PageId(5), PageId(10)))
+            .starts_with("5: freelist lists meta page 1"));
+        write_u64(&mut bad, 16, 0);
+        assert!(reason(decode_page(&bad, PageId(5), PageId(10))).contains("meta page 0"));
+        // 9 is at the high-water mark 9: never allocated, so it cannot be free.
+        assert!(reason(decode_page(&buf, PageId(5), PageId(9))).contains("high-water mark 9"));
+        let mut dup = buf.clone();
+        write_u64(&mut dup, 24, 8);
+        assert!(reason(decode_page(&dup, PageId(5), PageId(10))).contains("page 8 twice"));
+    }
+
+    #[test]
+    fn counts_past_the_buffer_are_rejected_without_allocating() {
+        let buf = encode_page(PageId(5), &[PageId(8)], 512);
+        // 512 bytes hold (512 - 16) / 8 = 62 ids.
+        let mut bad = buf.clone();
+        bad[10..12].copy_from_slice(&63u16.to_le_bytes());
+        assert!(
+            reason(decode_page(&bad, PageId(5), PageId(10))).contains("count 63 exceeds the 62")
+        );
+        bad[10..12].copy_from_slice(&62u16.to_le_bytes());
+        // 62 fits: the padding zeros then read as page 0.
+        assert!(reason(decode_page(&bad, PageId(5), PageId(10))).contains("meta page 0"));
+        // Escaped count of u64::MAX: with_capacity for it would panic, so passing proves the
+        // check runs first. The 488 bytes after the escape hold 61 ids.
+        bad[10..12].copy_from_slice(&0xFFFFu16.to_le_bytes());
+        write_u64(&mut bad, 16, u64::MAX);
+        let r = reason(decode_page(&bad, PageId(5), PageId(10)));
+        assert!(
+            r.contains(&format!("count {} exceeds the 61", u64::MAX)),
+            "{r}"
+        );
+        // An escape with no room for the count itself.
+        let r = reason(decode_page(&bad[..20], PageId(5), PageId(10)));
+        assert!(r.contains("escape without a count"), "{r}");
+    }
+}
