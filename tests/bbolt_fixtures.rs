@@ -7,19 +7,29 @@ use crashlab_engine::{Db, FreelistKind, Options};
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/bbolt").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("corpus/bbolt")
+        .join(name)
 }
 
 fn read_only() -> Options {
-    Options { read_only: true, ..Options::default() }
+    Options {
+        read_only: true,
+        ..Options::default()
+    }
 }
 
 fn assert_fixture(name: &str, options: Options) {
     let db = Db::open_path(fixture(&format!("{name}.db")), options).expect("open fixture");
-    let want = common::parse_dump(&std::fs::read_to_string(fixture(&format!("{name}.json"))).unwrap());
+    let want =
+        common::parse_dump(&std::fs::read_to_string(fixture(&format!("{name}.json"))).unwrap());
     let got = common::dump(&db).expect("dump");
     assert_eq!(got.page_size, want.page_size, "{name}: page size");
-    assert_eq!(got.buckets.len(), want.buckets.len(), "{name}: bucket count");
+    assert_eq!(
+        got.buckets.len(),
+        want.buckets.len(),
+        "{name}: bucket count"
+    );
     for (path, keys) in &want.buckets {
         assert_eq!(got.buckets.get(path), Some(keys), "{name}: bucket {path}");
     }
@@ -46,7 +56,13 @@ fn overflow_values_and_max_size_keys() {
 #[test]
 fn large_freelist_both_kinds() {
     assert_fixture("freelist", read_only());
-    assert_fixture("freelist", Options { freelist: FreelistKind::Hashmap, ..read_only() });
+    assert_fixture(
+        "freelist",
+        Options {
+            freelist: FreelistKind::Hashmap,
+            ..read_only()
+        },
+    );
     let db = Db::open_path(fixture("freelist.db"), read_only()).unwrap();
     let (free, pending) = db.freelist_counts();
     assert!(free > 1000, "the fixture's freelist holds {free} free ids");
@@ -56,7 +72,13 @@ fn large_freelist_both_kinds() {
 #[test]
 fn no_freelist_sync_file_is_rebuilt_on_open() {
     assert_fixture("nofreelist", read_only());
-    assert_fixture("nofreelist", Options { no_freelist_sync: true, ..read_only() });
+    assert_fixture(
+        "nofreelist",
+        Options {
+            no_freelist_sync: true,
+            ..read_only()
+        },
+    );
 }
 
 #[test]
@@ -82,7 +104,10 @@ fn writable_open_keeps_contents_and_check_passes() {
         let mut got = common::dump(&db).unwrap();
         assert!(db.check().unwrap().is_empty(), "{name}");
         let added = got.buckets.remove(&common::hex(b"crashlab-added")).unwrap();
-        assert_eq!(added.get(&common::hex(b"k")).map(String::as_str), Some("76"));
+        assert_eq!(
+            added.get(&common::hex(b"k")).map(String::as_str),
+            Some("76")
+        );
         let want =
             common::parse_dump(&std::fs::read_to_string(fixture(&format!("{name}.json"))).unwrap());
         assert_eq!(got.buckets, want.buckets, "{name}");

@@ -12,12 +12,18 @@ use crashlab_engine::{Db, Error, MemStorage, Options};
 
 fn sample_file() -> Vec<u8> {
     let mem = MemStorage::new();
-    let opts = Options { page_size: 512, ..Options::default() };
+    let opts = Options {
+        page_size: 512,
+        ..Options::default()
+    };
     let db = Db::open(mem.clone(), opts).unwrap();
     db.update(|tx| {
         let mut a = tx.create_bucket(b"a")?;
         for i in 0..60u32 {
-            a.put(format!("key{i:03}").as_bytes(), &vec![i as u8; (i * 7 % 90) as usize])?;
+            a.put(
+                format!("key{i:03}").as_bytes(),
+                &vec![i as u8; (i * 7 % 90) as usize],
+            )?;
         }
         a.put(b"big", &[7u8; 3000])?;
         a.create_bucket(b"nested")?.put(b"x", b"y")?;
@@ -26,7 +32,12 @@ fn sample_file() -> Vec<u8> {
     })
     .unwrap();
     for c in 0..3u32 {
-        db.update(|tx| tx.bucket_mut(b"small")?.unwrap().put(b"commit", &c.to_le_bytes())).unwrap();
+        db.update(|tx| {
+            tx.bucket_mut(b"small")?
+                .unwrap()
+                .put(b"commit", &c.to_le_bytes())
+        })
+        .unwrap();
     }
     drop(db);
     mem.snapshot()
@@ -36,8 +47,14 @@ fn sample_file() -> Vec<u8> {
 fn flipped_separator_key_gives_an_error_not_a_panic() {
     let mut bytes = sample_file();
     bytes[9792] ^= 32;
-    let db = Db::open(MemStorage::from_bytes(bytes), Options { page_size: 512, ..Options::default() })
-        .unwrap();
+    let db = Db::open(
+        MemStorage::from_bytes(bytes),
+        Options {
+            page_size: 512,
+            ..Options::default()
+        },
+    )
+    .unwrap();
     let res = db.update(|tx| {
         let mut b = tx.create_bucket_if_missing(b"a")?;
         for i in 0..20u32 {

@@ -34,7 +34,10 @@ pub(crate) struct Header {
 /// Decode a bucket value found in leaf page `page`.
 pub(crate) fn decode_header(value: &[u8], page: PageId) -> Result<Header> {
     if value.len() < BUCKET_HEADER_SIZE {
-        return Err(Error::corrupted(page, "bucket value shorter than its header"));
+        return Err(Error::corrupted(
+            page,
+            "bucket value shorter than its header",
+        ));
     }
     let root = PageId(page::read_u64(value, 0));
     let sequence = page::read_u64(value, 8);
@@ -66,16 +69,25 @@ fn check_key(key: &[u8]) -> Result<()> {
         return Err(Error::KeyRequired);
     }
     if key.len() > MAX_KEY_SIZE {
-        return Err(Error::KeyTooLarge { len: key.len(), max: MAX_KEY_SIZE });
+        return Err(Error::KeyTooLarge {
+            len: key.len(),
+            max: MAX_KEY_SIZE,
+        });
     }
     Ok(())
 }
 
 fn incompatible(found_bucket: bool) -> Error {
     if found_bucket {
-        Error::IncompatibleValue { found: "bucket", wanted: "value" }
+        Error::IncompatibleValue {
+            found: "bucket",
+            wanted: "value",
+        }
     } else {
-        Error::IncompatibleValue { found: "value", wanted: "bucket" }
+        Error::IncompatibleValue {
+            found: "value",
+            wanted: "bucket",
+        }
     }
 }
 
@@ -143,7 +155,13 @@ impl BucketTree {
             BucketRoot::Page(id) => Child::Page(id),
             BucketRoot::Inline(n) => Child::Node(Box::new(Node::clone(&n))),
         };
-        BucketTree { root, sequence: h.sequence, dirty: false, children: BTreeMap::new(), depth }
+        BucketTree {
+            root,
+            sequence: h.sequence,
+            dirty: false,
+            children: BTreeMap::new(),
+            depth,
+        }
     }
 
     fn new_empty(depth: usize) -> BucketTree {
@@ -187,18 +205,27 @@ impl<'a> BucketMut<'a> {
 
     /// The value stored under `key`, including this transaction's own writes.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.lookup(key)?.filter(|it| !it.is_bucket()).map(|it| it.value))
+        Ok(self
+            .lookup(key)?
+            .filter(|it| !it.is_bucket())
+            .map(|it| it.value))
     }
 
     /// Insert or replace `key`.
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         check_key(key)?;
         if value.len() > MAX_VALUE_SIZE {
-            return Err(Error::ValueTooLarge { len: value.len(), max: MAX_VALUE_SIZE });
+            return Err(Error::ValueTooLarge {
+                len: value.len(),
+                max: MAX_VALUE_SIZE,
+            });
         }
         if self.tree.depth == 0 {
             // The root bucket holds only buckets, as in bbolt.
-            return Err(Error::IncompatibleValue { found: "root bucket", wanted: "bucket" });
+            return Err(Error::IncompatibleValue {
+                found: "root bucket",
+                wanted: "bucket",
+            });
         }
         self.put_item(key, value, 0)
     }
@@ -212,7 +239,14 @@ impl<'a> BucketMut<'a> {
                     Ok(())
                 }
                 Err(i) => {
-                    items.insert(i, LeafItem { flags, key: key.to_vec(), value: value.to_vec() });
+                    items.insert(
+                        i,
+                        LeafItem {
+                            flags,
+                            key: key.to_vec(),
+                            value: value.to_vec(),
+                        },
+                    );
                     Ok(())
                 }
             }
@@ -278,7 +312,11 @@ impl<'a> BucketMut<'a> {
     }
 
     fn reborrow(&mut self) -> BucketMut<'_> {
-        BucketMut { rd: self.rd, tree: &mut *self.tree, freed: &mut *self.freed }
+        BucketMut {
+            rd: self.rd,
+            tree: &mut *self.tree,
+            freed: &mut *self.freed,
+        }
     }
 
     /// Open sub-bucket `name` for editing.
@@ -298,7 +336,9 @@ impl<'a> BucketMut<'a> {
 
     pub(crate) fn bucket_mut_owned(self, name: &[u8]) -> Result<Option<BucketMut<'a>>> {
         if !self.tree.children.contains_key(name) {
-            let Some(it) = self.lookup(name)? else { return Ok(None) };
+            let Some(it) = self.lookup(name)? else {
+                return Ok(None);
+            };
             if !it.is_bucket() {
                 return Ok(None);
             }
@@ -307,7 +347,10 @@ impl<'a> BucketMut<'a> {
             self.tree.children.insert(name.to_vec(), child);
         }
         let BucketMut { rd, tree, freed } = self;
-        Ok(tree.children.get_mut(name).map(|tree| BucketMut { rd, tree, freed }))
+        Ok(tree
+            .children
+            .get_mut(name)
+            .map(|tree| BucketMut { rd, tree, freed }))
     }
 
     fn open_child(&self, value: &[u8], page: PageId) -> Result<BucketTree> {
@@ -327,7 +370,11 @@ impl<'a> BucketMut<'a> {
         }
         check_key(name)?;
         if let Some(it) = self.lookup(name)? {
-            return Err(if it.is_bucket() { Error::BucketExists } else { incompatible(false) });
+            return Err(if it.is_bucket() {
+                Error::BucketExists
+            } else {
+                incompatible(false)
+            });
         }
         let depth = self.tree.depth + 1;
         if depth > MAX_BUCKET_DEPTH {
@@ -340,8 +387,15 @@ impl<'a> BucketMut<'a> {
         let placeholder = encode_header(PageId(0), 0, Some(&Node::empty_leaf()));
         self.put_item(name, &placeholder, LEAF_FLAG_BUCKET)?;
         let BucketMut { rd, tree, freed } = self;
-        let child = tree.children.entry(name.to_vec()).or_insert(BucketTree::new_empty(depth));
-        Ok(BucketMut { rd, tree: child, freed })
+        let child = tree
+            .children
+            .entry(name.to_vec())
+            .or_insert(BucketTree::new_empty(depth));
+        Ok(BucketMut {
+            rd,
+            tree: child,
+            freed,
+        })
     }
 
     pub(crate) fn create_bucket_if_missing_owned(self, name: &[u8]) -> Result<BucketMut<'a>> {
@@ -421,7 +475,9 @@ fn free_stored_bucket(
     match decode_header(value, page)?.root {
         BucketRoot::Page(id) => free_stored_subtree(id, rd, freed, depth),
         BucketRoot::Inline(n) => {
-            let Body::Leaf(items) = &n.body else { return Ok(()) };
+            let Body::Leaf(items) = &n.body else {
+                return Ok(());
+            };
             for it in items.iter().filter(|it| it.is_bucket()) {
                 free_stored_bucket(&it.value, page, rd, freed, depth + 1)?;
             }

@@ -42,9 +42,15 @@ struct Report {
 impl Report {
     fn add(&mut self, page: Option<PageId>, message: impl Into<String>) {
         if self.problems.len() < PROBLEMS_MAX {
-            self.problems.push(Problem { page, message: message.into() });
+            self.problems.push(Problem {
+                page,
+                message: message.into(),
+            });
         } else if self.problems.len() == PROBLEMS_MAX {
-            self.problems.push(Problem { page: None, message: "too many problems; stopped".into() });
+            self.problems.push(Problem {
+                page: None,
+                message: "too many problems; stopped".into(),
+            });
         }
     }
 }
@@ -65,7 +71,9 @@ impl Db {
         let writer = self.lock_writer();
         let meta = self.meta();
         let hwm = meta.high_water;
-        let mut report = Report { problems: Vec::new() };
+        let mut report = Report {
+            problems: Vec::new(),
+        };
         let mut reached = PageBitmap::new(hwm.0);
         reached.set(0);
         reached.set(1);
@@ -99,7 +107,10 @@ impl Db {
         report: &mut Report,
     ) {
         let id = meta.freelist;
-        let buf = match self.pager().read_span(id, meta.high_water, &[PageKind::Freelist]) {
+        let buf = match self
+            .pager()
+            .read_span(id, meta.high_water, &[PageKind::Freelist])
+        {
             Ok(b) => b,
             Err(e) => return report.add(Some(id), format!("freelist page unreadable: {e}")),
         };
@@ -113,7 +124,11 @@ impl Db {
             Ok(ids) if ids == memory => {}
             Ok(ids) => report.add(
                 Some(id),
-                format!("freelist page holds {} ids, memory {}", ids.len(), memory.len()),
+                format!(
+                    "freelist page holds {} ids, memory {}",
+                    ids.len(),
+                    memory.len()
+                ),
             ),
             Err(e) => report.add(Some(id), format!("freelist page: {e}")),
         }
@@ -127,7 +142,13 @@ impl Db {
         reached: &mut PageBitmap,
         report: &mut Report,
     ) {
-        let mut stack = vec![Visit { id: root, lo: None, hi: None, level: 0, depth: 1 }];
+        let mut stack = vec![Visit {
+            id: root,
+            lo: None,
+            hi: None,
+            level: 0,
+            depth: 1,
+        }];
         let mut roots = Vec::new();
         while let Some(v) = stack.pop() {
             if v.level > MAX_TREE_DEPTH || v.depth > MAX_BUCKET_DEPTH {
@@ -158,9 +179,18 @@ impl Db {
                     }
                     for (i, it) in items.iter().enumerate() {
                         let Child::Page(c) = it.child else { continue };
-                        let hi = items.get(i + 1).map(|n| n.key.clone()).or_else(|| v.hi.clone());
+                        let hi = items
+                            .get(i + 1)
+                            .map(|n| n.key.clone())
+                            .or_else(|| v.hi.clone());
                         let lo = Some(it.key.clone());
-                        stack.push(Visit { id: c, lo, hi, level: v.level + 1, depth: v.depth });
+                        stack.push(Visit {
+                            id: c,
+                            lo,
+                            hi,
+                            level: v.level + 1,
+                            depth: v.depth,
+                        });
                     }
                 }
                 Body::Leaf(items) => {
@@ -169,7 +199,13 @@ impl Db {
                         report.add(Some(v.id), e.to_string());
                     }
                     for &(r, d) in &roots {
-                        stack.push(Visit { id: r, lo: None, hi: None, level: 0, depth: d + 1 });
+                        stack.push(Visit {
+                            id: r,
+                            lo: None,
+                            hi: None,
+                            level: 0,
+                            depth: d + 1,
+                        });
                     }
                 }
             }

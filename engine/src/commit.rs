@@ -50,15 +50,18 @@ impl SpillSink for Sink<'_> {
             return Ok(id);
         }
         let id = self.high_water;
-        self.high_water = PageId(id.0.checked_add(count).ok_or_else(|| {
-            Error::corrupted(id, "high-water mark overflows the page id space")
-        })?);
+        self.high_water =
+            PageId(id.0.checked_add(count).ok_or_else(|| {
+                Error::corrupted(id, "high-water mark overflows the page id space")
+            })?);
         self.freelist.record_allocation(self.txid, id);
         self.counters.high_water_allocations += count;
         Ok(id)
     }
-    fn free(&mut self, span: PageSpan) {
-        self.freelist.free(self.txid, span);
+    fn free(&mut self, span: PageSpan) -> Result<()> {
+        self.freelist.try_free(self.txid, span).map_err(|id| {
+            Error::corrupted(id, "page freed twice: the tree references it more than once")
+        })
     }
     fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>) {
         self.dirty.push((id, bytes));
@@ -102,7 +105,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         counters: Counters::default(),
     };
     for span in tx.freed.drain(..) {
-        sink.free(span);
+        sink.free(span)?;
     }
     commit_children(&mut tx.root, &rd, &mut sink)?;
     tree::rebalance(&mut tx.root.root, &rd, &mut sink)?;
@@ -110,7 +113,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     let root = tree::spill_root(root_tree, &mut sink)?;
 
     if let Some(old) = writer.freelist_span.take() {
-        sink.free(old);
+        sink.free(old)?;
     }
     let freelist_page = if opts.no_freelist_sync {
         PageId::NO_FREELIST
@@ -129,7 +132,12 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         txid: tx.txid,
     };
 
-    let Sink { dirty, nodes, mut counters, .. } = sink;
+    let Sink {
+        dirty,
+        nodes,
+        mut counters,
+        ..
+    } = sink;
     let storage = db.pager().storage();
     let needed = meta.high_water.0 * u64::from(meta.page_size);
     if needed > writer.file_len {
@@ -142,7 +150,13 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     write_pages(storage, meta.page_size, dirty, &mut counters)?;
     sync(storage, &opts, &mut counters)?;
     let meta_page = meta.encode_page();
-    write_at(storage, meta.slot(), meta.page_size, &meta_page, &mut counters)?;
+    write_at(
+        storage,
+        meta.slot(),
+        meta.page_size,
+        &meta_page,
+        &mut counters,
+    )?;
     counters.meta_writes += 1;
     sync(storage, &opts, &mut counters)?;
 
@@ -168,7 +182,11 @@ fn commit_children(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> 
                 Ok(i) => items[i].value = value,
                 Err(i) => items.insert(
                     i,
-                    LeafItem { flags: LEAF_FLAG_BUCKET, key: name.clone(), value },
+                    LeafItem {
+                        flags: LEAF_FLAG_BUCKET,
+                        key: name.clone(),
+                        value,
+                    },
                 ),
             }
             Ok(())
@@ -185,7 +203,7 @@ fn commit_bucket(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> Re
     if let Child::Node(n) = &t.root {
         if inlineable(n, sink.page_size) {
             if let Some(span) = n.origin {
-                sink.free(span);
+                sink.free(span)?;
             }
             return Ok(encode_header(PageId(0), t.sequence, Some(n)));
         }
@@ -254,7 +272,9 @@ fn write_at(
     counters: &mut Counters,
 ) -> Result<()> {
     let offset = id.0 * u64::from(page_size);
-    storage.write_at(offset, bytes).map_err(|e| Error::io("write", e))?;
+    storage
+        .write_at(offset, bytes)
+        .map_err(|e| Error::io("write", e))?;
     counters.write_calls += 1;
     counters.pages_written += bytes.len() as u64 / u64::from(page_size);
     counters.bytes_written += bytes.len() as u64;

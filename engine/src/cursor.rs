@@ -20,13 +20,21 @@ pub struct Cursor<'a> {
 }
 
 fn item_of(it: &LeafItem) -> CursorItem {
-    let value = if it.is_bucket() { None } else { Some(it.value.clone()) };
+    let value = if it.is_bucket() {
+        None
+    } else {
+        Some(it.value.clone())
+    };
     (it.key.clone(), value)
 }
 
 impl<'a> Cursor<'a> {
     pub(crate) fn new(rd: Reader<'a>, root: NodeRef<'a>) -> Cursor<'a> {
-        Cursor { rd, root, stack: Vec::new() }
+        Cursor {
+            rd,
+            root,
+            stack: Vec::new(),
+        }
     }
 
     /// The smallest key.
@@ -55,7 +63,11 @@ impl<'a> Cursor<'a> {
             match &node.body {
                 Body::Branch(items) => {
                     let i = child_index(items, key);
-                    let child = if items.is_empty() { None } else { Some(node.child(i, &self.rd)?) };
+                    let child = if items.is_empty() {
+                        None
+                    } else {
+                        Some(node.child(i, &self.rd)?)
+                    };
                     self.push(node.clone(), i)?;
                     match child {
                         Some(c) => node = c,
@@ -82,14 +94,18 @@ impl<'a> Cursor<'a> {
     /// The key before the current one.
     pub fn prev(&mut self) -> Result<Option<CursorItem>> {
         loop {
-            let Some((_, idx)) = self.stack.last_mut() else { return Ok(None) };
+            let Some((_, idx)) = self.stack.last_mut() else {
+                return Ok(None);
+            };
             if *idx > 0 {
                 *idx -= 1;
                 break;
             }
             self.stack.pop();
             // Step the parent back one child and descend to that child's last leaf entry.
-            let Some((_, pidx)) = self.stack.last_mut() else { return Ok(None) };
+            let Some((_, pidx)) = self.stack.last_mut() else {
+                return Ok(None);
+            };
             if *pidx == 0 {
                 continue;
             }
@@ -112,7 +128,9 @@ impl<'a> Cursor<'a> {
     /// first (or last) child at each level below.
     fn descend(&mut self, to_last: bool) -> Result<()> {
         loop {
-            let Some((node, idx)) = self.stack.last() else { return Ok(()) };
+            let Some((node, idx)) = self.stack.last() else {
+                return Ok(());
+            };
             if node.is_leaf() {
                 return Ok(());
             }
@@ -120,7 +138,11 @@ impl<'a> Cursor<'a> {
                 return Ok(()); // empty branch: settle will move on
             }
             let child = node.child(*idx, &self.rd)?;
-            let start = if to_last { child.len().saturating_sub(1) } else { 0 };
+            let start = if to_last {
+                child.len().saturating_sub(1)
+            } else {
+                0
+            };
             self.push(child, start)?;
         }
     }
@@ -128,7 +150,9 @@ impl<'a> Cursor<'a> {
     /// Make the top of the stack point at a real leaf entry, moving forward across leaves.
     fn settle_forward(&mut self) -> Result<Option<CursorItem>> {
         loop {
-            let Some((node, idx)) = self.stack.last() else { return Ok(None) };
+            let Some((node, idx)) = self.stack.last() else {
+                return Ok(None);
+            };
             if let Body::Leaf(items) = &node.body {
                 if let Some(it) = items.get(*idx) {
                     return Ok(Some(item_of(it)));
@@ -137,7 +161,9 @@ impl<'a> Cursor<'a> {
             // Past the end of this node: pop to the nearest ancestor with a next child.
             loop {
                 self.stack.pop();
-                let Some((node, idx)) = self.stack.last_mut() else { return Ok(None) };
+                let Some((node, idx)) = self.stack.last_mut() else {
+                    return Ok(None);
+                };
                 if *idx + 1 < node.len() {
                     *idx += 1;
                     break;
@@ -150,7 +176,9 @@ impl<'a> Cursor<'a> {
     /// Like `settle_forward`, moving backward.
     fn settle_backward(&mut self) -> Result<Option<CursorItem>> {
         loop {
-            let Some((node, idx)) = self.stack.last() else { return Ok(None) };
+            let Some((node, idx)) = self.stack.last() else {
+                return Ok(None);
+            };
             if let Body::Leaf(items) = &node.body {
                 if let Some(it) = items.get(*idx) {
                     return Ok(Some(item_of(it)));
@@ -158,7 +186,9 @@ impl<'a> Cursor<'a> {
             }
             loop {
                 self.stack.pop();
-                let Some((_, idx)) = self.stack.last_mut() else { return Ok(None) };
+                let Some((_, idx)) = self.stack.last_mut() else {
+                    return Ok(None);
+                };
                 if *idx > 0 {
                     *idx -= 1;
                     break;

@@ -55,7 +55,10 @@ impl Db {
         let len = storage.len().map_err(|e| Error::io("len", e))?;
         if len == 0 {
             if options.read_only {
-                return Err(Error::Truncated { len: 0, needed: 2 * META_SIZE as u64 });
+                return Err(Error::Truncated {
+                    len: 0,
+                    needed: 2 * META_SIZE as u64,
+                });
             }
             init_fresh(&storage, &options)?;
         }
@@ -71,8 +74,16 @@ impl Db {
         let (freelist, freelist_span) = load_freelist(&pager, &meta, &options, &mut counters)?;
         let db = Db {
             pager,
-            published: Mutex::new(Published { meta, readers: BTreeMap::new() }),
-            writer: Mutex::new(WriterState { freelist, freelist_span, file_len: len, latched: None }),
+            published: Mutex::new(Published {
+                meta,
+                readers: BTreeMap::new(),
+            }),
+            writer: Mutex::new(WriterState {
+                freelist,
+                freelist_span,
+                file_len: len,
+                latched: None,
+            }),
             counters: Mutex::new(counters),
             options,
         };
@@ -234,10 +245,23 @@ fn init_fresh(storage: &dyn Storage, options: &Options) -> Result<()> {
         let at = txid as usize * ps;
         buf[at..at + ps].copy_from_slice(&meta.encode_page());
     }
-    PageHeader { id: PageId(2), flags: FLAG_FREELIST, count: 0, overflow: 0 }
-        .encode(&mut buf[2 * ps..]);
-    PageHeader { id: PageId(3), flags: FLAG_LEAF, count: 0, overflow: 0 }.encode(&mut buf[3 * ps..]);
-    storage.write_at(0, &buf).map_err(|e| Error::io("write", e))?;
+    PageHeader {
+        id: PageId(2),
+        flags: FLAG_FREELIST,
+        count: 0,
+        overflow: 0,
+    }
+    .encode(&mut buf[2 * ps..]);
+    PageHeader {
+        id: PageId(3),
+        flags: FLAG_LEAF,
+        count: 0,
+        overflow: 0,
+    }
+    .encode(&mut buf[3 * ps..]);
+    storage
+        .write_at(0, &buf)
+        .map_err(|e| Error::io("write", e))?;
     if !options.no_sync {
         storage.sync().map_err(|e| Error::io("sync", e))?;
     }
@@ -246,10 +270,14 @@ fn init_fresh(storage: &dyn Storage, options: &Options) -> Result<()> {
 
 fn read_meta_at(storage: &dyn Storage, offset: u64, page: PageId) -> Result<Meta> {
     let mut buf = [0u8; PAGE_HEADER_SIZE + META_SIZE];
-    storage.read_at(offset, &mut buf).map_err(|e| match e.kind() {
-        std::io::ErrorKind::UnexpectedEof => Error::corrupted(page, "meta page past end of file"),
-        _ => Error::io("read", e),
-    })?;
+    storage
+        .read_at(offset, &mut buf)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => {
+                Error::corrupted(page, "meta page past end of file")
+            }
+            _ => Error::io("read", e),
+        })?;
     Meta::decode(&buf, page)
 }
 
@@ -260,22 +288,25 @@ fn detect_page_size(storage: &dyn Storage) -> Result<u32> {
         Ok(m) => return Ok(m.page_size),
         Err(e) => e,
     };
-    let mut err1 = Error::corrupted(PageId(1), "no meta page found at any page size");
+    // Report the most telling failure: a meta that is there but invalid beats "nothing found".
+    let mut err1 = None;
     let mut size = crate::page::PAGE_SIZE_MIN;
     while size <= crate::page::PAGE_SIZE_MAX {
         match read_meta_at(storage, u64::from(size), PageId(1)) {
             Ok(m) if m.page_size == size => return Ok(size),
             Ok(_) => {}
-            Err(e) => {
-                if !matches!(&e, Error::Corrupted { reason, .. } if reason.contains("invalid magic"))
-                {
-                    err1 = e;
-                }
-            }
+            Err(Error::Corrupted { reason, .. })
+                if reason.contains("invalid magic") || reason.contains("past end of file") => {}
+            Err(e) => err1 = err1.or(Some(e)),
         }
         size *= 2;
     }
-    Err(Error::NoValidMeta { meta0: Box::new(err0), meta1: Box::new(err1) })
+    let err1 =
+        err1.unwrap_or_else(|| Error::corrupted(PageId(1), "no meta page found at any page size"));
+    Err(Error::NoValidMeta {
+        meta0: Box::new(err0),
+        meta1: Box::new(err1),
+    })
 }
 
 /// The valid meta with the highest txid.
@@ -287,7 +318,10 @@ fn choose_meta(storage: &dyn Storage, page_size: u32) -> Result<Meta> {
         (Ok(a), Ok(b)) => Ok(if b.txid > a.txid { b } else { a }),
         (Ok(a), Err(_)) => Ok(a),
         (Err(_), Ok(b)) => Ok(b),
-        (Err(e0), Err(e1)) => Err(Error::NoValidMeta { meta0: Box::new(e0), meta1: Box::new(e1) }),
+        (Err(e0), Err(e1)) => Err(Error::NoValidMeta {
+            meta0: Box::new(e0),
+            meta1: Box::new(e1),
+        }),
     }
 }
 
@@ -295,7 +329,10 @@ fn same_size(m: Meta, page_size: u32, slot: u64) -> Result<Meta> {
     if m.page_size != page_size {
         return Err(Error::corrupted(
             PageId(slot),
-            format!("page size {} differs from the file's {page_size}", m.page_size),
+            format!(
+                "page size {} differs from the file's {page_size}",
+                m.page_size
+            ),
         ));
     }
     Ok(m)
@@ -320,4 +357,3 @@ fn load_freelist(
     fl.init(&free);
     Ok((fl, None))
 }
-

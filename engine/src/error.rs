@@ -23,7 +23,9 @@ pub enum Error {
     Corrupted { page: PageId, reason: String },
 
     /// A meta page failed its FNV-1a checksum.
-    #[error("meta page {page}: checksum mismatch (stored {stored:#018x}, computed {computed:#018x})")]
+    #[error(
+        "meta page {page}: checksum mismatch (stored {stored:#018x}, computed {computed:#018x})"
+    )]
     ChecksumMismatch {
         page: PageId,
         stored: u64,

@@ -34,7 +34,9 @@ const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
 /// FNV-1a, 64 bit.
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(FNV_OFFSET, |h, &b| (h ^ u64::from(b)).wrapping_mul(FNV_PRIME))
+    bytes.iter().fold(FNV_OFFSET, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(FNV_PRIME)
+    })
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,7 +81,13 @@ impl Meta {
     pub fn encode_page(&self) -> Vec<u8> {
         self.assert_sane();
         let mut buf = vec![0u8; self.page_size as usize];
-        PageHeader { id: self.slot(), flags: FLAG_META, count: 0, overflow: 0 }.encode(&mut buf);
+        PageHeader {
+            id: self.slot(),
+            flags: FLAG_META,
+            count: 0,
+            overflow: 0,
+        }
+        .encode(&mut buf);
         buf[PAGE_HEADER_SIZE..PAGE_HEADER_SIZE + META_SIZE].copy_from_slice(&self.encode());
         buf
     }
@@ -95,12 +103,19 @@ impl Meta {
         }
         let version = page::read_u32(m, 4);
         if version != VERSION {
-            return Err(Error::corrupted(page, format!("unsupported version {version}")));
+            return Err(Error::corrupted(
+                page,
+                format!("unsupported version {version}"),
+            ));
         }
         let stored = page::read_u64(m, CHECKSUMMED);
         let computed = fnv1a64(&m[..CHECKSUMMED]);
         if stored != computed {
-            return Err(Error::ChecksumMismatch { page, stored, computed });
+            return Err(Error::ChecksumMismatch {
+                page,
+                stored,
+                computed,
+            });
         }
         let meta = Meta {
             page_size: page::read_u32(m, 8),
@@ -118,7 +133,10 @@ impl Meta {
     /// Range checks on a checksum-valid meta.
     fn validate(&self, page: PageId) -> Result<()> {
         if !page::page_size_valid(self.page_size) {
-            return Err(Error::corrupted(page, format!("invalid page size {}", self.page_size)));
+            return Err(Error::corrupted(
+                page,
+                format!("invalid page size {}", self.page_size),
+            ));
         }
         let in_range = |p: PageId| p.0 >= 2 && p < self.high_water;
         if !in_range(self.root) {
@@ -130,7 +148,10 @@ impl Meta {
         if self.has_freelist() && !in_range(self.freelist) {
             return Err(Error::corrupted(
                 page,
-                format!("freelist {} outside [2, {})", self.freelist, self.high_water),
+                format!(
+                    "freelist {} outside [2, {})",
+                    self.freelist, self.high_water
+                ),
             ));
         }
         Ok(())
@@ -139,7 +160,10 @@ impl Meta {
     /// Programmer-error checks before a meta is written (bbolt panics in the same places).
     fn assert_sane(&self) {
         assert!(page::page_size_valid(self.page_size));
-        assert!(self.root.0 >= 2 && self.root < self.high_water, "root below high water");
+        assert!(
+            self.root.0 >= 2 && self.root < self.high_water,
+            "root below high water"
+        );
         if self.has_freelist() {
             assert!(self.freelist.0 >= 2 && self.freelist < self.high_water);
         }
@@ -209,7 +233,10 @@ mod tests {
         for i in PAGE_HEADER_SIZE..PAGE_HEADER_SIZE + META_SIZE {
             let mut bad = buf.clone();
             bad[i] ^= 0x40;
-            assert!(Meta::decode(&bad, PageId(1)).is_err(), "flip at byte {i} accepted");
+            assert!(
+                Meta::decode(&bad, PageId(1)).is_err(),
+                "flip at byte {i} accepted"
+            );
         }
     }
 

@@ -69,7 +69,11 @@ pub struct Node {
 
 impl Node {
     pub fn empty_leaf() -> Node {
-        Node { origin: None, unbalanced: false, body: Body::Leaf(Vec::new()) }
+        Node {
+            origin: None,
+            unbalanced: false,
+            body: Body::Leaf(Vec::new()),
+        }
     }
 
     pub fn is_leaf(&self) -> bool {
@@ -108,12 +112,18 @@ impl Node {
     pub fn decode(buf: &[u8], expect_id: PageId, page: PageId) -> Result<Node> {
         let header = PageHeader::decode(buf, page)?;
         if header.id != expect_id {
-            return Err(Error::corrupted(page, format!("header names page {}", header.id)));
+            return Err(Error::corrupted(
+                page,
+                format!("header names page {}", header.id),
+            ));
         }
         let count = usize::from(header.count);
         let elems_end = PAGE_HEADER_SIZE + count * ELEMENT_SIZE;
         if elems_end > buf.len() {
-            return Err(Error::corrupted(page, format!("{count} elements overrun the page")));
+            return Err(Error::corrupted(
+                page,
+                format!("{count} elements overrun the page"),
+            ));
         }
         let body = match header.kind() {
             Some(PageKind::Leaf) => Body::Leaf(decode_leaf(buf, count, page)?),
@@ -121,25 +131,43 @@ impl Node {
             _ => {
                 return Err(Error::corrupted(
                     page,
-                    format!("expected a branch or leaf page, flags {:#06x}", header.flags),
+                    format!(
+                        "expected a branch or leaf page, flags {:#06x}",
+                        header.flags
+                    ),
                 ))
             }
         };
-        Ok(Node { origin: None, unbalanced: false, body })
+        Ok(Node {
+            origin: None,
+            unbalanced: false,
+            body,
+        })
     }
 
     /// Encode into `buf` (its length is the size of the page run, or the exact size for an
     /// inline image) with header id `id`.
     pub fn encode(&self, buf: &mut [u8], id: PageId, page_size: u32) {
         let size = self.size();
-        assert!(buf.len() >= size, "buffer {} smaller than node {}", buf.len(), size);
+        assert!(
+            buf.len() >= size,
+            "buffer {} smaller than node {}",
+            buf.len(),
+            size
+        );
         assert!(self.len() < 0xFFFF, "node element count overflows u16");
         let pages = buf.len().div_ceil(page_size as usize);
         let (flags, count) = match &self.body {
             Body::Leaf(items) => (FLAG_LEAF, items.len()),
             Body::Branch(items) => (FLAG_BRANCH, items.len()),
         };
-        PageHeader { id, flags, count: count as u16, overflow: (pages - 1) as u32 }.encode(buf);
+        PageHeader {
+            id,
+            flags,
+            count: count as u16,
+            overflow: (pages - 1) as u32,
+        }
+        .encode(buf);
         let mut data = PAGE_HEADER_SIZE + count * ELEMENT_SIZE;
         let mut prev: Option<&[u8]> = None;
         for i in 0..count {
@@ -166,7 +194,10 @@ impl Node {
                 }
             };
             assert!(!key.is_empty(), "empty key");
-            assert!(prev.is_none_or(|p| p < key), "keys out of order at element {i}");
+            assert!(
+                prev.is_none_or(|p| p < key),
+                "keys out of order at element {i}"
+            );
             prev = Some(key);
             buf[data..data + key.len()].copy_from_slice(key);
             data += key.len();
@@ -201,16 +232,25 @@ fn element_bytes(
         (Some(s), Some(k), Some(v)) if v <= buf.len() as u64 => {
             Ok((&buf[s as usize..k as usize], &buf[k as usize..v as usize]))
         }
-        _ => Err(Error::corrupted(page, format!("element at offset {elem} overruns the page"))),
+        _ => Err(Error::corrupted(
+            page,
+            format!("element at offset {elem} overruns the page"),
+        )),
     }
 }
 
 fn check_key_order(prev: Option<&[u8]>, key: &[u8], i: usize, page: PageId) -> Result<()> {
     if key.is_empty() {
-        return Err(Error::corrupted(page, format!("element {i} has an empty key")));
+        return Err(Error::corrupted(
+            page,
+            format!("element {i} has an empty key"),
+        ));
     }
     if prev.is_some_and(|p| p >= key) {
-        return Err(Error::corrupted(page, format!("keys out of order at element {i}")));
+        return Err(Error::corrupted(
+            page,
+            format!("keys out of order at element {i}"),
+        ));
     }
     Ok(())
 }
@@ -224,14 +264,24 @@ fn decode_leaf(buf: &[u8], count: usize, page: PageId) -> Result<Vec<LeafItem>> 
         let ksize = page::read_u32(buf, elem + 8);
         let vsize = page::read_u32(buf, elem + 12);
         if flags & !LEAF_FLAG_BUCKET != 0 {
-            return Err(Error::corrupted(page, format!("element {i} has flags {flags:#x}")));
+            return Err(Error::corrupted(
+                page,
+                format!("element {i} has flags {flags:#x}"),
+            ));
         }
         let (key, value) = element_bytes(buf, elem, pos, ksize, vsize, page)?;
         check_key_order(items.last().map(|p| p.key.as_slice()), key, i, page)?;
         if flags & LEAF_FLAG_BUCKET != 0 && value.len() < BUCKET_HEADER_SIZE {
-            return Err(Error::corrupted(page, format!("bucket value at element {i} too short")));
+            return Err(Error::corrupted(
+                page,
+                format!("bucket value at element {i} too short"),
+            ));
         }
-        items.push(LeafItem { flags, key: key.to_vec(), value: value.to_vec() });
+        items.push(LeafItem {
+            flags,
+            key: key.to_vec(),
+            value: value.to_vec(),
+        });
     }
     Ok(items)
 }
@@ -245,7 +295,10 @@ fn decode_branch(buf: &[u8], count: usize, page: PageId) -> Result<Vec<BranchIte
         let pgid = PageId(page::read_u64(buf, elem + 8));
         let (key, _) = element_bytes(buf, elem, pos, ksize, 0, page)?;
         check_key_order(items.last().map(|p| p.key.as_slice()), key, i, page)?;
-        items.push(BranchItem { key: key.to_vec(), child: Child::Page(pgid) });
+        items.push(BranchItem {
+            key: key.to_vec(),
+            child: Child::Page(pgid),
+        });
     }
     Ok(items)
 }
@@ -287,9 +340,17 @@ mod tests {
     fn leaf(pairs: &[(&[u8], &[u8])]) -> Node {
         let items = pairs
             .iter()
-            .map(|(k, v)| LeafItem { flags: 0, key: k.to_vec(), value: v.to_vec() })
+            .map(|(k, v)| LeafItem {
+                flags: 0,
+                key: k.to_vec(),
+                value: v.to_vec(),
+            })
             .collect();
-        Node { origin: None, unbalanced: false, body: Body::Leaf(items) }
+        Node {
+            origin: None,
+            unbalanced: false,
+            body: Body::Leaf(items),
+        }
     }
 
     #[test]
@@ -316,9 +377,16 @@ mod tests {
     #[test]
     fn branch_round_trips_and_overflow_is_set() {
         let items = (0..3u8)
-            .map(|i| BranchItem { key: vec![b'k', i], child: Child::Page(PageId(10 + u64::from(i))) })
+            .map(|i| BranchItem {
+                key: vec![b'k', i],
+                child: Child::Page(PageId(10 + u64::from(i))),
+            })
             .collect();
-        let n = Node { origin: None, unbalanced: false, body: Body::Branch(items) };
+        let n = Node {
+            origin: None,
+            unbalanced: false,
+            body: Body::Branch(items),
+        };
         let mut buf = vec![0u8; 3 * 512];
         n.encode(&mut buf, PageId(4), 512);
         assert_eq!(page::read_u32(&buf, 12), 2, "two overflow pages");
@@ -332,13 +400,19 @@ mod tests {
         n.encode(&mut buf, PageId(5), 512);
         let mut bad = buf.clone();
         page::write_u32(&mut bad, 16 + 12, u32::MAX); // vsize
-        assert!(Node::decode(&bad, PageId(5), PageId(5)).unwrap_err().to_string().contains("overruns"));
+        assert!(Node::decode(&bad, PageId(5), PageId(5))
+            .unwrap_err()
+            .to_string()
+            .contains("overruns"));
         let mut bad = buf.clone();
         page::write_u16(&mut bad, 10, 0xFFFE); // count
         assert!(Node::decode(&bad, PageId(5), PageId(5)).is_err());
         let mut bad = buf.clone();
         bad[16 + 32] = b'z'; // first key now after the second
-        assert!(Node::decode(&bad, PageId(5), PageId(5)).unwrap_err().to_string().contains("order"));
+        assert!(Node::decode(&bad, PageId(5), PageId(5))
+            .unwrap_err()
+            .to_string()
+            .contains("order"));
         let mut bad = buf.clone();
         page::write_u32(&mut bad, 16, 0x2); // unknown leaf flag
         assert!(Node::decode(&bad, PageId(5), PageId(5)).is_err());

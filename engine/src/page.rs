@@ -109,15 +109,23 @@ impl PageHeader {
     pub fn decode_expecting(buf: &[u8], page: PageId, want: &[PageKind]) -> Result<PageHeader> {
         let h = PageHeader::decode(buf, page)?;
         if h.id != page {
-            return Err(Error::corrupted(page, format!("header names page {}", h.id)));
+            return Err(Error::corrupted(
+                page,
+                format!("header names page {}", h.id),
+            ));
         }
-        let kind = PageKind::from_flags(h.flags)
-            .ok_or_else(|| Error::corrupted(page, format!("invalid page flags {:#06x}", h.flags)))?;
+        let kind = PageKind::from_flags(h.flags).ok_or_else(|| {
+            Error::corrupted(page, format!("invalid page flags {:#06x}", h.flags))
+        })?;
         if !want.contains(&kind) {
             let names: Vec<&str> = want.iter().map(|k| k.name()).collect();
             return Err(Error::corrupted(
                 page,
-                format!("expected a {} page, found {}", names.join(" or "), kind.name()),
+                format!(
+                    "expected a {} page, found {}",
+                    names.join(" or "),
+                    kind.name()
+                ),
             ));
         }
         Ok(h)
@@ -188,8 +196,13 @@ mod tests {
     #[test]
     fn decode_expecting_names_the_problem() {
         let mut buf = [0u8; 16];
-        PageHeader { id: PageId(7), flags: FLAG_LEAF | FLAG_BRANCH, count: 0, overflow: 0 }
-            .encode(&mut buf);
+        PageHeader {
+            id: PageId(7),
+            flags: FLAG_LEAF | FLAG_BRANCH,
+            count: 0,
+            overflow: 0,
+        }
+        .encode(&mut buf);
         let err = PageHeader::decode_expecting(&buf, PageId(7), &[PageKind::Leaf]).unwrap_err();
         assert!(err.to_string().contains("invalid page flags"), "{err}");
         let err = PageHeader::decode_expecting(&buf, PageId(8), &[PageKind::Leaf]).unwrap_err();

@@ -44,7 +44,12 @@ pub struct ReadCounts {
 
 impl Pager {
     pub fn new(storage: Box<dyn Storage>, page_size: u32, capacity: usize) -> Pager {
-        Pager { storage, page_size, capacity, cache: Mutex::new(Cache::default()) }
+        Pager {
+            storage,
+            page_size,
+            capacity,
+            cache: Mutex::new(Cache::default()),
+        }
     }
 
     pub fn storage(&self) -> &dyn Storage {
@@ -61,14 +66,21 @@ impl Pager {
 
     pub fn read_counts(&self) -> ReadCounts {
         let c = self.lock();
-        ReadCounts { hits: c.hits, pages_read: c.pages_read, bytes_read: c.bytes_read }
+        ReadCounts {
+            hits: c.hits,
+            pages_read: c.pages_read,
+            bytes_read: c.bytes_read,
+        }
     }
 
     /// The decoded branch or leaf node at `id`, as seen by a snapshot whose high-water mark is
     /// `high_water`.
     pub fn node(&self, id: PageId, high_water: PageId) -> Result<Arc<Node>> {
         if id.0 < 2 || id >= high_water {
-            return Err(Error::corrupted(id, format!("page reference outside [2, {high_water})")));
+            return Err(Error::corrupted(
+                id,
+                format!("page reference outside [2, {high_water})"),
+            ));
         }
         {
             let mut c = self.lock();
@@ -79,7 +91,10 @@ impl Pager {
         }
         let buf = self.read_span(id, high_water, &[PageKind::Branch, PageKind::Leaf])?;
         let mut node = Node::decode(&buf, id, id)?;
-        node.origin = Some(PageSpan::new(id, (buf.len() / self.page_size as usize) as u64));
+        node.origin = Some(PageSpan::new(
+            id,
+            (buf.len() / self.page_size as usize) as u64,
+        ));
         let node = Arc::new(node);
         self.insert(id, node.clone());
         Ok(node)
@@ -99,17 +114,25 @@ impl Pager {
         let Some(end) = end else {
             return Err(Error::corrupted(
                 id,
-                format!("overflow {} runs past the high-water mark {high_water}", header.overflow),
+                format!(
+                    "overflow {} runs past the high-water mark {high_water}",
+                    header.overflow
+                ),
             ));
         };
         let file_len = self.storage.len().map_err(|e| Error::io("len", e))?;
         if end.saturating_mul(ps) > file_len {
-            return Err(Error::corrupted(id, "overflow pages run past the end of the file"));
+            return Err(Error::corrupted(
+                id,
+                "overflow pages run past the end of the file",
+            ));
         }
         let mut buf = vec![0u8; (pages * ps) as usize];
         buf[..first.len()].copy_from_slice(&first);
         let rest_offset = (id.0 + 1) * ps;
-        self.storage.read_at(rest_offset, &mut buf[first.len()..]).map_err(|e| read_error(id, e))?;
+        self.storage
+            .read_at(rest_offset, &mut buf[first.len()..])
+            .map_err(|e| read_error(id, e))?;
         self.count_read(pages - 1, (pages - 1) * ps);
         Ok(buf)
     }
@@ -119,7 +142,9 @@ impl Pager {
         let offset = id
             .offset(self.page_size)
             .ok_or_else(|| Error::corrupted(id, "page offset overflows"))?;
-        self.storage.read_at(offset, buf).map_err(|e| read_error(id, e))?;
+        self.storage
+            .read_at(offset, buf)
+            .map_err(|e| read_error(id, e))?;
         self.count_read(1, buf.len() as u64);
         Ok(())
     }
@@ -158,4 +183,3 @@ fn read_error(page: PageId, e: io::Error) -> Error {
         Error::io("read", e)
     }
 }
-

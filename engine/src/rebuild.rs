@@ -22,7 +22,9 @@ pub(crate) struct PageBitmap {
 
 impl PageBitmap {
     pub fn new(pages: u64) -> PageBitmap {
-        PageBitmap { words: vec![0; pages.div_ceil(64) as usize] }
+        PageBitmap {
+            words: vec![0; pages.div_ceil(64) as usize],
+        }
     }
 
     /// Set bit `id`; returns whether it was already set.
@@ -34,7 +36,9 @@ impl PageBitmap {
     }
 
     pub fn get(&self, id: u64) -> bool {
-        self.words.get((id / 64) as usize).is_some_and(|w| w >> (id % 64) & 1 == 1)
+        self.words
+            .get((id / 64) as usize)
+            .is_some_and(|w| w >> (id % 64) & 1 == 1)
     }
 }
 
@@ -47,7 +51,10 @@ pub(crate) fn bucket_roots(
     out: &mut Vec<(PageId, usize)>,
 ) -> Result<()> {
     if depth > MAX_BUCKET_DEPTH {
-        return Err(Error::corrupted(page, format!("buckets nested deeper than {MAX_BUCKET_DEPTH}")));
+        return Err(Error::corrupted(
+            page,
+            format!("buckets nested deeper than {MAX_BUCKET_DEPTH}"),
+        ));
     }
     for it in items.iter().filter(|it| it.is_bucket()) {
         match decode_header(&it.value, page)?.root {
@@ -63,7 +70,11 @@ pub(crate) fn bucket_roots(
 }
 
 /// The sorted free page ids of the snapshot `meta`.
-pub(crate) fn free_pages(pager: &Pager, meta: &Meta, counters: &mut Counters) -> Result<Vec<PageId>> {
+pub(crate) fn free_pages(
+    pager: &Pager,
+    meta: &Meta,
+    counters: &mut Counters,
+) -> Result<Vec<PageId>> {
     let hwm = meta.high_water;
     let mut seen = PageBitmap::new(hwm.0);
     seen.set(0);
@@ -73,7 +84,10 @@ pub(crate) fn free_pages(pager: &Pager, meta: &Meta, counters: &mut Counters) ->
     let mut roots = Vec::new();
     while let Some((id, level, depth)) = stack.pop() {
         if level > MAX_TREE_DEPTH {
-            return Err(Error::corrupted(id, format!("tree deeper than {MAX_TREE_DEPTH} levels")));
+            return Err(Error::corrupted(
+                id,
+                format!("tree deeper than {MAX_TREE_DEPTH} levels"),
+            ));
         }
         let node = pager.node(id, hwm)?;
         let span = node.origin.expect("pager nodes carry their origin");

@@ -82,7 +82,9 @@ impl<'a> NodeRef<'a> {
 /// Index of the child of a branch whose subtree may hold `key`: the last element whose key is
 /// ≤ `key`, or the first one.
 pub fn child_index(items: &[BranchItem], key: &[u8]) -> usize {
-    items.partition_point(|it| it.key.as_slice() <= key).saturating_sub(1)
+    items
+        .partition_point(|it| it.key.as_slice() <= key)
+        .saturating_sub(1)
 }
 
 fn too_deep(page: PageId) -> Error {
@@ -160,8 +162,9 @@ pub trait SpillSink {
     fn fill_percent(&self) -> f64;
     /// Allocate `count` contiguous pages.
     fn allocate(&mut self, count: u64) -> Result<PageId>;
-    /// Pages no longer reachable after this commit.
-    fn free(&mut self, span: PageSpan);
+    /// Pages no longer reachable after this commit. Fails when a page is already free or
+    /// pending, which only a corrupt tree (a page referenced twice) can cause.
+    fn free(&mut self, span: PageSpan) -> Result<()>;
     /// An encoded page run and the node it holds (children all pages).
     fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>);
     fn count_split(&mut self);
@@ -170,21 +173,27 @@ pub trait SpillSink {
 
 /// Merge underfull nodes, bottom-up, and collapse a root branch with a single child.
 pub fn rebalance(root: &mut Child, rd: &Reader<'_>, sink: &mut dyn SpillSink) -> Result<()> {
-    let Child::Node(node) = root else { return Ok(()) };
+    let Child::Node(node) = root else {
+        return Ok(());
+    };
     rebalance_children(node, rd, sink, 0)?;
     loop {
-        let Child::Node(node) = root else { return Ok(()) };
-        let Body::Branch(items) = &mut node.body else { return Ok(()) };
+        let Child::Node(node) = root else {
+            return Ok(());
+        };
+        let Body::Branch(items) = &mut node.body else {
+            return Ok(());
+        };
         match items.len() {
             0 => {
                 if let Some(span) = node.origin {
-                    sink.free(span);
+                    sink.free(span)?;
                 }
                 *root = Child::Node(Box::new(Node::empty_leaf()));
             }
             1 => {
                 if let Some(span) = node.origin {
-                    sink.free(span);
+                    sink.free(span)?;
                 }
                 let mut only = items.remove(0).child;
                 materialize(&mut only, rd)?;
@@ -213,7 +222,9 @@ fn rebalance_children(
         return Err(too_deep(PageId(0)));
     }
     let page_size = sink.page_size();
-    let Body::Branch(items) = &mut node.body else { return Ok(()) };
+    let Body::Branch(items) = &mut node.body else {
+        return Ok(());
+    };
     for it in items.iter_mut() {
         if let Child::Node(c) = &mut it.child {
             rebalance_children(c, rd, sink, depth + 1)?;
@@ -229,7 +240,7 @@ fn rebalance_children(
         }
         changed = true;
         if matches!(&items[i].child, Child::Node(c) if c.is_empty()) {
-            free_child(items.remove(i).child, sink);
+            free_child(items.remove(i).child, sink)?;
             continue;
         }
         if items.len() == 1 {
@@ -243,12 +254,13 @@ fn rebalance_children(
     Ok(())
 }
 
-fn free_child(child: Child, sink: &mut dyn SpillSink) {
+fn free_child(child: Child, sink: &mut dyn SpillSink) -> Result<()> {
     if let Child::Node(n) = child {
         if let Some(span) = n.origin {
-            sink.free(span);
+            sink.free(span)?;
         }
     }
+    Ok(())
 }
 
 /// Move every item of `items[left + 1]`'s node into `items[left]`'s node and drop the right one.
@@ -262,14 +274,19 @@ fn merge_siblings(
     let mut right_child = right.child;
     let right_node = materialize(&mut right_child, rd)?;
     if let Some(span) = right_node.origin {
-        sink.free(span);
+        sink.free(span)?;
     }
     let right_body = std::mem::replace(&mut right_node.body, Body::Leaf(Vec::new()));
     let left_node = materialize(&mut items[left].child, rd)?;
     match (&mut left_node.body, right_body) {
         (Body::Leaf(l), Body::Leaf(r)) => l.extend(r),
         (Body::Branch(l), Body::Branch(r)) => l.extend(r),
-        _ => return Err(Error::corrupted(PageId(0), "sibling pages of different types")),
+        _ => {
+            return Err(Error::corrupted(
+                PageId(0),
+                "sibling pages of different types",
+            ))
+        }
     }
     left_node.unbalanced = true;
     sink.count_merge();
@@ -284,11 +301,18 @@ pub fn spill_root(root: Child, sink: &mut dyn SpillSink) -> Result<PageId> {
     };
     let mut pieces = spill(node, sink, 0)?;
     while pieces.len() > 1 {
-        let parent = Node { origin: None, unbalanced: false, body: Body::Branch(pieces) };
+        let parent = Node {
+            origin: None,
+            unbalanced: false,
+            body: Body::Branch(pieces),
+        };
         pieces = spill(parent, sink, 0)?;
     }
     match pieces.pop() {
-        Some(BranchItem { child: Child::Page(id), .. }) => Ok(id),
+        Some(BranchItem {
+            child: Child::Page(id),
+            ..
+        }) => Ok(id),
         _ => unreachable!("spill returns at least one page"),
     }
 }
@@ -300,7 +324,7 @@ fn spill(node: Node, sink: &mut dyn SpillSink, depth: usize) -> Result<Vec<Branc
         return Err(too_deep(PageId(0)));
     }
     if let Some(span) = node.origin {
-        sink.free(span);
+        sink.free(span)?;
     }
     let body = match node.body {
         Body::Leaf(items) => Body::Leaf(items),
@@ -350,8 +374,31 @@ fn split_body(body: Body, sink: &mut dyn SpillSink) -> Vec<Body> {
     }
 }
 
+/// Keys of a node assembled by commit must ascend. They always do for a consistent tree; a
+/// corrupt one (a separator that disagrees with its child) can break it, and that is an error
+/// about the file, not a programmer error.
+fn check_order(body: &Body) -> Result<()> {
+    let ordered = match body {
+        Body::Leaf(items) => items.windows(2).all(|w| w[0].key < w[1].key),
+        Body::Branch(items) => items.windows(2).all(|w| w[0].key < w[1].key),
+    };
+    if ordered {
+        Ok(())
+    } else {
+        Err(Error::corrupted(
+            PageId(0),
+            "keys out of order across pages: a separator disagrees with its child",
+        ))
+    }
+}
+
 fn write_piece(body: Body, sink: &mut dyn SpillSink) -> Result<BranchItem> {
-    let mut node = Node { origin: None, unbalanced: false, body };
+    check_order(&body)?;
+    let mut node = Node {
+        origin: None,
+        unbalanced: false,
+        body,
+    };
     let page_size = sink.page_size() as usize;
     let pages = node.size().div_ceil(page_size).max(1) as u64;
     let id = sink.allocate(pages)?;
@@ -360,5 +407,8 @@ fn write_piece(body: Body, sink: &mut dyn SpillSink) -> Result<BranchItem> {
     node.origin = Some(PageSpan::new(id, pages));
     let key = node.first_key().map(<[u8]>::to_vec).unwrap_or_default();
     sink.emit(id, buf, Arc::new(node));
-    Ok(BranchItem { key, child: Child::Page(id) })
+    Ok(BranchItem {
+        key,
+        child: Child::Page(id),
+    })
 }

@@ -31,13 +31,19 @@ impl<'db> ReadTx<'db> {
     }
 
     pub(crate) fn reader(&self) -> Reader<'db> {
-        Reader { pager: self.db.pager(), high_water: self.meta.high_water }
+        Reader {
+            pager: self.db.pager(),
+            high_water: self.meta.high_water,
+        }
     }
 
     /// The root bucket, whose keys are the top-level buckets.
     pub fn root(&self) -> Result<Bucket<'db>> {
         let rd = self.reader();
-        let h = Header { root: BucketRoot::Page(self.meta.root), sequence: self.meta.sequence };
+        let h = Header {
+            root: BucketRoot::Page(self.meta.root),
+            sequence: self.meta.sequence,
+        };
         Bucket::from_header(rd, h)
     }
 
@@ -85,7 +91,10 @@ pub struct WriteTx<'db> {
 
 impl<'db> WriteTx<'db> {
     pub(crate) fn new(db: &'db Db, writer: MutexGuard<'db, WriterState>, base: Meta) -> Self {
-        let h = Header { root: BucketRoot::Page(base.root), sequence: base.sequence };
+        let h = Header {
+            root: BucketRoot::Page(base.root),
+            sequence: base.sequence,
+        };
         WriteTx {
             db,
             writer,
@@ -102,7 +111,10 @@ impl<'db> WriteTx<'db> {
     }
 
     pub(crate) fn reader(&self) -> Reader<'db> {
-        Reader { pager: self.db.pager(), high_water: self.base.high_water }
+        Reader {
+            pager: self.db.pager(),
+            high_water: self.base.high_water,
+        }
     }
 
     /// The root bucket, for creating, opening and deleting top-level buckets.
@@ -169,4 +181,3 @@ impl Drop for WriteTx<'_> {
         }
     }
 }
-

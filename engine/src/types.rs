@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A page number in the file. Byte offset = `id * page_size`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
 pub struct PageId(pub u64);
 
 impl PageId {
@@ -34,7 +36,9 @@ impl fmt::Display for PageId {
 
 /// A transaction id. Every committed write transaction gets the previous meta's txid + 1; a
 /// read transaction carries the txid of the meta it snapshotted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
 pub struct TxId(pub u64);
 
 impl TxId {

@@ -7,7 +7,10 @@ fn many_keys_nested_buckets_reopen() {
     db.update(|tx| {
         let mut b = tx.create_bucket(b"a")?;
         for i in 0..5000u32 {
-            b.put(format!("key{i:06}").as_bytes(), &vec![i as u8; (i % 300) as usize])?;
+            b.put(
+                format!("key{i:06}").as_bytes(),
+                &vec![i as u8; (i % 300) as usize],
+            )?;
         }
         let mut c = b.create_bucket(b"nested")?;
         c.put(b"x", b"y")?;

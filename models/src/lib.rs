@@ -3,3 +3,7 @@
 #![forbid(unsafe_code)]
 
 pub mod freelist;
+
+pub mod kv;
+
+pub use kv::{BucketModel, KvModel, ModelError};

@@ -18,7 +18,10 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 pub fn dump(db: &Db) -> Result<Dump> {
-    let mut out = Dump { page_size: db.page_size(), ..Dump::default() };
+    let mut out = Dump {
+        page_size: db.page_size(),
+        ..Dump::default()
+    };
     db.view(|tx| {
         let root = tx.root()?;
         let mut cur = root.cursor();
@@ -59,7 +62,10 @@ fn dump_bucket(b: &Bucket<'_>, path: String, out: &mut Dump) -> Result<()> {
 /// Parse a fixture JSON (`page_size`, `buckets`, optional `sequences`).
 pub fn parse_dump(text: &str) -> Dump {
     let v: serde_json::Value = serde_json::from_str(text).expect("valid JSON");
-    let mut d = Dump { page_size: v["page_size"].as_u64().expect("page_size") as u32, ..Dump::default() };
+    let mut d = Dump {
+        page_size: v["page_size"].as_u64().expect("page_size") as u32,
+        ..Dump::default()
+    };
     for (path, keys) in v["buckets"].as_object().expect("buckets object") {
         let keys = keys
             .as_object()
@@ -71,7 +77,8 @@ pub fn parse_dump(text: &str) -> Dump {
     }
     if let Some(seqs) = v.get("sequences").and_then(|s| s.as_object()) {
         for (path, n) in seqs {
-            d.sequences.insert(path.clone(), n.as_u64().expect("sequence"));
+            d.sequences
+                .insert(path.clone(), n.as_u64().expect("sequence"));
         }
     }
     d

@@ -186,22 +186,31 @@ impl Freelist {
     }
 
     /// Pages freed by write tx `txid`: they become pending under `txid`. Every page of the span
-    /// inherits the allocating txid recorded for its first page.
+    /// inherits the allocating txid recorded for its first page. Freeing a page twice is a
+    /// programmer error here; use [`Freelist::try_free`] where the span comes from disk.
     pub fn free(&mut self, txid: TxId, span: PageSpan) {
-        assert!(span.start.0 >= 2, "cannot free meta page {}", span.start);
+        if let Err(id) = self.try_free(txid, span) {
+            panic!("page {id} already freed");
+        }
+    }
+
+    /// Like [`Freelist::free`], but refuses — changing nothing — when a page of the span is a
+    /// meta page or already free or pending, returning that page. A corrupt tree that references
+    /// a page twice reaches this, so it must not panic.
+    pub fn try_free(&mut self, txid: TxId, span: PageSpan) -> Result<(), PageId> {
+        if let Some(bad) = span
+            .ids()
+            .find(|&id| id.0 < 2 || self.free.get().contains(id) || self.pending_index.contains(&id))
+        {
+            return Err(bad);
+        }
         let alloc_tx = self.allocs.remove(&span.start).unwrap_or(TxId(0));
         let list = self.pending.entry(txid).or_default();
         for id in span.ids() {
-            assert!(
-                !self.free.get().contains(id),
-                "page {id} already freed (it is free)"
-            );
-            assert!(
-                self.pending_index.insert(id),
-                "page {id} already freed (it is pending)"
-            );
+            self.pending_index.insert(id);
             list.push(PendingPage { id, alloc_tx });
         }
+        Ok(())
     }
 
     /// Called when a write tx begins, with the txids of open readers (ascending, duplicates

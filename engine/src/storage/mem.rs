@@ -43,7 +43,10 @@ impl MemStorage {
 
 fn to_index(v: u64) -> io::Result<usize> {
     if v > MEM_LEN_MAX {
-        return Err(io::Error::new(io::ErrorKind::OutOfMemory, "length beyond MemStorage bound"));
+        return Err(io::Error::new(
+            io::ErrorKind::OutOfMemory,
+            "length beyond MemStorage bound",
+        ));
     }
     usize::try_from(v).map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "length overflow"))
 }
@@ -58,7 +61,10 @@ impl Storage for MemStorage {
                 buf.copy_from_slice(&bytes[start..end]);
                 Ok(())
             }
-            None => Err(io::Error::new(io::ErrorKind::UnexpectedEof, "read past end")),
+            None => Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "read past end",
+            )),
         }
     }
 

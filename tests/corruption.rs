@@ -1,0 +1,236 @@
+//! Damaged files: every outcome is a typed error or data, never a panic, a hang or a huge
+//! allocation. A damaged newest meta falls back to the previous commit.
+
+use crashlab_engine::{Db, Error, MemStorage, Options, Storage};
+use proptest::prelude::*;
+
+const PS: usize = 512;
+
+fn opts() -> Options {
+    Options {
+        page_size: PS as u32,
+        ..Options::default()
+    }
+}
+
+/// A small file with nested, inline and overflow data, after `commits` commits of one key each
+/// on top of the base content. Returns the bytes.
+fn sample_file(commits: u32) -> Vec<u8> {
+    let mem = MemStorage::new();
+    let db = Db::open(mem.clone(), opts()).unwrap();
+    db.update(|tx| {
+        let mut a = tx.create_bucket(b"a")?;
+        for i in 0..60u32 {
+            a.put(
+                format!("key{i:03}").as_bytes(),
+                &vec![i as u8; (i * 7 % 90) as usize],
+            )?;
+        }
+        a.put(b"big", &[7u8; 3000])?;
+        let mut n = a.create_bucket(b"nested")?;
+        n.put(b"x", b"y")?;
+        tx.create_bucket(b"small")?.put(b"s", b"t")?;
+        Ok(())
+    })
+    .unwrap();
+    for c in 0..commits {
+        db.update(|tx| {
+            tx.bucket_mut(b"small")?
+                .unwrap()
+                .put(b"commit", &c.to_le_bytes())
+        })
+        .unwrap();
+    }
+    drop(db);
+    mem.snapshot()
+}
+
+fn small_value(bytes: Vec<u8>) -> Result<Option<Vec<u8>>, Error> {
+    let db = Db::open(MemStorage::from_bytes(bytes), opts())?;
+    db.view(|tx| tx.bucket(b"small")?.expect("bucket").get(b"commit"))
+}
+
+#[test]
+fn zeroed_newest_meta_falls_back_to_the_previous_commit() {
+    let bytes = sample_file(2); // commits: base (txid 2), 0 (txid 3), 1 (txid 4)
+    assert_eq!(
+        small_value(bytes.clone()).unwrap(),
+        Some(1u32.to_le_bytes().to_vec())
+    );
+    let newest = 4 % 2;
+    let mut damaged = bytes;
+    damaged[newest * PS..(newest + 1) * PS].fill(0);
+    assert_eq!(
+        small_value(damaged).unwrap(),
+        Some(0u32.to_le_bytes().to_vec())
+    );
+}
+
+#[test]
+fn torn_newest_meta_falls_back() {
+    let bytes = sample_file(2);
+    let mut damaged = bytes;
+    // A torn write: the second half of the meta struct holds old garbage.
+    for b in &mut damaged[40..80] {
+        *b ^= 0x5a;
+    }
+    assert_eq!(
+        small_value(damaged).unwrap(),
+        Some(0u32.to_le_bytes().to_vec())
+    );
+}
+
+#[test]
+fn bad_magic_in_one_slot_falls_back_and_in_both_is_a_typed_error() {
+    let bytes = sample_file(2);
+    let mut one = bytes.clone();
+    one[16] ^= 1;
+    assert_eq!(
+        small_value(one.clone()).unwrap(),
+        Some(0u32.to_le_bytes().to_vec())
+    );
+    let mut both = one;
+    both[PS + 16] ^= 1;
+    match small_value(both) {
+        Err(Error::NoValidMeta { meta0, meta1 }) => {
+            assert!(meta0.to_string().contains("magic"), "{meta0}");
+            assert!(meta1.to_string().contains("no meta page found"), "{meta1}");
+        }
+        other => panic!("expected NoValidMeta, got {other:?}"),
+    }
+}
+
+#[test]
+fn both_metas_with_bad_checksums_is_a_typed_error() {
+    let mut bytes = sample_file(1);
+    bytes[50] ^= 0xff;
+    bytes[PS + 50] ^= 0xff;
+    assert!(matches!(small_value(bytes), Err(Error::NoValidMeta { .. })));
+}
+
+#[test]
+fn truncated_files_are_errors() {
+    let bytes = sample_file(3);
+    let db = Db::open(MemStorage::from_bytes(bytes.clone()), opts()).unwrap();
+    let used = db.meta().high_water.0 as usize * PS;
+    drop(db);
+    // The file is padded past the high-water mark; only cuts below it lose pages.
+    assert!(bytes.len() >= used);
+    for len in [
+        1,
+        79,
+        100,
+        PS,
+        2 * PS - 1,
+        2 * PS + 10,
+        4 * PS,
+        used / 2,
+        used - 1,
+    ] {
+        let cut = bytes[..len].to_vec();
+        let res = Db::open(
+            MemStorage::from_bytes(cut),
+            Options {
+                read_only: true,
+                ..opts()
+            },
+        );
+        match res {
+            Err(Error::Truncated { .. }) | Err(Error::NoValidMeta { .. }) => {}
+            Err(e) => panic!("length {len}: unexpected error kind {e}"),
+            Ok(_) => panic!("length {len}: a truncated file opened"),
+        }
+    }
+}
+
+#[test]
+fn empty_file_read_only_is_an_error_and_writable_creates() {
+    let r = Db::open(
+        MemStorage::new(),
+        Options {
+            read_only: true,
+            ..opts()
+        },
+    );
+    assert!(matches!(r, Err(Error::Truncated { len: 0, .. })));
+    let mem = MemStorage::new();
+    Db::open(mem.clone(), opts()).unwrap();
+    assert_eq!(mem.len().unwrap(), 4 * PS as u64);
+}
+
+/// Read everything reachable and run check and a write; any error is fine, a panic is not.
+fn exercise(bytes: Vec<u8>, read_only: bool) {
+    let Ok(db) = Db::open(
+        MemStorage::from_bytes(bytes),
+        Options {
+            read_only,
+            ..opts()
+        },
+    ) else {
+        return;
+    };
+    let _ = db.view(|tx| {
+        let root = tx.root()?;
+        let mut c = root.cursor();
+        let mut it = c.first()?;
+        while let Some((name, _)) = it {
+            if let Some(b) = root.bucket(&name)? {
+                let mut bc = b.cursor();
+                let mut x = bc.last()?;
+                while let Some((k, v)) = x {
+                    if v.is_none() {
+                        let _ = b.bucket(&k)?;
+                    }
+                    let _ = b.get(&k)?;
+                    x = bc.prev()?;
+                }
+            }
+            it = c.next()?;
+        }
+        Ok(())
+    });
+    let _ = db.check();
+    if !read_only {
+        let _ = db.update(|tx| {
+            let mut b = tx.create_bucket_if_missing(b"a")?;
+            for i in 0..20u32 {
+                b.put(format!("new{i}").as_bytes(), &[1; 100])?;
+                b.delete(format!("key{:03}", i * 3).as_bytes())?;
+            }
+            Ok(())
+        });
+        let _ = db.check();
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    /// Random byte flips anywhere in a valid file.
+    #[test]
+    fn byte_flips_never_panic(
+        flips in prop::collection::vec((any::<prop::sample::Index>(), 1u8..=255), 1..8),
+        read_only in any::<bool>(),
+    ) {
+        let mut bytes = sample_file(3);
+        for (at, x) in flips {
+            let i = at.index(bytes.len());
+            bytes[i] ^= x;
+        }
+        exercise(bytes, read_only);
+    }
+
+    /// Whole pages overwritten with random bytes (a misdirected or garbage write).
+    #[test]
+    fn garbage_pages_never_panic(page in 0usize..40, seed in any::<u64>(), read_only in any::<bool>()) {
+        let mut bytes = sample_file(3);
+        let pages = bytes.len() / PS;
+        let p = page % pages;
+        let mut x = seed | 1;
+        for b in &mut bytes[p * PS..(p + 1) * PS] {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            *b = x as u8;
+        }
+        exercise(bytes, read_only);
+    }
+}
