@@ -4,12 +4,17 @@
 //! database equals the committed model, every open reader still sees its own snapshot, and
 //! `check()` finds nothing. Runs for each freelist kind × freelist synced or not.
 
-use crashlab_engine::{Db, Error, FreelistKind, MemStorage, Options, ReadTx, WriteTx};
+mod common;
+
+use common::SyncedMem;
+use crashlab_engine::{Db, Error, FreelistKind, Options, ReadTx, WriteTx};
 use crashlab_models::{KvModel, ModelError};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
 type Path = Vec<Vec<u8>>;
+/// Every bucket by path → (values, sequence).
+type State = BTreeMap<Path, (BTreeMap<Vec<u8>, Vec<u8>>, u64)>;
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -21,6 +26,8 @@ enum Op {
     Commit,
     Rollback,
     Reopen,
+    /// Power cut: reopen from the last synced image.
+    Crash,
     BeginReader,
     EndReader(usize),
 }
@@ -53,6 +60,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => Just(Op::Commit),
         1 => Just(Op::Rollback),
         1 => Just(Op::Reopen),
+        1 => Just(Op::Crash),
         1 => Just(Op::BeginReader),
         1 => (0usize..4).prop_map(Op::EndReader),
     ]
@@ -74,7 +82,7 @@ fn to_model(e: Error) -> ModelError {
 }
 
 /// Every bucket by path → (values, sequence), read through a snapshot.
-fn snapshot(tx: &ReadTx<'_>) -> BTreeMap<Path, (BTreeMap<Vec<u8>, Vec<u8>>, u64)> {
+fn snapshot(tx: &ReadTx<'_>) -> State {
     let mut out = BTreeMap::new();
     let mut stack: Vec<Path> = Vec::new();
     let mut c = tx.cursor().unwrap();
@@ -110,7 +118,7 @@ fn snapshot(tx: &ReadTx<'_>) -> BTreeMap<Path, (BTreeMap<Vec<u8>, Vec<u8>>, u64)
     out
 }
 
-fn model_snapshot(m: &KvModel) -> BTreeMap<Path, (BTreeMap<Vec<u8>, Vec<u8>>, u64)> {
+fn model_snapshot(m: &KvModel) -> State {
     m.flatten()
         .into_iter()
         .map(|(p, b)| (p, (b.values.clone(), b.sequence)))
@@ -177,7 +185,7 @@ fn apply(tx: &mut WriteTx<'_>, m: &mut KvModel, op: &Op, salt: usize) {
 }
 
 fn run(ops: &[Op], options: Options) {
-    let mem = MemStorage::new();
+    let mut mem = SyncedMem::new();
     let mut committed = KvModel::new();
     let mut i = 0;
     while i < ops.len() {
@@ -190,11 +198,16 @@ fn run(ops: &[Op], options: Options) {
         assert_eq!(db.check().unwrap(), vec![], "check after open");
         let mut readers: Vec<(ReadTx<'_>, KvModel)> = Vec::new();
         let mut tx: Option<(WriteTx<'_>, KvModel)> = None;
+        let mut crashed = false;
         while i < ops.len() {
             let op = &ops[i];
             i += 1;
             match op {
                 Op::Reopen => break,
+                Op::Crash => {
+                    crashed = true;
+                    break;
+                }
                 Op::Commit => {
                     if let Some((t, pending)) = tx.take() {
                         t.commit().unwrap();
@@ -230,6 +243,13 @@ fn run(ops: &[Op], options: Options) {
                     apply(t, m, data, i);
                 }
             }
+        }
+        drop(tx);
+        drop(readers);
+        drop(db);
+        if crashed {
+            // Every acknowledged commit was synced, so the synced image holds all of them.
+            mem = mem.crash();
         }
     }
 }

@@ -60,7 +60,10 @@ impl SpillSink for Sink<'_> {
     }
     fn free(&mut self, span: PageSpan) -> Result<()> {
         self.freelist.try_free(self.txid, span).map_err(|id| {
-            Error::corrupted(id, "page freed twice: the tree references it more than once")
+            Error::corrupted(
+                id,
+                "page freed twice: the tree references it more than once",
+            )
         })
     }
     fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>) {

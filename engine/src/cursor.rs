@@ -84,6 +84,10 @@ impl<'a> Cursor<'a> {
     }
 
     /// The key after the current one.
+    #[expect(
+        clippy::should_implement_trait,
+        reason = "a cursor step is fallible and repositions; bbolt's name is the one users know"
+    )]
     pub fn next(&mut self) -> Result<Option<CursorItem>> {
         if let Some(top) = self.stack.last_mut() {
             top.1 += 1;

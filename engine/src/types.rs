@@ -18,7 +18,7 @@ impl PageId {
 
     /// The page `n` positions after this one. Callers check the result against the high-water
     /// mark; overflow here would be a programmer error, so it saturates and the bound check fails.
-    pub fn add(self, n: u64) -> PageId {
+    pub fn plus(self, n: u64) -> PageId {
         PageId(self.0.saturating_add(n))
     }
 
@@ -68,7 +68,7 @@ impl PageSpan {
 
     /// One past the last page of the span.
     pub fn end(self) -> PageId {
-        self.start.add(self.count)
+        self.start.plus(self.count)
     }
 
     /// The header's `overflow` field for this span.

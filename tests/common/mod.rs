@@ -83,3 +83,45 @@ pub fn parse_dump(text: &str) -> Dump {
     }
     d
 }
+
+/// A storage that remembers the image as of the last successful `sync`: `crash()` returns what
+/// a power cut would leave if every unsynced write were lost.
+#[derive(Clone, Default)]
+pub struct SyncedMem {
+    current: crashlab_engine::MemStorage,
+    durable: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl SyncedMem {
+    pub fn new() -> SyncedMem {
+        SyncedMem::default()
+    }
+
+    /// A fresh storage holding only the synced bytes.
+    pub fn crash(&self) -> SyncedMem {
+        let durable = self.durable.lock().unwrap().clone();
+        SyncedMem {
+            current: crashlab_engine::MemStorage::from_bytes(durable.clone()),
+            durable: std::sync::Arc::new(std::sync::Mutex::new(durable)),
+        }
+    }
+}
+
+impl crashlab_engine::Storage for SyncedMem {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        self.current.read_at(offset, buf)
+    }
+    fn write_at(&self, offset: u64, buf: &[u8]) -> std::io::Result<()> {
+        self.current.write_at(offset, buf)
+    }
+    fn sync(&self) -> std::io::Result<()> {
+        *self.durable.lock().unwrap() = self.current.snapshot();
+        Ok(())
+    }
+    fn len(&self) -> std::io::Result<u64> {
+        self.current.len()
+    }
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        self.current.set_len(len)
+    }
+}

@@ -46,7 +46,7 @@ impl FreeSet for HashmapFreeSet {
         let (&size, starts) = self.by_size.range(n + 1..).next()?;
         let start = *starts.first().expect("size buckets are never empty");
         self.remove_span(start, size);
-        self.add_span(start.add(n), size - n);
+        self.add_span(start.plus(n), size - n);
         Some(start)
     }
 
@@ -89,14 +89,14 @@ impl HashmapFreeSet {
             (start.0..start.0 + size).all(|id| !self.contains(PageId(id))),
             "run at {start} overlaps the free set"
         );
-        let (mut first, mut end) = (start, start.add(size));
+        let (mut first, mut end) = (start, start.plus(size));
         if let Some(&left) = self.by_end.get(&first) {
             first = PageId(first.0 - left);
             self.remove_span(first, left);
         }
         if let Some(&right) = self.by_start.get(&end) {
             self.remove_span(end, right);
-            end = end.add(right);
+            end = end.plus(right);
         }
         self.add_span(first, end.0 - first.0);
     }
@@ -106,7 +106,7 @@ impl HashmapFreeSet {
         assert!(start.0 >= 2, "span at meta page {start}");
         let fresh = self.by_start.insert(start, size).is_none();
         assert!(fresh, "span at {start} already present");
-        self.by_end.insert(start.add(size), size);
+        self.by_end.insert(start.plus(size), size);
         self.by_size.entry(size).or_default().insert(start);
         self.count += size;
     }
@@ -118,7 +118,7 @@ impl HashmapFreeSet {
             Some(size),
             "span at {start} not indexed with size {size}"
         );
-        self.by_end.remove(&start.add(size));
+        self.by_end.remove(&start.plus(size));
         let bucket = self
             .by_size
             .get_mut(&size)

@@ -198,10 +198,9 @@ impl Freelist {
     /// meta page or already free or pending, returning that page. A corrupt tree that references
     /// a page twice reaches this, so it must not panic.
     pub fn try_free(&mut self, txid: TxId, span: PageSpan) -> Result<(), PageId> {
-        if let Some(bad) = span
-            .ids()
-            .find(|&id| id.0 < 2 || self.free.get().contains(id) || self.pending_index.contains(&id))
-        {
+        if let Some(bad) = span.ids().find(|&id| {
+            id.0 < 2 || self.free.get().contains(id) || self.pending_index.contains(&id)
+        }) {
             return Err(bad);
         }
         let alloc_tx = self.allocs.remove(&span.start).unwrap_or(TxId(0));
