@@ -38,7 +38,7 @@ impl<'db> ReadTx<'db> {
     }
 
     /// The root bucket, whose keys are the top-level buckets.
-    pub fn root(&self) -> Result<Bucket<'db>> {
+    pub fn root(&self) -> Result<Bucket<'_>> {
         let rd = self.reader();
         let h = Header {
             root: BucketRoot::Page(self.meta.root),
@@ -48,12 +48,12 @@ impl<'db> ReadTx<'db> {
     }
 
     /// The top-level bucket `name`.
-    pub fn bucket(&self, name: &[u8]) -> Result<Option<Bucket<'db>>> {
+    pub fn bucket(&self, name: &[u8]) -> Result<Option<Bucket<'_>>> {
         self.root()?.bucket(name)
     }
 
     /// The bucket at `path` (top-level name first).
-    pub fn bucket_path(&self, path: &[&[u8]]) -> Result<Option<Bucket<'db>>> {
+    pub fn bucket_path(&self, path: &[&[u8]]) -> Result<Option<Bucket<'_>>> {
         let mut b = self.root()?;
         for name in path {
             match b.bucket(name)? {
@@ -65,7 +65,7 @@ impl<'db> ReadTx<'db> {
     }
 
     /// A cursor over the top-level bucket names.
-    pub fn cursor(&self) -> Result<Cursor<'db>> {
+    pub fn cursor(&self) -> Result<Cursor<'_>> {
         Ok(self.root()?.cursor())
     }
 }

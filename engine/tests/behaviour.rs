@@ -1,0 +1,383 @@
+//! Focused behaviour: cursor edges, inline buckets turning paged and back, limits, the commit's
+//! I/O order, and latching after a failed commit.
+
+use crashlab_engine::{Db, Error, MemStorage, Options, Storage};
+use std::io;
+use std::sync::{Arc, Mutex};
+
+fn small_pages() -> Options {
+    Options {
+        page_size: 512,
+        ..Options::default()
+    }
+}
+
+fn key(i: u32) -> Vec<u8> {
+    format!("{i:05}").into_bytes()
+}
+
+#[test]
+fn cursor_walks_a_multi_level_tree_both_ways_and_seeks() {
+    let db = Db::open(MemStorage::new(), small_pages()).unwrap();
+    db.update(|tx| {
+        let mut b = tx.create_bucket(b"b")?;
+        for i in (0..2000).step_by(2) {
+            b.put(&key(i), &[1; 20])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    db.view(|tx| {
+        let b = tx.bucket(b"b")?.unwrap();
+        let mut c = b.cursor();
+        assert_eq!(c.first()?.unwrap().0, key(0));
+        assert_eq!(c.prev()?, None, "nothing before the first key");
+        assert_eq!(c.last()?.unwrap().0, key(1998));
+        assert_eq!(c.next()?, None, "nothing after the last key");
+        // Backward over the whole bucket visits every key once, in order.
+        let mut n = 1;
+        let mut prev = key(1998);
+        c.last()?;
+        while let Some((k, _)) = c.prev()? {
+            assert!(k < prev);
+            prev = k;
+            n += 1;
+        }
+        assert_eq!(n, 1000);
+        // Seek to an absent key lands on the next one; past the end gives nothing.
+        assert_eq!(c.seek(&key(1001))?.unwrap().0, key(1002));
+        assert_eq!(c.seek(&key(1002))?.unwrap().0, key(1002));
+        assert_eq!(c.seek(b"")?.unwrap().0, key(0));
+        assert_eq!(c.seek(b"99999")?, None);
+        // After a seek, next and prev continue from there.
+        c.seek(&key(501))?;
+        assert_eq!(c.next()?.unwrap().0, key(504));
+        assert_eq!(c.prev()?.unwrap().0, key(502));
+        Ok(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn write_tx_cursor_sees_uncommitted_writes() {
+    let db = Db::open(MemStorage::new(), small_pages()).unwrap();
+    let mut tx = db.begin_write().unwrap();
+    let mut b = tx.create_bucket(b"b").unwrap();
+    for i in 0..300 {
+        b.put(&key(i), b"v").unwrap();
+    }
+    b.delete(&key(0)).unwrap();
+    let items = b.items().unwrap();
+    assert_eq!(items.len(), 299);
+    assert_eq!(items[0].0, key(1));
+    drop(b);
+    tx.rollback();
+    assert!(
+        !db.view(|tx| Ok(tx.bucket(b"b")?.is_some())).unwrap(),
+        "rollback left nothing"
+    );
+}
+
+#[test]
+fn bucket_goes_inline_to_paged_and_back() {
+    let mem = MemStorage::new();
+    let db = Db::open(mem.clone(), Options::default()).unwrap();
+    db.update(|tx| tx.create_bucket(b"b")?.put(b"k", b"small"))
+        .unwrap();
+    let hw_inline = db.meta().high_water;
+    // 200 × 100-byte values cannot be inline (over a quarter page).
+    db.update(|tx| {
+        let mut b = tx.bucket_mut(b"b")?.unwrap();
+        for i in 0..200 {
+            b.put(&key(i), &[7; 100])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    assert!(
+        db.meta().high_water > hw_inline,
+        "the bucket now has pages of its own"
+    );
+    db.update(|tx| {
+        let mut b = tx.bucket_mut(b"b")?.unwrap();
+        for i in 0..200 {
+            b.delete(&key(i))?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(db.check().unwrap(), vec![]);
+    // Back to one small key: inline again, so its pages became free.
+    let (free, pending) = db.freelist_counts();
+    assert!(free + pending > 0);
+    drop(db);
+    let db = Db::open(mem, Options::default()).unwrap();
+    assert_eq!(
+        db.view(|tx| tx.bucket(b"b")?.unwrap().get(b"k")).unwrap(),
+        Some(b"small".to_vec())
+    );
+    assert_eq!(db.check().unwrap(), vec![]);
+}
+
+#[test]
+fn limits_and_misuse_are_typed_errors() {
+    let db = Db::open(MemStorage::new(), Options::default()).unwrap();
+    let mut tx = db.begin_write().unwrap();
+    assert!(matches!(
+        tx.create_bucket(b""),
+        Err(Error::BucketNameRequired)
+    ));
+    let mut b = tx.create_bucket(b"b").unwrap();
+    assert!(matches!(b.put(b"", b"v"), Err(Error::KeyRequired)));
+    assert!(matches!(
+        b.put(&vec![1; 32769], b"v"),
+        Err(Error::KeyTooLarge { .. })
+    ));
+    b.put(&vec![1; 32768], b"max key is fine").unwrap();
+    b.create_bucket(b"sub").unwrap();
+    assert!(matches!(
+        b.put(b"sub", b"v"),
+        Err(Error::IncompatibleValue { .. })
+    ));
+    assert!(matches!(
+        b.delete(b"sub"),
+        Err(Error::IncompatibleValue { .. })
+    ));
+    assert!(matches!(b.create_bucket(b"sub"), Err(Error::BucketExists)));
+    b.put(b"val", b"v").unwrap();
+    assert!(matches!(
+        b.create_bucket(b"val"),
+        Err(Error::IncompatibleValue { .. })
+    ));
+    assert!(matches!(
+        b.delete_bucket(b"val"),
+        Err(Error::IncompatibleValue { .. })
+    ));
+    assert!(matches!(
+        b.delete_bucket(b"nope"),
+        Err(Error::BucketNotFound)
+    ));
+    drop(b);
+    assert!(matches!(
+        tx.root_mut().put(b"k", b"v"),
+        Err(Error::IncompatibleValue { .. })
+    ));
+    tx.commit().unwrap();
+    let ro = Db::open(
+        MemStorage::new(),
+        Options {
+            page_size: 1000,
+            ..Options::default()
+        },
+    );
+    assert!(matches!(ro, Err(Error::InvalidOptions(_))));
+}
+
+/// Records every storage call, and can fail the n-th sync.
+#[derive(Clone, Default)]
+struct Recorder {
+    inner: MemStorage,
+    log: Arc<Mutex<Vec<String>>>,
+    fail_sync_at: Arc<Mutex<Option<usize>>>,
+}
+
+impl Storage for Recorder {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.inner.read_at(offset, buf)
+    }
+    fn write_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("write {}", offset / 4096));
+        self.inner.write_at(offset, buf)
+    }
+    fn sync(&self) -> io::Result<()> {
+        let mut log = self.log.lock().unwrap();
+        let n = log.iter().filter(|l| *l == "sync").count();
+        log.push("sync".into());
+        if *self.fail_sync_at.lock().unwrap() == Some(n) {
+            return Err(io::Error::other("injected sync failure"));
+        }
+        Ok(())
+    }
+    fn len(&self) -> io::Result<u64> {
+        self.inner.len()
+    }
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.log.lock().unwrap().push(format!("set_len {len}"));
+        self.inner.set_len(len)
+    }
+}
+
+#[test]
+fn commit_order_is_growth_then_pages_sync_meta_sync() {
+    let rec = Recorder::default();
+    let db = Db::open(rec.clone(), Options::default()).unwrap();
+    rec.log.lock().unwrap().clear();
+    db.update(|tx| tx.create_bucket(b"b")?.put(b"k", &[0; 100]))
+        .unwrap();
+    let log = rec.log.lock().unwrap().clone();
+    // The fresh file is 4 pages; this commit needs page 4+, so growth comes first.
+    assert_eq!(log[0], "set_len 32768", "{log:?}");
+    assert_eq!(
+        log[1], "sync",
+        "growth is durable before pages past the old end are written"
+    );
+    let meta_write = log
+        .iter()
+        .position(|l| l == "write 0" || l == "write 1")
+        .unwrap();
+    assert_eq!(
+        log[meta_write - 1],
+        "sync",
+        "data synced before the meta: {log:?}"
+    );
+    assert_eq!(
+        log.last().unwrap(),
+        "sync",
+        "meta synced before the commit returns"
+    );
+    // [set_len, sync, data writes…, sync, meta write, sync]: every data write precedes the sync.
+    assert_eq!(
+        log.iter().filter(|l| l.starts_with("write")).count() - 1,
+        meta_write - 3
+    );
+    assert_eq!(
+        db.meta().txid.0 % 2,
+        if log[meta_write] == "write 0" { 0 } else { 1 }
+    );
+}
+
+#[test]
+fn failed_sync_fails_the_commit_and_latches_until_reopen() {
+    let rec = Recorder::default();
+    let db = Db::open(rec.clone(), Options::default()).unwrap();
+    let before = db.meta();
+    let syncs = rec
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|l| *l == "sync")
+        .count();
+    *rec.fail_sync_at.lock().unwrap() = Some(syncs + 1); // the sync after the data pages
+    let err = db
+        .update(|tx| tx.create_bucket(b"b")?.put(b"k", b"v"))
+        .unwrap_err();
+    assert!(matches!(err, Error::Io { op: "sync", .. }), "{err}");
+    assert_eq!(db.meta(), before, "a failed commit is not published");
+    assert!(matches!(db.begin_write(), Err(Error::Latched(_))));
+    // Readers still work on the last good snapshot.
+    assert!(!db.view(|tx| Ok(tx.bucket(b"b")?.is_some())).unwrap());
+    drop(db);
+    *rec.fail_sync_at.lock().unwrap() = None;
+    let db = Db::open(rec, Options::default()).unwrap();
+    db.update(|tx| tx.create_bucket(b"b")?.put(b"k", b"v"))
+        .unwrap();
+    assert_eq!(db.check().unwrap(), vec![]);
+}
+
+#[test]
+fn no_freelist_sync_rebuilds_and_switches_both_ways() {
+    let mem = MemStorage::new();
+    let nofl = Options {
+        no_freelist_sync: true,
+        ..Options::default()
+    };
+    let db = Db::open(mem.clone(), nofl.clone()).unwrap();
+    db.update(|tx| {
+        let mut b = tx.create_bucket(b"b")?;
+        for i in 0..500 {
+            b.put(&key(i), &[3; 200])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    db.update(|tx| {
+        let mut b = tx.bucket_mut(b"b")?.unwrap();
+        for i in 0..400 {
+            b.delete(&key(i))?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    assert!(!db.meta().has_freelist(), "sentinel recorded");
+    let free_before = db.freelist_counts();
+    drop(db);
+    let db = Db::open(mem.clone(), nofl).unwrap();
+    assert!(
+        db.counters().rebuild_pages_visited > 0,
+        "open walked the tree"
+    );
+    let (free, pending) = db.freelist_counts();
+    assert_eq!(
+        free,
+        free_before.0 + free_before.1,
+        "rebuild finds every free page"
+    );
+    assert_eq!(pending, 0);
+    assert_eq!(db.check().unwrap(), vec![]);
+    drop(db);
+    // Opening without the option persists a freelist at once.
+    let db = Db::open(mem, Options::default()).unwrap();
+    assert!(db.meta().has_freelist());
+    assert_eq!(db.check().unwrap(), vec![]);
+}
+
+#[test]
+fn failed_commit_with_no_freelist_sync_rebuilds_on_reopen() {
+    let rec = Recorder::default();
+    let opts = Options {
+        no_freelist_sync: true,
+        ..Options::default()
+    };
+    let db = Db::open(rec.clone(), opts.clone()).unwrap();
+    db.update(|tx| {
+        let mut b = tx.create_bucket(b"b")?;
+        for i in 0..300 {
+            b.put(&key(i), &[5; 150])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    let syncs = rec
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|l| *l == "sync")
+        .count();
+    // Fail the final (meta) sync of a commit that frees and reallocates many pages.
+    *rec.fail_sync_at.lock().unwrap() = Some(syncs + 1);
+    let err = db
+        .update(|tx| {
+            let mut b = tx.bucket_mut(b"b")?.unwrap();
+            for i in 0..250 {
+                b.delete(&key(i))?;
+            }
+            b.put(b"new", &[9; 3000])?;
+            Ok(())
+        })
+        .unwrap_err();
+    assert!(matches!(err, Error::Io { .. }), "{err}");
+    drop(db);
+    *rec.fail_sync_at.lock().unwrap() = None;
+    // The meta write reached the page cache but its sync failed: either state is allowed.
+    let db = Db::open(rec, opts).unwrap();
+    assert_eq!(
+        db.check().unwrap(),
+        vec![],
+        "rebuilt free set is consistent"
+    );
+    let n = db
+        .view(|tx| Ok(tx.bucket(b"b")?.unwrap().cursor().first()?.map(|(k, _)| k)))
+        .unwrap();
+    assert!(
+        n == Some(key(0)) || n == Some(key(250)),
+        "old or new state, got {n:?}"
+    );
+    db.update(|tx| tx.bucket_mut(b"b")?.unwrap().put(b"after", b"ok"))
+        .unwrap();
+    assert_eq!(db.check().unwrap(), vec![]);
+}
