@@ -70,7 +70,6 @@ fn write_tx_cursor_sees_uncommitted_writes() {
     let items = b.items().unwrap();
     assert_eq!(items.len(), 299);
     assert_eq!(items[0].0, key(1));
-    drop(b);
     tx.rollback();
     assert!(
         !db.view(|tx| Ok(tx.bucket(b"b")?.is_some())).unwrap(),
@@ -157,7 +156,6 @@ fn limits_and_misuse_are_typed_errors() {
         b.delete_bucket(b"nope"),
         Err(Error::BucketNotFound)
     ));
-    drop(b);
     assert!(matches!(
         tx.root_mut().put(b"k", b"v"),
         Err(Error::IncompatibleValue { .. })
