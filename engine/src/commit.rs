@@ -59,11 +59,9 @@ impl SpillSink for Sink<'_> {
         Ok(id)
     }
     fn free(&mut self, span: PageSpan) -> Result<()> {
-        self.freelist.try_free(self.txid, span).map_err(|id| {
-            Error::corrupted(
-                id,
-                "page freed twice: the tree references it more than once",
-            )
+        self.freelist.try_free(self.txid, span).map_err(|refusal| {
+            let why = format!("freed twice ({refusal}): the tree references it more than once");
+            Error::corrupted(refusal.page(), why)
         })
     }
     fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>) {

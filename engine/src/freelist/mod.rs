@@ -41,6 +41,34 @@ pub enum FreelistKind {
     Hashmap,
 }
 
+/// Why [`Freelist::try_free`] refused a span.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FreeRefusal {
+    MetaPage(PageId),
+    AlreadyFree(PageId),
+    AlreadyPending(PageId),
+}
+
+impl FreeRefusal {
+    pub fn page(self) -> PageId {
+        match self {
+            FreeRefusal::MetaPage(p)
+            | FreeRefusal::AlreadyFree(p)
+            | FreeRefusal::AlreadyPending(p) => p,
+        }
+    }
+}
+
+impl std::fmt::Display for FreeRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FreeRefusal::MetaPage(p) => write!(f, "cannot free meta page {p}"),
+            FreeRefusal::AlreadyFree(p) => write!(f, "page {p} already freed (it is free)"),
+            FreeRefusal::AlreadyPending(p) => write!(f, "page {p} already freed (it is pending)"),
+        }
+    }
+}
+
 /// Deterministic cost counters of the freelist.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FreelistCounters {
@@ -189,19 +217,25 @@ impl Freelist {
     /// inherits the allocating txid recorded for its first page. Freeing a page twice is a
     /// programmer error here; use [`Freelist::try_free`] where the span comes from disk.
     pub fn free(&mut self, txid: TxId, span: PageSpan) {
-        if let Err(id) = self.try_free(txid, span) {
-            panic!("page {id} already freed");
+        if let Err(refusal) = self.try_free(txid, span) {
+            panic!("{refusal}");
         }
     }
 
     /// Like [`Freelist::free`], but refuses — changing nothing — when a page of the span is a
-    /// meta page or already free or pending, returning that page. A corrupt tree that references
-    /// a page twice reaches this, so it must not panic.
-    pub fn try_free(&mut self, txid: TxId, span: PageSpan) -> Result<(), PageId> {
-        if let Some(bad) = span.ids().find(|&id| {
-            id.0 < 2 || self.free.get().contains(id) || self.pending_index.contains(&id)
-        }) {
-            return Err(bad);
+    /// meta page or already free or pending. A corrupt tree that references a page twice
+    /// reaches this, so it must not panic.
+    pub fn try_free(&mut self, txid: TxId, span: PageSpan) -> Result<(), FreeRefusal> {
+        for id in span.ids() {
+            if id.0 < 2 {
+                return Err(FreeRefusal::MetaPage(id));
+            }
+            if self.free.get().contains(id) {
+                return Err(FreeRefusal::AlreadyFree(id));
+            }
+            if self.pending_index.contains(&id) {
+                return Err(FreeRefusal::AlreadyPending(id));
+            }
         }
         let alloc_tx = self.allocs.remove(&span.start).unwrap_or(TxId(0));
         let list = self.pending.entry(txid).or_default();
