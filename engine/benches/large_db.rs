@@ -212,6 +212,7 @@ fn bench_reopen(c: &mut Criterion, template: &Path) {
 struct SetCost {
     us: f64,
     scan_steps: f64,
+    ids_moved: f64,
     freelist_bytes: f64,
     pages_written: f64,
     write_calls: f64,
@@ -229,6 +230,7 @@ fn count_sets(file: &DbFile, v: Variant) -> SetCost {
     SetCost {
         us: elapsed.as_secs_f64() * 1e6 / COUNTED_SETS as f64,
         scan_steps: d(|c| c.freelist_scan_steps),
+        ids_moved: d(|c| c.freelist_ids_moved),
         freelist_bytes: d(|c| c.freelist_bytes_written),
         pages_written: d(|c| c.pages_written),
         write_calls: d(|c| c.write_calls),
@@ -283,9 +285,9 @@ fn measure_row(template: &Path, v: Variant) -> Row {
 
 fn print_set(label: &str, s: &SetCost) {
     eprintln!(
-        "  {label:<6} {:>10.1} us/op  scan_steps {:>10.1}  freelist_bytes {:>11.1}  \
-         pages_written {:>7.2}  write_calls {:>6.2}",
-        s.us, s.scan_steps, s.freelist_bytes, s.pages_written, s.write_calls
+        "  {label:<6} {:>10.1} us/op  scan_steps {:>10.1}  ids_moved {:>10.1}  \
+         freelist_bytes {:>11.1}  pages_written {:>7.2}  write_calls {:>6.2}",
+        s.us, s.scan_steps, s.ids_moved, s.freelist_bytes, s.pages_written, s.write_calls
     );
 }
 
@@ -344,8 +346,15 @@ fn scaling_series() {
         "\n=== scaling: largest-ever size vs per-Set cost (no_sync, {COUNTED_SETS} Sets) ==="
     );
     eprintln!(
-        "{:>8} {:<15} {:>10} {:>12} {:>15} {:>10} {:>14}",
-        "pages", "variant", "us/op", "scan_steps", "freelist_bytes", "reopen_ms", "rebuild_pages"
+        "{:>8} {:<15} {:>10} {:>12} {:>12} {:>15} {:>10} {:>14}",
+        "pages",
+        "variant",
+        "us/op",
+        "scan_steps",
+        "ids_moved",
+        "freelist_bytes",
+        "reopen_ms",
+        "rebuild_pages"
     );
     for pages in SCALE_PAGES {
         let template = build_template(pages / SCALE_VALUE_PAGES, SCALE_VALUE_SIZE);
@@ -366,8 +375,8 @@ fn scale_row(pages: u64, template: &Path, v: Variant) {
         ("-".into(), "-".into())
     };
     eprintln!(
-        "{pages:>8} {:<15} {:>10.1} {:>12.1} {:>15.1} {ms:>10} {rebuild:>14}",
-        v.name, s.us, s.scan_steps, s.freelist_bytes
+        "{pages:>8} {:<15} {:>10.1} {:>12.1} {:>12.1} {:>15.1} {ms:>10} {rebuild:>14}",
+        v.name, s.us, s.scan_steps, s.ids_moved, s.freelist_bytes
     );
 }
 

@@ -34,6 +34,8 @@ pub struct Counters {
     /// Freelist `allocate` calls and the ids or spans they examined.
     pub freelist_allocate_calls: u64,
     pub freelist_scan_steps: u64,
+    /// Free ids (array) or span index entries (hashmap) moved to keep the free set ordered.
+    pub freelist_ids_moved: u64,
     /// Pages allocated at the high-water mark because the freelist had no fitting run.
     pub high_water_allocations: u64,
     /// Pages visited while rebuilding the freelist on open (no-freelist-sync).

@@ -207,6 +207,7 @@ impl Db {
             add_counters(&mut c, &delta);
             c.freelist_allocate_calls = fl.allocate_calls;
             c.freelist_scan_steps = fl.allocate_scan_steps;
+            c.freelist_ids_moved = fl.ids_moved;
         }
         lock(&self.published).meta = meta;
     }

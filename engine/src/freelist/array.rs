@@ -21,15 +21,19 @@ impl FreeSet for ArrayFreeSet {
         self.ids = ids.to_vec();
     }
 
-    fn allocate(&mut self, n: u64, scan_steps: &mut u64) -> Option<PageId> {
+    fn allocate(&mut self, n: u64, scan_steps: &mut u64, moved: &mut u64) -> Option<PageId> {
         assert!(n >= 1, "the caller handles n == 0");
         let (first, last) = self.find_run(n, scan_steps)?;
         let start = self.ids[first];
+        // Every id after the run shifts down to close the gap.
+        *moved += (self.ids.len() - 1 - last) as u64;
         self.ids.drain(first..=last);
         Some(start)
     }
 
-    fn merge(&mut self, released: &[PageId]) {
+    fn merge(&mut self, released: &[PageId], moved: &mut u64) {
+        // bbolt rebuilds the whole sorted array: every id is copied once.
+        *moved += (self.ids.len() + released.len()) as u64;
         self.ids = merge_sorted(&self.ids, released);
     }
 
@@ -102,16 +106,16 @@ mod tests {
     fn bbolt_allocate_vector() {
         // bbolt's TestFreelistArray_allocate (bbolt.md 6.1), with 0 written as None.
         let mut s = set(&[3, 4, 5, 6, 7, 9, 12, 13, 18]);
-        let mut steps = 0;
-        assert_eq!(s.allocate(3, &mut steps), Some(PageId(3)));
-        assert_eq!(s.allocate(1, &mut steps), Some(PageId(6)));
-        assert_eq!(s.allocate(3, &mut steps), None);
-        assert_eq!(s.allocate(2, &mut steps), Some(PageId(12)));
-        assert_eq!(s.allocate(1, &mut steps), Some(PageId(7)));
+        let (mut steps, mut moved) = (0, 0);
+        assert_eq!(s.allocate(3, &mut steps, &mut moved), Some(PageId(3)));
+        assert_eq!(s.allocate(1, &mut steps, &mut moved), Some(PageId(6)));
+        assert_eq!(s.allocate(3, &mut steps, &mut moved), None);
+        assert_eq!(s.allocate(2, &mut steps, &mut moved), Some(PageId(12)));
+        assert_eq!(s.allocate(1, &mut steps, &mut moved), Some(PageId(7)));
         assert_eq!(s.ids(), ids(&[9, 18]));
-        assert_eq!(s.allocate(1, &mut steps), Some(PageId(9)));
-        assert_eq!(s.allocate(1, &mut steps), Some(PageId(18)));
-        assert_eq!(s.allocate(1, &mut steps), None);
+        assert_eq!(s.allocate(1, &mut steps, &mut moved), Some(PageId(9)));
+        assert_eq!(s.allocate(1, &mut steps, &mut moved), Some(PageId(18)));
+        assert_eq!(s.allocate(1, &mut steps, &mut moved), None);
         assert_eq!(s.ids(), ids(&[]));
         assert_eq!(s.count(), 0);
     }
@@ -119,30 +123,40 @@ mod tests {
     #[test]
     fn scan_steps_count_every_examined_id() {
         let mut s = set(&[3, 4, 5, 6, 7, 9, 12, 13, 18]);
-        let mut steps = 0;
-        s.allocate(3, &mut steps); // examines 3, 4, 5
+        let (mut steps, mut moved) = (0, 0);
+        s.allocate(3, &mut steps, &mut moved); // examines 3, 4, 5
         assert_eq!(steps, 3);
         // Now [6, 7, 9, 12, 13, 18]: a run of 3 never forms, all six ids are examined.
-        s.allocate(3, &mut steps);
+        s.allocate(3, &mut steps, &mut moved);
         assert_eq!(steps, 3 + 6);
+    }
+
+    #[test]
+    fn moved_counts_the_shift_after_a_run_and_the_rebuild_on_merge() {
+        let mut s = set(&[3, 4, 5, 9, 12]);
+        let (mut steps, mut moved) = (0, 0);
+        s.allocate(2, &mut steps, &mut moved); // takes 3, 4; ids 5, 9, 12 shift down
+        assert_eq!(moved, 3);
+        s.merge(&ids(&[20]), &mut moved); // rebuilds 3 old + 1 new
+        assert_eq!(moved, 3 + 4);
     }
 
     #[test]
     fn merge_interleaves_and_contains_sees_it() {
         let mut s = set(&[3, 9, 20]);
-        s.merge(&ids(&[2, 4, 5, 21]));
+        s.merge(&ids(&[2, 4, 5, 21]), &mut 0);
         assert_eq!(s.ids(), ids(&[2, 3, 4, 5, 9, 20, 21]));
         assert!(s.contains(PageId(5)));
         assert!(!s.contains(PageId(6)));
         let mut steps = 0;
-        assert_eq!(s.allocate(4, &mut steps), Some(PageId(2)));
+        assert_eq!(s.allocate(4, &mut steps, &mut 0), Some(PageId(2)));
     }
 
     #[test]
     #[should_panic(expected = "already free")]
     fn merging_a_free_id_panics() {
         let mut s = set(&[3, 9]);
-        s.merge(&ids(&[9]));
+        s.merge(&ids(&[9]), &mut 0);
     }
 
     #[test]
@@ -151,7 +165,7 @@ mod tests {
         // bbolt: init [1] then allocate(1) panics. Init itself trusts its (asserted) caller, so
         // build the bad state directly.
         let mut s = ArrayFreeSet { ids: ids(&[1]) };
-        let mut steps = 0;
-        s.allocate(1, &mut steps);
+        let (mut steps, mut moved) = (0, 0);
+        s.allocate(1, &mut steps, &mut moved);
     }
 }

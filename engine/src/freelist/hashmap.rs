@@ -35,11 +35,12 @@ impl FreeSet for HashmapFreeSet {
         }
     }
 
-    fn allocate(&mut self, n: u64, scan_steps: &mut u64) -> Option<PageId> {
+    fn allocate(&mut self, n: u64, scan_steps: &mut u64, moved: &mut u64) -> Option<PageId> {
         assert!(n >= 1, "the caller handles n == 0");
         *scan_steps += 1;
         if let Some(start) = self.lowest_start_of_size(n) {
             self.remove_span(start, n);
+            *moved += 1;
             return Some(start);
         }
         *scan_steps += 1;
@@ -47,12 +48,16 @@ impl FreeSet for HashmapFreeSet {
         let start = *starts.first().expect("size buckets are never empty");
         self.remove_span(start, size);
         self.add_span(start.plus(n), size - n);
+        *moved += 2;
         Some(start)
     }
 
-    fn merge(&mut self, released: &[PageId]) {
+    fn merge(&mut self, released: &[PageId], moved: &mut u64) {
         for (start, size) in runs(released) {
+            // One new span plus up to two neighbours absorbed: index entries touched.
+            let before = self.by_start.len();
             self.merge_run(start, size);
+            *moved += 1 + (before + 1 - self.by_start.len()) as u64;
         }
     }
 
@@ -168,13 +173,13 @@ mod tests {
         let mut s = set(&[3, 4, 5, 6, 7, 9, 12, 13, 18]);
         let mut steps = 0;
         // alloc(3): no span of 3; smallest larger size is 5 (at 3): take 3..6, keep 6+2.
-        assert_eq!(s.allocate(3, &mut steps), Some(PageId(3)));
+        assert_eq!(s.allocate(3, &mut steps, &mut 0), Some(PageId(3)));
         assert_eq!(s.count(), 6);
         // alloc(2): spans of 2 are at 6 and 12; lowest start is 6.
-        assert_eq!(s.allocate(2, &mut steps), Some(PageId(6)));
+        assert_eq!(s.allocate(2, &mut steps, &mut 0), Some(PageId(6)));
         assert_eq!(s.count(), 4);
         // alloc(1): spans of 1 are at 9 and 18; lowest start is 9.
-        assert_eq!(s.allocate(1, &mut steps), Some(PageId(9)));
+        assert_eq!(s.allocate(1, &mut steps, &mut 0), Some(PageId(9)));
         assert_eq!(s.count(), 3);
         assert_eq!(s.ids(), ids(&[12, 13, 18]));
         // 1 + 2 probes for alloc(3), 1 each for the exact fits.
@@ -187,23 +192,23 @@ mod tests {
         // smallest larger size is 3, lowest start among those is 20.
         let mut s = set(&[2, 3, 4, 5, 6, 7, 20, 21, 22, 30, 31, 32, 40, 41, 42, 43]);
         let mut steps = 0;
-        assert_eq!(s.allocate(2, &mut steps), Some(PageId(20)));
+        assert_eq!(s.allocate(2, &mut steps, &mut 0), Some(PageId(20)));
         assert_eq!(
-            s.allocate(1, &mut steps),
+            s.allocate(1, &mut steps, &mut 0),
             Some(PageId(22)),
             "remainder 22+1 is an exact fit"
         );
-        assert_eq!(s.allocate(7, &mut steps), None);
+        assert_eq!(s.allocate(7, &mut steps, &mut 0), None);
         assert_eq!(s.count(), 13);
     }
 
     #[test]
     fn merge_joins_both_neighbours() {
         let mut s = set(&[3, 4, 8, 9]);
-        s.merge(&ids(&[5, 6, 7]));
+        s.merge(&ids(&[5, 6, 7]), &mut 0);
         assert_eq!(s.by_start.len(), 1, "3..10 is one span");
         assert_eq!(s.lowest_start_of_size(7), Some(PageId(3)));
-        s.merge(&ids(&[2, 11]));
+        s.merge(&ids(&[2, 11]), &mut 0);
         assert_eq!(s.ids(), ids(&[2, 3, 4, 5, 6, 7, 8, 9, 11]));
         assert_eq!(s.by_end.get(&PageId(10)), Some(&8));
         assert_eq!(s.by_end.get(&PageId(12)), Some(&1));

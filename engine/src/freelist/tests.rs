@@ -60,12 +60,14 @@ fn hashmap_bbolt_vector_through_the_freelist() {
     }
     assert_eq!(counts, [6, 4, 3, 3]);
     assert_eq!(f.free_ids(), ids(&[12, 13, 18]));
-    // alloc(3): 2 probes; alloc(2), alloc(1): 1 each; alloc(0): none.
+    // alloc(3): 2 probes; alloc(2), alloc(1): 1 each; alloc(0): none. Index entries moved:
+    // the split of span 3..=7 removes one and adds the remainder (2), each exact fit removes one.
     assert_eq!(
         f.counters(),
         FreelistCounters {
             allocate_calls: 4,
-            allocate_scan_steps: 4
+            allocate_scan_steps: 4,
+            ids_moved: 4
         }
     );
 }
