@@ -417,14 +417,20 @@ impl<'a> BucketMut<'a> {
             Some(it) if !it.is_bucket() => return Err(incompatible(false)),
             Some(it) => it,
         };
-        match self.tree.children.remove(name) {
-            Some(child) => free_tree(&child, &self.rd, self.freed)?,
+        // Collect first: a read error halfway must not leave pages of a live bucket marked
+        // freed.
+        let mut spans = Vec::new();
+        match self.tree.children.get(name) {
+            Some(child) => free_tree(child, &self.rd, &mut spans)?,
             None => {
                 let page = self.root_ref()?.page();
-                free_stored_bucket(&it.value, page, &self.rd, self.freed, self.tree.depth + 1)?;
+                free_stored_bucket(&it.value, page, &self.rd, &mut spans, self.tree.depth + 1)?;
             }
         }
-        self.remove_item(name)
+        self.remove_item(name)?;
+        self.tree.children.remove(name);
+        self.freed.extend(spans);
+        Ok(())
     }
 }
 

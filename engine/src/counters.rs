@@ -44,3 +44,51 @@ pub struct Counters {
     pub node_splits: u64,
     pub node_merges: u64,
 }
+
+impl Counters {
+    /// Add every field of `other` (e.g. to total the counters of several opens of one file).
+    pub fn accumulate(&mut self, other: &Counters) {
+        let Counters {
+            commits,
+            rollbacks,
+            syncs,
+            write_calls,
+            pages_written,
+            bytes_written,
+            meta_writes,
+            file_growths,
+            pages_read,
+            bytes_read,
+            page_cache_hits,
+            freelist_pages_written,
+            freelist_bytes_written,
+            freelist_allocate_calls,
+            freelist_scan_steps,
+            freelist_ids_moved,
+            high_water_allocations,
+            rebuild_pages_visited,
+            node_splits,
+            node_merges,
+        } = *other;
+        self.commits += commits;
+        self.rollbacks += rollbacks;
+        self.syncs += syncs;
+        self.write_calls += write_calls;
+        self.pages_written += pages_written;
+        self.bytes_written += bytes_written;
+        self.meta_writes += meta_writes;
+        self.file_growths += file_growths;
+        self.pages_read += pages_read;
+        self.bytes_read += bytes_read;
+        self.page_cache_hits += page_cache_hits;
+        self.freelist_pages_written += freelist_pages_written;
+        self.freelist_bytes_written += freelist_bytes_written;
+        self.freelist_allocate_calls += freelist_allocate_calls;
+        self.freelist_scan_steps += freelist_scan_steps;
+        self.freelist_ids_moved += freelist_ids_moved;
+        self.high_water_allocations += high_water_allocations;
+        self.rebuild_pages_visited += rebuild_pages_visited;
+        self.node_splits += node_splits;
+        self.node_merges += node_merges;
+    }
+}

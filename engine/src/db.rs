@@ -204,28 +204,13 @@ impl Db {
     pub(crate) fn finish_commit(&self, meta: Meta, delta: Counters, fl: FreelistCounters) {
         {
             let mut c = lock(&self.counters);
-            add_counters(&mut c, &delta);
+            c.accumulate(&delta);
             c.freelist_allocate_calls = fl.allocate_calls;
             c.freelist_scan_steps = fl.allocate_scan_steps;
             c.freelist_ids_moved = fl.ids_moved;
         }
         lock(&self.published).meta = meta;
     }
-}
-
-fn add_counters(c: &mut Counters, d: &Counters) {
-    c.commits += d.commits;
-    c.syncs += d.syncs;
-    c.write_calls += d.write_calls;
-    c.pages_written += d.pages_written;
-    c.bytes_written += d.bytes_written;
-    c.meta_writes += d.meta_writes;
-    c.file_growths += d.file_growths;
-    c.freelist_pages_written += d.freelist_pages_written;
-    c.freelist_bytes_written += d.freelist_bytes_written;
-    c.high_water_allocations += d.high_water_allocations;
-    c.node_splits += d.node_splits;
-    c.node_merges += d.node_merges;
 }
 
 /// Write a fresh file: two metas (txids 0 and 1), an empty freelist at page 2 and an empty leaf
@@ -315,6 +300,12 @@ fn choose_meta(storage: &dyn Storage, page_size: u32) -> Result<Meta> {
     let m0 = read_meta_at(storage, 0, PageId(0)).and_then(|m| same_size(m, page_size, 0));
     let m1 = read_meta_at(storage, u64::from(page_size), PageId(1))
         .and_then(|m| same_size(m, page_size, 1));
+    // An unreadable meta is not an invalid one: falling back to the other slot would silently
+    // open an older commit, so an I/O error fails the open instead.
+    let (m0, m1) = match (m0, m1) {
+        (Err(e @ Error::Io { .. }), _) | (_, Err(e @ Error::Io { .. })) => return Err(e),
+        pair => pair,
+    };
     match (m0, m1) {
         (Ok(a), Ok(b)) => Ok(if b.txid > a.txid { b } else { a }),
         (Ok(a), Err(_)) => Ok(a),

@@ -5,5 +5,7 @@
 pub mod freelist;
 
 pub mod kv;
+pub mod oracle;
 
 pub use kv::{BucketModel, KvModel, ModelError};
+pub use oracle::{CommitOutcome, DurabilityOracle, Violation};
