@@ -62,6 +62,13 @@ impl Db {
             }
             init_fresh(&storage, &options)?;
         }
+        if !options.read_only && !options.no_sync {
+            // What we are about to read may sit only in the page cache (a previous process
+            // wrote it and its sync failed). Make it durable before building on it: otherwise
+            // a later failed sync can drop it and leave the file pointing at pages this
+            // process has since reused.
+            storage.sync().map_err(|e| Error::io("sync", e))?;
+        }
         let page_size = detect_page_size(&storage)?;
         let meta = choose_meta(&storage, page_size)?;
         let len = storage.len().map_err(|e| Error::io("len", e))?;
@@ -272,6 +279,7 @@ fn read_meta_at(storage: &dyn Storage, offset: u64, page: PageId) -> Result<Meta
 fn detect_page_size(storage: &dyn Storage) -> Result<u32> {
     let err0 = match read_meta_at(storage, 0, PageId(0)) {
         Ok(m) => return Ok(m.page_size),
+        Err(e @ Error::Io { .. }) => return Err(e),
         Err(e) => e,
     };
     // Report the most telling failure: a meta that is there but invalid beats "nothing found".
@@ -281,6 +289,7 @@ fn detect_page_size(storage: &dyn Storage) -> Result<u32> {
         match read_meta_at(storage, u64::from(size), PageId(1)) {
             Ok(m) if m.page_size == size => return Ok(size),
             Ok(_) => {}
+            Err(e @ Error::Io { .. }) => return Err(e),
             Err(Error::Corrupted { reason, .. })
                 if reason.contains("invalid magic") || reason.contains("past end of file") => {}
             Err(e) => err1 = err1.or(Some(e)),

@@ -1,2 +1,11 @@
 //! crashlab-sim: the simulated disk, the runner and the `crashlab` command-line tool.
 #![forbid(unsafe_code)]
+
+pub mod disk;
+pub mod negative;
+pub mod op;
+pub mod profile;
+pub mod rng;
+pub mod runner;
+pub mod trace;
+pub mod workload;

@@ -1,0 +1,344 @@
+//! The bytes of a simulated disk: a durable image and the pending (unsynced) sectors over it, with
+//! no fault logic. Reads see pending over durable over "never written".
+//!
+//! Both images are sparse maps from sector index to exactly `sector_size` bytes; a sector in
+//! neither map (or hidden, below) was never written and reads as [`Fill`] says.
+//!
+//! Invariants (checked by `assert_invariants` after every change):
+//! - every stored sector is exactly `sector_size` bytes;
+//! - no pending sector lies at or past `sector_count(len)`; no durable sector at or past
+//!   `sector_count(durable_len)`;
+//! - a durable sector at or past `hidden_from` is invisible (truncated since the last sync: the
+//!   truncation is not durable yet, but reads must not see the old bytes); every durable sector
+//!   at or past `sector_count(len)` is hidden.
+//!
+//! Bytes past the length inside the last sector are don't-care: growing the length resets them to
+//! the never-written fill first, so shrink-then-grow never resurrects old bytes.
+
+use super::faults::garbage_bytes;
+use std::collections::BTreeMap;
+
+/// How never-written sectors read: zeros, or seed-derived garbage.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Fill {
+    pub(crate) seed: u64,
+    pub(crate) garbage: bool,
+}
+
+impl Fill {
+    /// Bytes `offset..offset + out.len()` of never-written sector `sector`.
+    fn fill(&self, sector: u64, offset: usize, out: &mut [u8]) {
+        if self.garbage {
+            garbage_bytes(self.seed, sector, offset, out);
+        } else {
+            out.fill(0);
+        }
+    }
+}
+
+/// What a crash did to the pending sectors.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CrashApplied {
+    /// Pending sectors written into the durable image, ascending.
+    pub(crate) kept: Vec<u64>,
+    /// Pending sectors dropped (not chosen, or past the durable length), ascending.
+    pub(crate) lost: Vec<u64>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Sectors {
+    sector_size: u64,
+    /// Current length, unsynced changes included.
+    len: u64,
+    /// Length as of the last successful sync (or crash).
+    durable_len: u64,
+    durable: BTreeMap<u64, Box<[u8]>>,
+    pending: BTreeMap<u64, Box<[u8]>>,
+    /// Durable sectors at or past this index are invisible until the next sync or crash.
+    hidden_from: Option<u64>,
+    pub(crate) fill: Fill,
+}
+
+/// A position inside one sector, as an index: always below the sector size, which fits `usize`.
+fn in_sector(v: u64) -> usize {
+    usize::try_from(v).expect("a position inside a sector fits usize")
+}
+
+impl Sectors {
+    pub(crate) fn new(sector_size: u64, fill: Fill) -> Sectors {
+        assert!(sector_size.is_power_of_two(), "sector size {sector_size}");
+        Sectors {
+            sector_size,
+            len: 0,
+            durable_len: 0,
+            durable: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            hidden_from: None,
+            fill,
+        }
+    }
+
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub(crate) fn durable_len(&self) -> u64 {
+        self.durable_len
+    }
+
+    pub(crate) fn sector_size(&self) -> u64 {
+        self.sector_size
+    }
+
+    /// Sectors needed to hold `bytes` bytes.
+    pub(crate) fn sector_count(&self, bytes: u64) -> u64 {
+        bytes.div_ceil(self.sector_size)
+    }
+
+    /// Sector indexes with unsynced data, ascending.
+    pub(crate) fn pending_keys(&self) -> Vec<u64> {
+        self.pending.keys().copied().collect()
+    }
+
+    /// How many sectors have unsynced data.
+    pub(crate) fn pending_count(&self) -> u64 {
+        self.pending.len() as u64
+    }
+
+    /// Bytes of pending data (whole sectors).
+    pub(crate) fn pending_bytes(&self) -> u64 {
+        self.pending.len() as u64 * self.sector_size
+    }
+
+    /// Sector indexes with durable data, ascending.
+    pub(crate) fn durable_keys(&self) -> Vec<u64> {
+        self.durable.keys().copied().collect()
+    }
+
+    /// What reads see of sector `s`, or `None` when it reads as never written.
+    fn visible(&self, s: u64) -> Option<&[u8]> {
+        if let Some(bytes) = self.pending.get(&s) {
+            return Some(bytes);
+        }
+        if self.hidden_from.is_some_and(|h| s >= h) {
+            return None;
+        }
+        self.durable.get(&s).map(|b| &b[..])
+    }
+
+    /// A copy of what reads see of sector `s`.
+    fn sector_now(&self, s: u64) -> Box<[u8]> {
+        match self.visible(s) {
+            Some(bytes) => bytes.into(),
+            None => {
+                let mut bytes = vec![0u8; in_sector(self.sector_size)].into_boxed_slice();
+                self.fill.fill(s, 0, &mut bytes);
+                bytes
+            }
+        }
+    }
+
+    /// Copy `offset..offset + buf.len()` into `buf`. Returns how many never-written sectors the
+    /// read touched. The caller checked the range is inside the length.
+    pub(crate) fn read(&self, offset: u64, buf: &mut [u8]) -> u64 {
+        assert!(
+            offset + buf.len() as u64 <= self.len,
+            "read past the length"
+        );
+        let mut never_written = 0;
+        let mut done = 0usize;
+        while done < buf.len() {
+            let pos = offset + done as u64;
+            let s = pos / self.sector_size;
+            let r = in_sector(pos % self.sector_size);
+            let take = (in_sector(self.sector_size) - r).min(buf.len() - done);
+            let out = &mut buf[done..done + take];
+            match self.visible(s) {
+                Some(bytes) => out.copy_from_slice(&bytes[r..r + take]),
+                None => {
+                    self.fill.fill(s, r, out);
+                    never_written += 1;
+                }
+            }
+            done += take;
+        }
+        never_written
+    }
+
+    /// The sectors covering bytes `offset..offset + n` (empty when `n` is 0).
+    pub(crate) fn range_sectors(&self, offset: u64, n: u64) -> std::ops::Range<u64> {
+        if n == 0 {
+            return 0..0;
+        }
+        offset / self.sector_size..(offset + n - 1) / self.sector_size + 1
+    }
+
+    /// Write `data` at `offset` into the pending image (read-modify-write of partial sectors).
+    /// The caller grew the length first. Returns the sectors written, ascending.
+    pub(crate) fn write(&mut self, offset: u64, data: &[u8]) -> Vec<u64> {
+        assert!(
+            offset + data.len() as u64 <= self.len,
+            "grow before writing"
+        );
+        let mut touched = Vec::new();
+        let mut done = 0usize;
+        while done < data.len() {
+            let pos = offset + done as u64;
+            let s = pos / self.sector_size;
+            let r = in_sector(pos % self.sector_size);
+            let take = (in_sector(self.sector_size) - r).min(data.len() - done);
+            let mut sector = if take == in_sector(self.sector_size) {
+                vec![0u8; take].into_boxed_slice()
+            } else {
+                self.sector_now(s)
+            };
+            sector[r..r + take].copy_from_slice(&data[done..done + take]);
+            self.pending.insert(s, sector);
+            touched.push(s);
+            done += take;
+        }
+        self.assert_invariants();
+        touched
+    }
+
+    /// Grow to `new_len`: the bytes past the old length in its last sector become never-written
+    /// fill again (so old bytes past a truncation do not come back), as a pending write when they
+    /// differ.
+    pub(crate) fn grow(&mut self, new_len: u64) {
+        assert!(new_len >= self.len, "grow shrinks");
+        let r = in_sector(self.len % self.sector_size);
+        if new_len > self.len && r != 0 {
+            let s = self.len / self.sector_size;
+            if let Some(bytes) = self.visible(s) {
+                let mut tail = vec![0u8; bytes.len() - r];
+                self.fill.fill(s, r, &mut tail);
+                if bytes[r..] != tail[..] {
+                    let mut sector: Box<[u8]> = bytes.into();
+                    sector[r..].copy_from_slice(&tail);
+                    self.pending.insert(s, sector);
+                }
+            }
+        }
+        self.len = new_len;
+        self.assert_invariants();
+    }
+
+    /// Shrink to `new_len`: pending sectors past it vanish, durable ones are hidden until sync.
+    pub(crate) fn truncate(&mut self, new_len: u64) {
+        assert!(new_len <= self.len, "truncate grows");
+        let first_gone = self.sector_count(new_len);
+        drop(self.pending.split_off(&first_gone));
+        self.hidden_from = Some(self.hidden_from.map_or(first_gone, |h| h.min(first_gone)));
+        self.len = new_len;
+        self.assert_invariants();
+    }
+
+    /// Forget pending sector `s` (a failed sync dropped it): reads see the durable bytes again.
+    pub(crate) fn drop_pending(&mut self, s: u64) {
+        let dropped = self.pending.remove(&s);
+        assert!(dropped.is_some(), "sector {s} was not pending");
+    }
+
+    /// Make every pending sector and the length durable. Returns the sectors made durable.
+    pub(crate) fn sync(&mut self) -> u64 {
+        if let Some(h) = self.hidden_from.take() {
+            drop(self.durable.split_off(&h));
+        }
+        drop(self.durable.split_off(&self.sector_count(self.len)));
+        let made_durable = self.pending.len() as u64;
+        self.durable.append(&mut self.pending);
+        self.durable_len = self.len;
+        self.assert_invariants();
+        made_durable
+    }
+
+    /// Power cut: each pending sector for which `keep` says so is written into the durable image,
+    /// unless it lies past the durable length (the length is durable only by sync, so such a
+    /// sector is lost with it). `keep` is asked about every pending sector, ascending. Afterwards
+    /// reads see only the durable image.
+    pub(crate) fn crash(&mut self, keep: &mut dyn FnMut(u64) -> bool) -> CrashApplied {
+        let durable_sectors = self.sector_count(self.durable_len);
+        let mut applied = CrashApplied::default();
+        for (s, bytes) in std::mem::take(&mut self.pending) {
+            let wanted = keep(s);
+            if wanted && s < durable_sectors {
+                self.durable.insert(s, bytes);
+                applied.kept.push(s);
+            } else {
+                applied.lost.push(s);
+            }
+        }
+        self.hidden_from = None;
+        self.len = self.durable_len;
+        self.assert_invariants();
+        applied
+    }
+
+    /// Flip bit `bit` (counted from the sector's first byte) of durable sector `s`.
+    pub(crate) fn flip_durable_bit(&mut self, s: u64, bit: u64) {
+        assert!(
+            bit < self.durable_valid_bytes(s) * 8,
+            "bit {bit} past sector {s}'s data"
+        );
+        let sector = self.durable.get_mut(&s).expect("flip in a durable sector");
+        sector[in_sector(bit / 8)] ^= 1 << (bit % 8);
+    }
+
+    /// Bytes of durable sector `s` that lie inside the durable length.
+    pub(crate) fn durable_valid_bytes(&self, s: u64) -> u64 {
+        let start = s * self.sector_size;
+        assert!(
+            start < self.durable_len,
+            "sector {s} past the durable length"
+        );
+        (self.durable_len - start).min(self.sector_size)
+    }
+
+    /// What reads see now, `len` bytes.
+    pub(crate) fn image(&self) -> Vec<u8> {
+        let mut bytes = vec![0u8; usize::try_from(self.len).expect("image fits memory")];
+        self.read(0, &mut bytes);
+        bytes
+    }
+
+    /// The durable image, `durable_len` bytes: what a crash losing all pending would leave.
+    pub(crate) fn durable_image(&self) -> Vec<u8> {
+        let len = usize::try_from(self.durable_len).expect("image fits memory");
+        let mut bytes = vec![0u8; len];
+        let ss = in_sector(self.sector_size);
+        for (i, chunk) in bytes.chunks_mut(ss).enumerate() {
+            let s = i as u64;
+            match self.durable.get(&s) {
+                Some(sector) => chunk.copy_from_slice(&sector[..chunk.len()]),
+                None => self.fill.fill(s, 0, chunk),
+            }
+        }
+        bytes
+    }
+
+    fn assert_invariants(&self) {
+        if let Some((&last, _)) = self.pending.last_key_value() {
+            assert!(
+                last < self.sector_count(self.len),
+                "pending sector {last} past the length"
+            );
+        }
+        if let Some((&last, _)) = self.durable.last_key_value() {
+            assert!(
+                last < self.sector_count(self.durable_len),
+                "durable sector {last} past the durable length"
+            );
+            if last >= self.sector_count(self.len) {
+                let h = self
+                    .hidden_from
+                    .expect("durable sectors past the length are hidden");
+                assert!(h <= self.sector_count(self.len), "hidden from {h}");
+            }
+        }
+        if cfg!(debug_assertions) {
+            let ss = in_sector(self.sector_size);
+            assert!(self.pending.values().all(|b| b.len() == ss));
+            assert!(self.durable.values().all(|b| b.len() == ss));
+        }
+    }
+}

@@ -1,0 +1,305 @@
+//! The operations a simulated workload performs, and their one-line text form used by case
+//! files and traces.
+//!
+//! ```text
+//! create a/b            delete-bucket a/b        put a k7 len=300 v=12
+//! delete a k7           get a k7                 scan a
+//! commit   rollback   begin-reader   end-reader 2   reopen   crash   power-cut-in 4
+//! ```
+//! Names (bucket path components and keys) print as themselves when they are plain
+//! `[A-Za-z0-9_.-]` text, otherwise as `0x` + hex. A put's value is derived from the key, the
+//! length and the version `v`, so the text names it exactly.
+
+use std::fmt;
+
+/// One name: a bucket path component or a key.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Name(pub Vec<u8>);
+
+/// Bucket path, top level first.
+pub type Path = Vec<Name>;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Op {
+    CreateBucket(Path),
+    DeleteBucket(Path),
+    Put {
+        path: Path,
+        key: Name,
+        len: u32,
+        version: u32,
+    },
+    Delete {
+        path: Path,
+        key: Name,
+    },
+    Get {
+        path: Path,
+        key: Name,
+    },
+    Scan {
+        path: Path,
+    },
+    Commit,
+    Rollback,
+    BeginReader,
+    EndReader(u32),
+    /// Close and open the database; the process restarted, the page cache survived.
+    Reopen,
+    /// Power cut: unsynced sectors are lost, torn or kept; then reopen.
+    Crash,
+    /// Arm a power cut after this many more storage calls: it lands inside whatever is running
+    /// then (typically a commit), between two writes or between a write and its sync.
+    PowerCutIn(u32),
+}
+
+/// The bytes a put writes.
+pub fn value_bytes(key: &Name, len: u32, version: u32) -> Vec<u8> {
+    let seed = key
+        .0
+        .iter()
+        .fold(version.wrapping_mul(2_654_435_761), |h, &b| {
+            h.rotate_left(5) ^ u32::from(b)
+        });
+    (0..len)
+        .map(|i| (seed.wrapping_add(i.wrapping_mul(31)) >> 3) as u8)
+        .collect()
+}
+
+impl Name {
+    pub fn new(bytes: impl Into<Vec<u8>>) -> Name {
+        Name(bytes.into())
+    }
+
+    fn plain(&self) -> bool {
+        !self.0.is_empty()
+            && !self.0.starts_with(b"0x")
+            && self
+                .0
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(b))
+    }
+
+    pub fn parse(s: &str) -> Result<Name, String> {
+        if let Some(hex) = s.strip_prefix("0x") {
+            if hex.is_empty() || hex.len() % 2 != 0 {
+                return Err(format!(
+                    "hex name `{s}` needs an even, non-zero number of digits"
+                ));
+            }
+            let bytes = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16))
+                .collect::<Result<Vec<u8>, _>>()
+                .map_err(|_| format!("`{s}` is not valid hex"))?;
+            return Ok(Name(bytes));
+        }
+        let n = Name(s.as_bytes().to_vec());
+        if n.plain() {
+            Ok(n)
+        } else {
+            Err(format!("name `{s}` must be [A-Za-z0-9_.-]+ or 0x<hex>"))
+        }
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.plain() {
+            f.write_str(&String::from_utf8_lossy(&self.0))
+        } else {
+            f.write_str("0x")?;
+            self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+        }
+    }
+}
+
+pub fn path_to_string(p: &Path) -> String {
+    p.iter().map(Name::to_string).collect::<Vec<_>>().join("/")
+}
+
+pub fn parse_path(s: &str) -> Result<Path, String> {
+    s.split('/').map(Name::parse).collect()
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Op::CreateBucket(p) => write!(f, "create {}", path_to_string(p)),
+            Op::DeleteBucket(p) => write!(f, "delete-bucket {}", path_to_string(p)),
+            Op::Put {
+                path,
+                key,
+                len,
+                version,
+            } => {
+                write!(
+                    f,
+                    "put {} {key} len={len} v={version}",
+                    path_to_string(path)
+                )
+            }
+            Op::Delete { path, key } => write!(f, "delete {} {key}", path_to_string(path)),
+            Op::Get { path, key } => write!(f, "get {} {key}", path_to_string(path)),
+            Op::Scan { path } => write!(f, "scan {}", path_to_string(path)),
+            Op::Commit => f.write_str("commit"),
+            Op::Rollback => f.write_str("rollback"),
+            Op::BeginReader => f.write_str("begin-reader"),
+            Op::EndReader(i) => write!(f, "end-reader {i}"),
+            Op::Reopen => f.write_str("reopen"),
+            Op::Crash => f.write_str("crash"),
+            Op::PowerCutIn(n) => write!(f, "power-cut-in {n}"),
+        }
+    }
+}
+
+fn field(s: &str, name: &str) -> Result<u32, String> {
+    let v = s
+        .strip_prefix(name)
+        .and_then(|r| r.strip_prefix('='))
+        .ok_or_else(|| format!("expected `{name}=<number>`, found `{s}`"))?;
+    v.parse()
+        .map_err(|_| format!("`{v}` is not a number for `{name}`"))
+}
+
+impl std::str::FromStr for Op {
+    type Err = String;
+
+    fn from_str(line: &str) -> Result<Op, String> {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let want = |n: usize, usage: &str| {
+            if words.len() == n {
+                Ok(())
+            } else {
+                Err(format!("expected `{usage}`, found `{line}`"))
+            }
+        };
+        match words.first().copied() {
+            Some("create") => {
+                want(2, "create PATH").and(Ok(Op::CreateBucket(parse_path(words[1])?)))
+            }
+            Some("delete-bucket") => {
+                want(2, "delete-bucket PATH").and(Ok(Op::DeleteBucket(parse_path(words[1])?)))
+            }
+            Some("put") => {
+                want(5, "put PATH KEY len=N v=N")?;
+                Ok(Op::Put {
+                    path: parse_path(words[1])?,
+                    key: Name::parse(words[2])?,
+                    len: field(words[3], "len")?,
+                    version: field(words[4], "v")?,
+                })
+            }
+            Some("delete") => {
+                want(3, "delete PATH KEY")?;
+                Ok(Op::Delete {
+                    path: parse_path(words[1])?,
+                    key: Name::parse(words[2])?,
+                })
+            }
+            Some("get") => {
+                want(3, "get PATH KEY")?;
+                Ok(Op::Get {
+                    path: parse_path(words[1])?,
+                    key: Name::parse(words[2])?,
+                })
+            }
+            Some("scan") => want(2, "scan PATH").and(Ok(Op::Scan {
+                path: parse_path(words[1])?,
+            })),
+            Some("commit") => want(1, "commit").map(|()| Op::Commit),
+            Some("rollback") => want(1, "rollback").map(|()| Op::Rollback),
+            Some("begin-reader") => want(1, "begin-reader").map(|()| Op::BeginReader),
+            Some("end-reader") => {
+                want(2, "end-reader N")?;
+                words[1]
+                    .parse()
+                    .map(Op::EndReader)
+                    .map_err(|_| format!("`{}` is not a number", words[1]))
+            }
+            Some("reopen") => want(1, "reopen").map(|()| Op::Reopen),
+            Some("crash") => want(1, "crash").map(|()| Op::Crash),
+            Some("power-cut-in") => {
+                want(2, "power-cut-in N")?;
+                words[1]
+                    .parse()
+                    .map(Op::PowerCutIn)
+                    .map_err(|_| format!("`{}` is not a number", words[1]))
+            }
+            _ => Err(format!(
+                "unknown operation `{line}` (expected create, delete-bucket, put, delete, get, \
+                 scan, commit, rollback, begin-reader, end-reader, reopen, crash or power-cut-in)"
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_op_round_trips_through_text() {
+        let p = vec![Name::new("a"), Name::new(vec![0u8, 255])];
+        let ops = [
+            Op::CreateBucket(p.clone()),
+            Op::DeleteBucket(p.clone()),
+            Op::Put {
+                path: p.clone(),
+                key: Name::new("k1"),
+                len: 300,
+                version: 7,
+            },
+            Op::Delete {
+                path: p.clone(),
+                key: Name::new("0xzz-literal"),
+            },
+            Op::Get {
+                path: p.clone(),
+                key: Name::new(vec![1u8]),
+            },
+            Op::Scan { path: p },
+            Op::Commit,
+            Op::Rollback,
+            Op::BeginReader,
+            Op::EndReader(3),
+            Op::Reopen,
+            Op::Crash,
+            Op::PowerCutIn(4),
+        ];
+        for op in ops {
+            let text = op.to_string();
+            assert_eq!(text.parse::<Op>(), Ok(op.clone()), "{text}");
+        }
+        assert_eq!(
+            Op::CreateBucket(vec![Name::new(vec![0u8, 255])]).to_string(),
+            "create 0x00ff"
+        );
+    }
+
+    #[test]
+    fn bad_lines_say_what_was_expected() {
+        assert!("put a k"
+            .parse::<Op>()
+            .unwrap_err()
+            .contains("put PATH KEY len=N v=N"));
+        assert!("put a k len=x v=1"
+            .parse::<Op>()
+            .unwrap_err()
+            .contains("not a number"));
+        assert!("frobnicate"
+            .parse::<Op>()
+            .unwrap_err()
+            .contains("unknown operation"));
+        assert!("get a 0x1".parse::<Op>().unwrap_err().contains("even"));
+        assert!("get a/ k".parse::<Op>().unwrap_err().contains("must be"));
+    }
+
+    #[test]
+    fn values_depend_on_key_length_and_version() {
+        let k = Name::new("k");
+        assert_eq!(value_bytes(&k, 10, 1).len(), 10);
+        assert_ne!(value_bytes(&k, 10, 1), value_bytes(&k, 10, 2));
+        assert_eq!(value_bytes(&k, 10, 1), value_bytes(&k, 10, 1));
+    }
+}

@@ -1,0 +1,700 @@
+//! Runs one case: the engine on a [`SimDisk`] through a list of operations, every answer
+//! compared with [`KvModel`], every recovery compared with the [`DurabilityOracle`] and followed
+//! by `check()`, every event hashed into the trace.
+//!
+//! Rules the runner applies (each is what an application would do):
+//! - the database is created before faults are switched on (power loss during creation leaves
+//!   an unopenable file in bbolt too; it is out of scope);
+//! - after a failed commit the application restarts: the database is reopened;
+//! - an open that fails with an I/O error is retried; if it keeps failing the disk has lost
+//!   data it cannot give back and the run stops with a disk failure, which is not a violation;
+//! - the harness's own verification reads run with faults suspended;
+//! - with `no_sync` a crash is a process crash (the page cache survives), since a power cut
+//!   without syncs may legitimately corrupt anything.
+
+use crate::disk::{DiskConfig, FaultConfig, FaultCounts, IoStats, SimDisk};
+use crate::negative::{NoBarrier, PowerSwitch, Switched};
+use crate::op::{path_to_string, value_bytes, Op, Path};
+use crate::profile::{self, Profile};
+use crate::trace::Trace;
+use crate::workload;
+use crashlab_engine::{Bucket, Counters, Db, Error, Options, ReadTx, Storage, WriteTx};
+use crashlab_models::{CommitOutcome, DurabilityOracle, KvModel, ModelError};
+
+/// Everything that determines a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunConfig {
+    pub seed: u64,
+    pub profile: Profile,
+    pub options: Options,
+    pub disk: DiskConfig,
+    pub ops: Vec<Op>,
+}
+
+impl RunConfig {
+    /// The run a seed describes: options, faults and `ops` operations all drawn from it.
+    pub fn from_seed(seed: u64, ops: usize, profile: Profile) -> RunConfig {
+        let options = profile::engine_options(seed);
+        RunConfig {
+            seed,
+            profile,
+            disk: profile::disk_config(seed, profile),
+            ops: workload::generate(seed, ops, true),
+            options,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Ok,
+    Violation(Violation),
+    /// The disk lost data the engine cannot get back (e.g. a latent sector error under the
+    /// meta page); reported, not a violation.
+    DiskFailure(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// Index of the operation during or after which it was found.
+    pub op_index: usize,
+    pub kind: &'static str,
+    pub detail: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} at op {}: {}", self.kind, self.op_index, self.detail)
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunStats {
+    pub ops_run: u64,
+    pub commits: u64,
+    pub failed_commits: u64,
+    pub crashes: u64,
+    pub reopens: u64,
+    pub io_errors: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub outcome: Outcome,
+    pub stats: RunStats,
+    pub trace_hash: u64,
+    pub trace_events: u64,
+    pub trace_tail: Vec<String>,
+    pub counters: Counters,
+    pub faults: FaultCounts,
+    pub io: IoStats,
+    pub image_hash: u64,
+}
+
+/// Run a case to its end or its first violation.
+pub fn run(cfg: &RunConfig) -> Report {
+    let mut sim = Sim::new(cfg);
+    let outcome = match sim.drive() {
+        Ok(()) => Outcome::Ok,
+        // The engine keeps no checksums on data pages (bbolt's format): under the corruption
+        // profile a wrong answer is undetected corruption the disk caused, not a broken promise.
+        Err(Stop::Violation(v)) if cfg.profile == Profile::Corruption => {
+            Outcome::DiskFailure(format!("undetected corruption: {v}"))
+        }
+        Err(Stop::Violation(v)) => Outcome::Violation(v),
+        Err(Stop::DiskFailure(s)) => Outcome::DiskFailure(s),
+    };
+    sim.trace.record(format!("outcome {outcome:?}"));
+    Report {
+        outcome,
+        stats: sim.stats.clone(),
+        trace_hash: sim.trace.hash(),
+        trace_events: sim.trace.events(),
+        trace_tail: sim.trace.tail(),
+        counters: sim.counters,
+        faults: sim.disk.fault_counts(),
+        io: sim.disk.io_stats(),
+        image_hash: sim.disk.image_hash(),
+    }
+}
+
+enum Stop {
+    Violation(Violation),
+    DiskFailure(String),
+}
+
+enum SessionEnd {
+    Done,
+    Reopen,
+    Crash,
+}
+
+type Step<T> = Result<T, Stop>;
+
+struct Sim<'c> {
+    cfg: &'c RunConfig,
+    disk: SimDisk,
+    oracle: DurabilityOracle,
+    trace: Trace,
+    counters: Counters,
+    stats: RunStats,
+    /// Index of the next operation.
+    next: usize,
+    power: PowerSwitch,
+    /// A power cut happened since the last verified recovery.
+    pending_power_cut: bool,
+}
+
+/// An open write transaction and the model of what it has done.
+type Writer<'db> = Option<(WriteTx<'db>, KvModel)>;
+
+impl<'c> Sim<'c> {
+    fn new(cfg: &'c RunConfig) -> Sim<'c> {
+        Sim {
+            cfg,
+            disk: SimDisk::new(cfg.seed, cfg.disk.clone()),
+            oracle: DurabilityOracle::new(KvModel::new()),
+            trace: Trace::default(),
+            counters: Counters::default(),
+            stats: RunStats::default(),
+            next: 0,
+            power: PowerSwitch::new(),
+            pending_power_cut: false,
+        }
+    }
+
+    fn violation(&self, kind: &'static str, detail: impl Into<String>) -> Stop {
+        Stop::Violation(Violation {
+            op_index: self.next.saturating_sub(1),
+            kind,
+            detail: detail.into(),
+        })
+    }
+
+    fn storage(&self) -> Box<dyn Storage> {
+        let switch = self.power.clone();
+        match self.cfg.profile {
+            Profile::NoBarrier => Box::new(Switched {
+                inner: NoBarrier::new(self.disk.clone(), self.cfg.options.page_size),
+                switch,
+            }),
+            _ => Box::new(Switched {
+                inner: self.disk.clone(),
+                switch,
+            }),
+        }
+    }
+
+    fn drive(&mut self) -> Step<()> {
+        self.create()?;
+        let mut recovery: Option<bool> = None; // Some(_) once a session ended
+        loop {
+            let Some(db) = self.open()? else {
+                return Ok(());
+            };
+            if recovery.is_some() {
+                let power_cut = std::mem::take(&mut self.pending_power_cut);
+                self.verify_recovery(&db, power_cut)?;
+            }
+            let end = self.session(&db)?;
+            self.counters.accumulate(&db.counters());
+            drop(db);
+            match end {
+                SessionEnd::Done => return self.final_check(),
+                SessionEnd::Reopen => {
+                    self.stats.reopens += 1;
+                    recovery = Some(true);
+                }
+                SessionEnd::Crash => {
+                    self.power_cut();
+                    recovery = Some(true);
+                }
+            }
+        }
+    }
+
+    /// The machine loses power: unsynced sectors are kept or lost, then it reboots.
+    fn power_cut(&mut self) {
+        self.stats.crashes += 1;
+        self.power.reset();
+        let c = self.disk.crash();
+        self.trace.record(format!(
+            "power cut: {} pending sectors, {} kept, {} lost",
+            c.pending_sectors, c.kept, c.lost
+        ));
+        self.pending_power_cut = true;
+    }
+
+    /// Create the database with faults suspended.
+    fn create(&mut self) -> Step<()> {
+        let faults = self.suspend_faults();
+        let created = Db::open(self.storage(), self.cfg.options.clone());
+        self.disk.set_faults(faults);
+        match created {
+            Ok(db) => {
+                self.counters.accumulate(&db.counters());
+                Ok(())
+            }
+            Err(e) => Err(self.violation("create", e.to_string())),
+        }
+    }
+
+    fn suspend_faults(&self) -> FaultConfig {
+        let faults = self.disk.config().faults;
+        // Keep the negative control on: it is the point of the run, not a disk fault.
+        let harness = FaultConfig {
+            lying_sync: faults.lying_sync,
+            ..FaultConfig::none()
+        };
+        self.disk.set_faults(harness);
+        faults
+    }
+
+    /// Open, retrying transient I/O errors. `None` when the run is over.
+    fn open(&mut self) -> Step<Option<Db>> {
+        const ATTEMPTS: usize = 8;
+        let mut last = String::new();
+        for _ in 0..ATTEMPTS {
+            let opened = Db::open(self.storage(), self.cfg.options.clone());
+            if self.power.is_off() {
+                // The cut landed inside the open (a crash during recovery): reboot and retry.
+                drop(opened);
+                self.power_cut();
+                continue;
+            }
+            match opened {
+                Ok(db) => return Ok(Some(db)),
+                Err(e @ Error::Io { .. }) => {
+                    self.stats.io_errors += 1;
+                    last = e.to_string();
+                    self.trace.record(format!("open failed: {e}"));
+                }
+                Err(e) => return Err(self.corruption_found("open", e)),
+            }
+        }
+        // The transient condition clears (latent sectors stay bad): one last try.
+        let faults = self.disk.config().faults;
+        self.disk.set_faults(FaultConfig {
+            read_eio: 0.0,
+            write_eio: 0.0,
+            sync_eio: 0.0,
+            ..faults.clone()
+        });
+        let last_try = Db::open(self.storage(), self.cfg.options.clone());
+        self.disk.set_faults(faults);
+        match last_try {
+            Ok(db) => Ok(Some(db)),
+            Err(e @ Error::Io { .. }) => Err(Stop::DiskFailure(format!(
+                "open keeps failing: {last}; then {e}"
+            ))),
+            Err(e) => Err(self.corruption_found("open", e)),
+        }
+    }
+
+    /// A corrupt file: a violation, except where the profile corrupts the disk on purpose.
+    fn corruption_found(&self, during: &'static str, e: Error) -> Stop {
+        if self.cfg.profile == Profile::Corruption {
+            Stop::DiskFailure(format!("corruption detected during {during}: {e}"))
+        } else {
+            self.violation(during, e.to_string())
+        }
+    }
+
+    fn verify_recovery(&mut self, db: &Db, power_cut: bool) -> Step<()> {
+        self.power.reset();
+        let faults = self.suspend_faults();
+        let observed = read_model(db);
+        let problems = db.check();
+        self.disk.set_faults(faults);
+        let observed = match observed {
+            Ok(m) => m,
+            Err(e @ Error::Io { .. }) => {
+                return Err(Stop::DiskFailure(format!("unreadable after recovery: {e}")))
+            }
+            Err(e) => return Err(self.corruption_found("recovery read", e)),
+        };
+        let found = if power_cut {
+            self.oracle.recover_after_power_cut(&observed)
+        } else {
+            self.oracle.recover_after_reopen(&observed)
+        };
+        match found {
+            Ok(i) => self.trace.record(format!(
+                "recovered S[{i}] after {}",
+                if power_cut { "power cut" } else { "reopen" }
+            )),
+            Err(v) => return Err(self.violation("durability", v.to_string())),
+        }
+        match problems {
+            Ok(p) if p.is_empty() => Ok(()),
+            Ok(p) => {
+                let first: Vec<String> = p.iter().take(5).map(|p| p.to_string()).collect();
+                Err(self.corruption_found_msg(
+                    "check",
+                    format!("{} problems: {}", p.len(), first.join("; ")),
+                ))
+            }
+            Err(e) => Err(Stop::DiskFailure(format!("check could not read: {e}"))),
+        }
+    }
+
+    fn corruption_found_msg(&self, during: &'static str, msg: String) -> Stop {
+        if self.cfg.profile == Profile::Corruption {
+            Stop::DiskFailure(format!("corruption detected during {during}: {msg}"))
+        } else {
+            self.violation(during, msg)
+        }
+    }
+
+    /// After the last operation: reopen once more and verify.
+    fn final_check(&mut self) -> Step<()> {
+        let Some(db) = self.open()? else {
+            return Ok(());
+        };
+        let power_cut = std::mem::take(&mut self.pending_power_cut);
+        self.verify_recovery(&db, power_cut)?;
+        self.counters.accumulate(&db.counters());
+        Ok(())
+    }
+
+    fn session(&mut self, db: &Db) -> Step<SessionEnd> {
+        let mut writer: Writer<'_> = None;
+        let mut readers: Vec<(ReadTx<'_>, KvModel)> = Vec::new();
+        while self.next < self.cfg.ops.len() {
+            let op = &self.cfg.ops[self.next];
+            self.next += 1;
+            self.stats.ops_run += 1;
+            let result = match op {
+                Op::Reopen => return Ok(SessionEnd::Reopen),
+                Op::Crash if self.cfg.options.no_sync => {
+                    self.trace
+                        .record(format!("{} crash (no_sync: process crash)", self.next - 1));
+                    return Ok(SessionEnd::Reopen);
+                }
+                Op::Crash => return Ok(SessionEnd::Crash),
+                Op::PowerCutIn(n) => {
+                    self.power.arm(*n);
+                    format!("armed: power cut after {n} storage calls")
+                }
+                Op::Commit => match self.commit(&mut writer) {
+                    Ok(r) => r,
+                    Err(msg) if self.power.is_off() => {
+                        self.trace
+                            .record(format!("{} {op} -> {msg}; power cut", self.next - 1));
+                        return Ok(SessionEnd::Crash);
+                    }
+                    Err(msg) => {
+                        self.trace
+                            .record(format!("{} {op} -> {msg}; restarting", self.next - 1));
+                        return Ok(SessionEnd::Reopen);
+                    }
+                },
+                Op::Rollback => {
+                    writer = None;
+                    "ok".to_string()
+                }
+                Op::BeginReader => self.begin_reader(db, &mut readers),
+                Op::EndReader(n) => self.end_reader(&mut readers, *n as usize)?,
+                Op::Get { path, key } => self.get(db, &mut writer, path, &key.0)?,
+                Op::Scan { path } => self.scan(db, &mut writer, path)?,
+                data => self.apply(db, &mut writer, data)?,
+            };
+            self.trace
+                .record(format!("{} {op} -> {result}", self.next - 1));
+            if self.power.is_off() {
+                self.trace.record("power cut".into());
+                return Ok(SessionEnd::Crash);
+            }
+        }
+        Ok(SessionEnd::Done)
+    }
+
+    fn commit(&mut self, writer: &mut Writer<'_>) -> Result<String, String> {
+        let Some((tx, pending)) = writer.take() else {
+            return Ok("nothing to commit".into());
+        };
+        let index = self.oracle.begin_commit(pending);
+        match tx.commit() {
+            Ok(()) => {
+                self.stats.commits += 1;
+                let outcome = if self.cfg.options.no_sync {
+                    CommitOutcome::Acknowledged
+                } else {
+                    CommitOutcome::Durable
+                };
+                self.oracle.end_commit(index, outcome);
+                Ok(format!("ok S[{index}]"))
+            }
+            Err(e) => {
+                self.stats.failed_commits += 1;
+                self.oracle.end_commit(index, CommitOutcome::Failed);
+                Err(format!("failed S[{index}]: {e}"))
+            }
+        }
+    }
+
+    fn begin_reader<'db>(
+        &mut self,
+        db: &'db Db,
+        readers: &mut Vec<(ReadTx<'db>, KvModel)>,
+    ) -> String {
+        if readers.len() >= 4 {
+            return "skipped (4 readers open)".into();
+        }
+        match db.begin_read() {
+            Ok(r) => {
+                readers.push((r, self.oracle.current().clone()));
+                format!("reader {}", readers.len() - 1)
+            }
+            Err(e) => format!("error {e}"),
+        }
+    }
+
+    fn end_reader(&mut self, readers: &mut Vec<(ReadTx<'_>, KvModel)>, n: usize) -> Step<String> {
+        if n >= readers.len() {
+            return Ok("no such reader".into());
+        }
+        let (r, want) = readers.remove(n);
+        match read_snapshot(&r) {
+            Ok(got) if got == want => Ok("snapshot intact".into()),
+            Ok(_) => Err(self.violation(
+                "reader snapshot",
+                "a reader's snapshot changed while it was open",
+            )),
+            Err(e) => self.engine_error("reader", e),
+        }
+    }
+
+    /// An engine error from an operation: I/O errors are allowed, corruption is not.
+    fn engine_error<T: From<String>>(&mut self, during: &'static str, e: Error) -> Step<T> {
+        match e {
+            Error::Io { .. } => {
+                self.stats.io_errors += 1;
+                Ok(T::from(format!("io error: {e}")))
+            }
+            e => Err(self.corruption_found(during, e)),
+        }
+    }
+
+    fn get(&mut self, db: &Db, writer: &mut Writer<'_>, path: &Path, key: &[u8]) -> Step<String> {
+        let refs = path_refs(path);
+        let (got, want) = match writer {
+            Some((tx, model)) => {
+                let got = tx
+                    .bucket_path_mut(&refs)
+                    .and_then(|b| b.map(|b| b.get(key)).transpose());
+                (got, model.get(&owned(path), key).map(<[u8]>::to_vec))
+            }
+            None => {
+                let got = db.view(|tx| tx.bucket_path(&refs)?.map(|b| b.get(key)).transpose());
+                (
+                    got,
+                    self.oracle
+                        .current()
+                        .get(&owned(path), key)
+                        .map(<[u8]>::to_vec),
+                )
+            }
+        };
+        match got {
+            Ok(got) if got.clone().flatten() == want => {
+                Ok(format!("{} bytes", want.map_or(0, |v| v.len())))
+            }
+            Ok(got) => Err(self.violation(
+                "model mismatch",
+                format!(
+                    "get {} returned {:?} bytes, model {:?}",
+                    path_to_string(path),
+                    got.flatten().map(|v| v.len()),
+                    want.map(|v| v.len())
+                ),
+            )),
+            Err(e) => self.engine_error("get", e),
+        }
+    }
+
+    fn scan(&mut self, db: &Db, writer: &mut Writer<'_>, path: &Path) -> Step<String> {
+        let refs = path_refs(path);
+        let (got, want) = match writer {
+            Some((tx, model)) => {
+                let got = tx
+                    .bucket_path_mut(&refs)
+                    .and_then(|b| b.map(|b| b.items()).transpose());
+                (got, model.bucket(&owned(path)).map(list_model))
+            }
+            None => {
+                let got = db.view(|tx| tx.bucket_path(&refs)?.map(|b| list_bucket(&b)).transpose());
+                (
+                    got,
+                    self.oracle.current().bucket(&owned(path)).map(list_model),
+                )
+            }
+        };
+        match got {
+            Ok(got) if got == want => Ok(format!("{} items", want.map_or(0, |w| w.len()))),
+            Ok(_) => Err(self.violation(
+                "model mismatch",
+                format!("scan {} differs from the model", path_to_string(path)),
+            )),
+            Err(e) => self.engine_error("scan", e),
+        }
+    }
+
+    /// A data operation in the write transaction (begun on demand).
+    fn apply<'db>(&mut self, db: &'db Db, writer: &mut Writer<'db>, op: &Op) -> Step<String> {
+        if writer.is_none() {
+            match db.begin_write() {
+                Ok(tx) => *writer = Some((tx, self.oracle.current().clone())),
+                Err(e) => return self.engine_error("begin", e),
+            }
+        }
+        let (tx, model) = writer.as_mut().expect("just ensured");
+        let mut next = model.clone();
+        let (got, want) = apply_both(tx, &mut next, op);
+        match got {
+            Ok(()) if want.is_ok() => {
+                *model = next;
+                Ok("ok".into())
+            }
+            Ok(()) => Err(self.violation(
+                "model mismatch",
+                format!("engine accepted, model says {want:?}"),
+            )),
+            Err(e) => match (model_error(&e), want) {
+                (Some(me), Err(w)) if me == w => Ok(format!("refused {me:?}")),
+                (Some(me), w) => Err(self.violation(
+                    "model mismatch",
+                    format!("engine refused {me:?}, model {w:?}"),
+                )),
+                (None, _) => self.engine_error("write", e),
+            },
+        }
+    }
+}
+
+fn owned(p: &Path) -> Vec<Vec<u8>> {
+    p.iter().map(|n| n.0.clone()).collect()
+}
+
+fn path_refs(p: &Path) -> Vec<&[u8]> {
+    p.iter().map(|n| n.0.as_slice()).collect()
+}
+
+fn model_error(e: &Error) -> Option<ModelError> {
+    match e {
+        Error::BucketNotFound => Some(ModelError::BucketNotFound),
+        Error::BucketExists => Some(ModelError::BucketExists),
+        Error::IncompatibleValue { .. } => Some(ModelError::Incompatible),
+        _ => None,
+    }
+}
+
+/// Apply a data op to the engine and to the model; the model's result is returned beside.
+fn apply_both(
+    tx: &mut WriteTx<'_>,
+    m: &mut KvModel,
+    op: &Op,
+) -> (Result<(), Error>, Result<(), ModelError>) {
+    let missing = || Err(Error::BucketNotFound);
+    match op {
+        Op::CreateBucket(p) | Op::DeleteBucket(p) => {
+            let (name, parent) = p.split_last().expect("paths are non-empty");
+            let parent = parent.to_vec();
+            let refs = path_refs(&parent);
+            let got = match tx.bucket_path_mut(&refs) {
+                Ok(Some(mut b)) if matches!(op, Op::CreateBucket(_)) => {
+                    b.create_bucket(&name.0).map(|_| ())
+                }
+                Ok(Some(mut b)) => b.delete_bucket(&name.0),
+                Ok(None) => missing(),
+                Err(e) => Err(e),
+            };
+            let want = if matches!(op, Op::CreateBucket(_)) {
+                m.create_bucket(&owned(p))
+            } else {
+                m.delete_bucket(&owned(p))
+            };
+            (got, want)
+        }
+        Op::Put {
+            path,
+            key,
+            len,
+            version,
+        } => {
+            let v = value_bytes(key, *len, *version);
+            let got = match tx.bucket_path_mut(&path_refs(path)) {
+                Ok(Some(mut b)) => b.put(&key.0, &v),
+                Ok(None) => missing(),
+                Err(e) => Err(e),
+            };
+            (got, m.put(&owned(path), &key.0, &v))
+        }
+        Op::Delete { path, key } => {
+            let got = match tx.bucket_path_mut(&path_refs(path)) {
+                Ok(Some(mut b)) => b.delete(&key.0).map(|_| ()),
+                Ok(None) => missing(),
+                Err(e) => Err(e),
+            };
+            (got, m.delete(&owned(path), &key.0).map(|_| ()))
+        }
+        other => unreachable!("{other} is not a data operation"),
+    }
+}
+
+type Listing = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+
+fn list_model(b: &crashlab_models::BucketModel) -> Listing {
+    let mut out: Listing = b
+        .values
+        .iter()
+        .map(|(k, v)| (k.clone(), Some(v.clone())))
+        .collect();
+    out.extend(b.buckets.keys().map(|k| (k.clone(), None)));
+    out.sort();
+    out
+}
+
+fn list_bucket(b: &Bucket<'_>) -> Result<Listing, Error> {
+    let mut c = b.cursor();
+    let mut out = Vec::new();
+    let mut it = c.first()?;
+    while let Some(item) = it {
+        out.push(item);
+        it = c.next()?;
+    }
+    Ok(out)
+}
+
+/// The whole database as a model, through one snapshot.
+pub fn read_model(db: &Db) -> Result<KvModel, Error> {
+    read_snapshot(&db.begin_read()?)
+}
+
+fn read_snapshot(tx: &ReadTx<'_>) -> Result<KvModel, Error> {
+    let mut m = KvModel::new();
+    let root = tx.root()?;
+    fill(&root, &mut m.root, 0)?;
+    Ok(m)
+}
+
+fn fill(
+    b: &Bucket<'_>,
+    into: &mut crashlab_models::BucketModel,
+    depth: usize,
+) -> Result<(), Error> {
+    into.sequence = b.sequence();
+    for (k, v) in list_bucket(b)? {
+        match v {
+            Some(v) => {
+                into.values.insert(k, v);
+            }
+            None if depth < crashlab_engine::limits::MAX_BUCKET_DEPTH => {
+                let child = b.bucket(&k)?.ok_or(Error::BucketNotFound)?;
+                fill(&child, into.buckets.entry(k).or_default(), depth + 1)?;
+            }
+            None => return Err(Error::BucketNotFound),
+        }
+    }
+    Ok(())
+}
