@@ -17,5 +17,10 @@ use crashlab_sim::runner::{run, Outcome, RunConfig};
 fn reopen_after_failed_sync_does_not_build_on_an_unsynced_meta() {
     let cfg = RunConfig::from_seed(273, 300, Profile::Default);
     let report = run(&cfg);
-    assert_eq!(report.outcome, Outcome::Ok, "trace tail: {:#?}", report.trace_tail);
+    assert_eq!(
+        report.outcome,
+        Outcome::Ok,
+        "trace tail: {:#?}",
+        report.trace_tail
+    );
 }

@@ -59,7 +59,11 @@ pub struct DurabilityOracle {
 
 impl DurabilityOracle {
     pub fn new(initial: KvModel) -> DurabilityOracle {
-        DurabilityOracle { states: vec![initial], durable: 0, acknowledged: 0 }
+        DurabilityOracle {
+            states: vec![initial],
+            durable: 0,
+            acknowledged: 0,
+        }
     }
 
     /// The last acknowledged state: what a new transaction starts from.
@@ -125,7 +129,10 @@ impl DurabilityOracle {
         (lo..=hi)
             .rev()
             .find(|&i| &self.states[i] == observed)
-            .ok_or(Violation { allowed: (lo, hi), chain: self.states.len() })
+            .ok_or(Violation {
+                allowed: (lo, hi),
+                chain: self.states.len(),
+            })
     }
 
     pub fn state(&self, index: usize) -> &KvModel {
@@ -167,7 +174,10 @@ mod tests {
         let err = o.clone().recover_after_power_cut(&state(&[])).unwrap_err();
         assert_eq!(err.allowed, (1, 2));
         // The failed commit may be visible.
-        assert_eq!(o.clone().recover_after_power_cut(&state(&["a", "b"])), Ok(2));
+        assert_eq!(
+            o.clone().recover_after_power_cut(&state(&["a", "b"])),
+            Ok(2)
+        );
         // A partial transaction never is.
         assert!(o.clone().recover_after_power_cut(&state(&["b"])).is_err());
         assert_eq!(o.recover_after_power_cut(&state(&["a"])), Ok(1));
