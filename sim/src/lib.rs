@@ -1,11 +1,14 @@
 //! crashlab-sim: the simulated disk, the runner and the `crashlab` command-line tool.
 #![forbid(unsafe_code)]
 
+pub mod case;
 pub mod disk;
 pub mod negative;
 pub mod op;
 pub mod profile;
+pub mod report;
 pub mod rng;
 pub mod runner;
+pub mod shrink;
 pub mod trace;
 pub mod workload;

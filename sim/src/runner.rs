@@ -91,6 +91,36 @@ pub struct Report {
     pub image_hash: u64,
 }
 
+/// Like [`run`], but an engine panic becomes a `panic` violation instead of ending the process,
+/// so a sweep goes on and the seed is reported.
+pub fn run_guarded(cfg: &RunConfig) -> Report {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cfg))) {
+        Ok(report) => report,
+        Err(payload) => {
+            let detail = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "non-string panic payload".into());
+            Report {
+                outcome: Outcome::Violation(Violation {
+                    op_index: 0,
+                    kind: "panic",
+                    detail,
+                }),
+                stats: RunStats::default(),
+                trace_hash: 0,
+                trace_events: 0,
+                trace_tail: Vec::new(),
+                counters: Counters::default(),
+                faults: FaultCounts::default(),
+                io: IoStats::default(),
+                image_hash: 0,
+            }
+        }
+    }
+}
+
 /// Run a case to its end or its first violation.
 pub fn run(cfg: &RunConfig) -> Report {
     let mut sim = Sim::new(cfg);

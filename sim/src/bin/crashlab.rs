@@ -1,19 +1,312 @@
-//! `crashlab`: the command-line front end. The simulator's commands (run, explore, repro,
-//! shrink, check, compare) land with the simulator; today the tool describes itself.
+//! `crashlab`: run, sweep, replay and shrink simulations of the engine on a faulty disk.
+//!
+//! Exit codes: 0 no violation, 1 a violation was found, 2 bad input.
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
+use crashlab_sim::case::{parse_seed, Case, Expect};
+use crashlab_sim::disk::FaultCounts;
+use crashlab_sim::profile::Profile;
+use crashlab_sim::report;
+use crashlab_sim::runner::{run_guarded, Outcome, Report, RunConfig};
+use crashlab_sim::shrink::shrink;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
 
-/// crashlab: crash-consistency testing and cost accounting for a bbolt-format storage engine.
-///
-/// The simulator (run, explore, repro, shrink, check, compare) is not built yet. The engine and
-/// its tests are: run `cargo test --workspace`.
-#[derive(Parser, Debug)]
-#[command(name = "crashlab", version, about, long_about)]
-struct Cli {}
+/// crashlab: does a storage-engine change lose or corrupt data when disks misbehave and the
+/// power fails? Every run is decided by one seed and reproduces from one line.
+#[derive(Parser)]
+#[command(name = "crashlab", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-fn main() {
-    let _ = Cli::parse();
-    let mut cmd = <Cli as clap::CommandFactory>::command();
-    // With no subcommands yet, the useful output is the help text itself.
-    let _ = cmd.print_long_help();
+#[derive(Subcommand)]
+enum Command {
+    /// Run one seed and report it.
+    Run {
+        /// Seed: decimal u64 or a 40-hex commit hash.
+        #[arg(long, value_parser = parse_seed)]
+        seed: u64,
+        /// Operations to generate.
+        #[arg(long, default_value_t = 300)]
+        ops: usize,
+        /// Fault profile: none, default, corruption, lying-sync, no-barrier.
+        #[arg(long, default_value = "default")]
+        profile: Profile,
+        /// Where to save the case of a violation.
+        #[arg(long, default_value = "corpus/found")]
+        found_dir: PathBuf,
+    },
+    /// Sweep a range of seeds.
+    Explore {
+        /// Seeds A..B (B excluded), each decimal or a 40-hex commit hash.
+        #[arg(long, value_parser = parse_range)]
+        seeds: (u64, u64),
+        /// Run only shard i of n (seeds whose offset from A is i modulo n), e.g. 0/4.
+        #[arg(long, value_parser = parse_shard)]
+        shard: Option<(u64, u64)>,
+        #[arg(long, default_value_t = 300)]
+        ops: usize,
+        #[arg(long, default_value = "default")]
+        profile: Profile,
+        #[arg(long, default_value = "corpus/found")]
+        found_dir: PathBuf,
+    },
+    /// Replay a case file bit for bit.
+    Repro { file: PathBuf },
+    /// Minimise a failing case's operations and faults; writes FILE.shrunk.case.
+    Shrink {
+        file: PathBuf,
+        /// Most runs to spend.
+        #[arg(long, default_value_t = 2000)]
+        budget: usize,
+    },
+}
+
+fn parse_range(s: &str) -> Result<(u64, u64), String> {
+    let (a, b) = s
+        .split_once("..")
+        .ok_or_else(|| format!("expected A..B, found `{s}`"))?;
+    let (a, b) = (parse_seed(a)?, parse_seed(b)?);
+    if a >= b {
+        return Err(format!("empty seed range {a}..{b}"));
+    }
+    Ok((a, b))
+}
+
+fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("expected i/n with i < n, found `{s}`");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n) = (
+        i.parse::<u64>().map_err(|_| bad())?,
+        n.parse::<u64>().map_err(|_| bad())?,
+    );
+    if n == 0 || i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run {
+            seed,
+            ops,
+            profile,
+            found_dir,
+        } => {
+            let cfg = RunConfig::from_seed(seed, ops, profile);
+            print!("{}", report::header(&cfg));
+            let r = run_guarded(&cfg);
+            print!("{}", report::body(&r));
+            finish_one(&cfg, &r, &found_dir)
+        }
+        Command::Explore {
+            seeds,
+            shard,
+            ops,
+            profile,
+            found_dir,
+        } => explore(seeds, shard, ops, profile, &found_dir),
+        Command::Repro { file } => repro(&file),
+        Command::Shrink { file, budget } => shrink_file(&file, budget),
+    }
+}
+
+/// On a violation: the trace tail, the saved case and the one-line repro command.
+fn finish_one(cfg: &RunConfig, r: &Report, found_dir: &Path) -> ExitCode {
+    let Outcome::Violation(_) = r.outcome else {
+        return ExitCode::SUCCESS;
+    };
+    println!("trace tail:");
+    for line in &r.trace_tail {
+        println!("  {line}");
+    }
+    match save_case(cfg, found_dir) {
+        Ok(path) => println!(
+            "saved {}\nrepro: crashlab repro {}",
+            path.display(),
+            path.display()
+        ),
+        Err(e) => eprintln!("could not save the case under {}: {e}", found_dir.display()),
+    }
+    println!(
+        "or:    crashlab run --seed {} --ops {} --profile {}",
+        cfg.seed,
+        cfg.ops.len(),
+        cfg.profile
+    );
+    ExitCode::from(1)
+}
+
+fn save_case(cfg: &RunConfig, dir: &Path) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!("seed-{}-{}.case", cfg.seed, cfg.profile));
+    let case = Case {
+        run: cfg.clone(),
+        expect: Expect::Violation,
+        explicit_ops: false,
+    };
+    std::fs::write(&path, case.to_text())?;
+    Ok(path)
+}
+
+#[derive(Default)]
+struct Sweep {
+    seeds: u64,
+    ops: u64,
+    ok: u64,
+    violations: u64,
+    disk_failures: u64,
+    crashes: u64,
+    faults: FaultCounts,
+    sim_ns: u64,
+}
+
+fn add_faults(t: &mut FaultCounts, f: &FaultCounts) {
+    t.read_eio += f.read_eio;
+    t.write_eio += f.write_eio;
+    t.sync_eio += f.sync_eio;
+    t.latent_sectors += f.latent_sectors;
+    t.bit_flips += f.bit_flips;
+    t.misdirected_writes += f.misdirected_writes;
+    t.enospc += f.enospc;
+    t.lying_syncs += f.lying_syncs;
+    t.garbage_sector_reads += f.garbage_sector_reads;
+    t.torn_writes_in_crash += f.torn_writes_in_crash;
+}
+
+fn explore(
+    (a, b): (u64, u64),
+    shard: Option<(u64, u64)>,
+    ops: usize,
+    profile: Profile,
+    found_dir: &Path,
+) -> ExitCode {
+    let (i, n) = shard.unwrap_or((0, 1));
+    let seeds: Vec<u64> = (a..b).filter(|s| (s - a) % n == i).collect();
+    println!(
+        "explore seeds {a}..{b} shard {i}/{n} ({} seeds) profile {profile} ops {ops}",
+        seeds.len()
+    );
+    let bar = indicatif::ProgressBar::new(seeds.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} seeds · {msg} · {elapsed} (eta {eta})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let started = Instant::now();
+    let mut t = Sweep::default();
+    for seed in seeds {
+        let cfg = RunConfig::from_seed(seed, ops, profile);
+        let r = run_guarded(&cfg);
+        t.seeds += 1;
+        t.ops += r.stats.ops_run;
+        t.crashes += r.stats.crashes;
+        t.sim_ns += r.io.sim_time_ns;
+        add_faults(&mut t.faults, &r.faults);
+        match &r.outcome {
+            Outcome::Ok => t.ok += 1,
+            Outcome::DiskFailure(_) => t.disk_failures += 1,
+            Outcome::Violation(v) => {
+                t.violations += 1;
+                let saved = save_case(&cfg, found_dir).map(|p| p.display().to_string());
+                bar.println(format!(
+                    "seed {seed}: {v}\n  repro: crashlab repro {}",
+                    saved.unwrap_or_else(|e| format!("(not saved: {e})"))
+                ));
+            }
+        }
+        bar.set_message(format!("{} violations", t.violations));
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    print_sweep(&t, started.elapsed().as_secs_f64());
+    if t.violations > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn print_sweep(t: &Sweep, wall_s: f64) {
+    let f = &t.faults;
+    println!(
+        "seeds {} · ok {} · violations {} · disk failures {}\nops {} · power cuts {} · {:.0} ops/s\nfaults: read_eio {} write_eio {} sync_eio {} latent {} bit_flips {} misdirected {} enospc {} lying_syncs {} garbage_reads {} torn_writes {}\nsimulated {:.3} s in {:.3} s wall ({:.1}x)",
+        t.seeds, t.ok, t.violations, t.disk_failures,
+        t.ops, t.crashes, t.ops as f64 / wall_s.max(1e-9),
+        f.read_eio, f.write_eio, f.sync_eio, f.latent_sectors, f.bit_flips, f.misdirected_writes, f.enospc, f.lying_syncs, f.garbage_sector_reads, f.torn_writes_in_crash,
+        t.sim_ns as f64 / 1e9, wall_s, t.sim_ns as f64 / 1e9 / wall_s.max(1e-9)
+    );
+}
+
+fn load(file: &Path) -> Result<Case, ExitCode> {
+    Case::load(file).map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(2)
+    })
+}
+
+fn repro(file: &Path) -> ExitCode {
+    let case = match load(file) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    print!("{}", report::header(&case.run));
+    let r = run_guarded(&case.run);
+    print!("{}", report::body(&r));
+    let got = Expect::of(&r.outcome);
+    if got == case.expect {
+        println!("as expected ({got:?})");
+    } else {
+        println!(
+            "NOT as expected: the case expects {:?}, the run gave {got:?}",
+            case.expect
+        );
+    }
+    if let Outcome::Violation(_) = r.outcome {
+        for line in &r.trace_tail {
+            println!("  {line}");
+        }
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
+fn shrink_file(file: &Path, budget: usize) -> ExitCode {
+    let case = match load(file) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    if !matches!(run_guarded(&case.run).outcome, Outcome::Violation(_)) {
+        eprintln!(
+            "error: {}: the case does not fail, so there is nothing to shrink",
+            file.display()
+        );
+        return ExitCode::from(2);
+    }
+    let s = shrink(&case.run, budget);
+    let out = file.with_extension("shrunk.case");
+    let shrunk = Case {
+        run: s.run,
+        expect: Expect::Violation,
+        explicit_ops: true,
+    };
+    if let Err(e) = std::fs::write(&out, shrunk.to_text()) {
+        eprintln!("error: cannot write {}: {e}", out.display());
+        return ExitCode::from(2);
+    }
+    println!(
+        "shrunk {} ops to {} in {} runs: {}\nrepro: crashlab repro {}",
+        case.run.ops.len(),
+        shrunk.run.ops.len(),
+        s.attempts,
+        out.display(),
+        out.display()
+    );
+    ExitCode::SUCCESS
 }

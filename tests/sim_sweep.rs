@@ -1,0 +1,112 @@
+//! The simulator's own guarantees: a seed replays exactly; a sweep exercises every fault kind
+//! and finds no violation in a correct engine; the negative controls are caught within a
+//! bounded number of seeds.
+
+use crashlab_sim::disk::FaultCounts;
+use crashlab_sim::profile::Profile;
+use crashlab_sim::runner::{run, Outcome, RunConfig};
+
+#[test]
+fn a_seed_run_twice_gives_the_same_trace_counters_and_image() {
+    for seed in [0u64, 1, 7, 42, 273, 1916, 99_999] {
+        for profile in [Profile::Default, Profile::Corruption] {
+            let cfg = RunConfig::from_seed(seed, 200, profile);
+            let (a, b) = (run(&cfg), run(&cfg));
+            assert_eq!(a.trace_hash, b.trace_hash, "seed {seed} {profile}");
+            assert_eq!(a.counters, b.counters, "seed {seed} {profile}");
+            assert_eq!(a.faults, b.faults, "seed {seed} {profile}");
+            assert_eq!(a.image_hash, b.image_hash, "seed {seed} {profile}");
+            assert_eq!(a.outcome, b.outcome, "seed {seed} {profile}");
+        }
+    }
+    let (x, y) = (
+        run(&RunConfig::from_seed(1, 200, Profile::Default)),
+        run(&RunConfig::from_seed(2, 200, Profile::Default)),
+    );
+    assert_ne!(
+        x.trace_hash, y.trace_hash,
+        "different seeds, different runs"
+    );
+}
+
+fn add(t: &mut FaultCounts, f: &FaultCounts) {
+    t.read_eio += f.read_eio;
+    t.write_eio += f.write_eio;
+    t.sync_eio += f.sync_eio;
+    t.latent_sectors += f.latent_sectors;
+    t.enospc += f.enospc;
+    t.bit_flips += f.bit_flips;
+    t.misdirected_writes += f.misdirected_writes;
+    t.crashes += f.crashes;
+    t.torn_writes_in_crash += f.torn_writes_in_crash;
+    t.sectors_lost_in_crash += f.sectors_lost_in_crash;
+}
+
+#[test]
+fn a_default_sweep_hits_every_fault_kind_and_finds_no_violation() {
+    let mut total = FaultCounts::default();
+    let mut disk_failures = 0;
+    for seed in 0..300u64 {
+        let r = run(&RunConfig::from_seed(seed, 300, Profile::Default));
+        match &r.outcome {
+            Outcome::Ok => {}
+            Outcome::DiskFailure(_) => disk_failures += 1,
+            Outcome::Violation(v) => panic!("seed {seed}: {v}\n{:#?}", r.trace_tail),
+        }
+        add(&mut total, &r.faults);
+    }
+    for (kind, n) in [
+        ("read_eio", total.read_eio),
+        ("write_eio", total.write_eio),
+        ("sync_eio", total.sync_eio),
+        ("latent", total.latent_sectors),
+        ("enospc", total.enospc),
+        ("power cuts", total.crashes),
+        ("torn writes", total.torn_writes_in_crash),
+        ("sectors lost", total.sectors_lost_in_crash),
+    ] {
+        assert!(n > 0, "no {kind} in 300 seeds: {total:?}");
+    }
+    assert!(
+        disk_failures < 30,
+        "{disk_failures} seeds stopped on disk failures"
+    );
+}
+
+#[test]
+fn the_corruption_profile_never_panics_and_injects_its_faults() {
+    let mut total = FaultCounts::default();
+    for seed in 0..150u64 {
+        let r = run(&RunConfig::from_seed(seed, 200, Profile::Corruption));
+        assert!(
+            !matches!(r.outcome, Outcome::Violation(_)),
+            "seed {seed}: {:?}",
+            r.outcome
+        );
+        add(&mut total, &r.faults);
+    }
+    assert!(
+        total.bit_flips > 0 && total.misdirected_writes > 0,
+        "{total:?}"
+    );
+}
+
+/// First seed in `0..limit` whose run under `profile` is a violation.
+fn first_caught(profile: Profile, limit: u64) -> Option<u64> {
+    (0..limit).find(|&s| {
+        matches!(
+            run(&RunConfig::from_seed(s, 300, profile)).outcome,
+            Outcome::Violation(_)
+        )
+    })
+}
+
+#[test]
+fn negative_control_lying_sync_is_caught_within_10_seeds() {
+    assert!(first_caught(Profile::LyingSync, 10).is_some());
+}
+
+#[test]
+fn negative_control_no_barrier_between_data_and_meta_is_caught_within_40_seeds() {
+    assert!(first_caught(Profile::NoBarrier, 40).is_some());
+}
