@@ -33,6 +33,11 @@ pub fn body(r: &Report) -> String {
         "  ops {} · commits {} (failed {}) · power cuts {} · reopens {} · I/O errors seen {}",
         st.ops_run, st.commits, st.failed_commits, st.crashes, st.reopens, st.io_errors
     );
+    let _ = writeln!(
+        s,
+        "  background: {} snapshot checks by reader tasks · {} power cuts at a simulated instant",
+        st.background_snapshot_checks, st.timer_power_cuts
+    );
     let f = &r.faults;
     let _ = writeln!(
         s,

@@ -16,10 +16,14 @@ use crate::disk::{DiskConfig, FaultConfig, FaultCounts, IoStats, SimDisk};
 use crate::negative::{NoBarrier, PowerSwitch, Switched};
 use crate::op::{path_to_string, value_bytes, Op, Path};
 use crate::profile::{self, Profile};
+use crate::rng::SimRng;
 use crate::trace::Trace;
 use crate::workload;
 use crashlab_engine::{Bucket, Counters, Db, Error, Options, ReadTx, Storage, WriteTx};
 use crashlab_models::{CommitOutcome, DurabilityOracle, KvModel, ModelError};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
 
 /// Everything that determines a run.
 #[derive(Clone, Debug, PartialEq)]
@@ -76,6 +80,10 @@ pub struct RunStats {
     pub crashes: u64,
     pub reopens: u64,
     pub io_errors: u64,
+    /// Snapshot checks made by background reader tasks while the writer committed.
+    pub background_snapshot_checks: u64,
+    /// Power cuts fired by the timer task at a simulated instant.
+    pub timer_power_cuts: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -121,10 +129,17 @@ pub fn run_guarded(cfg: &RunConfig) -> Report {
     }
 }
 
-/// Run a case to its end or its first violation.
+/// Run a case to its end or its first violation, inside a madsim runtime seeded with the run's
+/// seed: the writer, the background readers and the power-cut timer are tasks on its
+/// deterministic scheduler, and time is simulated.
 pub fn run(cfg: &RunConfig) -> Report {
+    let rt = madsim::runtime::Runtime::with_seed_and_config(cfg.seed, madsim::Config::default());
+    rt.block_on(run_async(cfg))
+}
+
+async fn run_async(cfg: &RunConfig) -> Report {
     let mut sim = Sim::new(cfg);
-    let outcome = match sim.drive() {
+    let outcome = match sim.drive().await {
         Ok(()) => Outcome::Ok,
         // The engine keeps no checksums on data pages (bbolt's format): under the corruption
         // profile a wrong answer is undetected corruption the disk caused, not a broken promise.
@@ -173,6 +188,11 @@ struct Sim<'c> {
     power: PowerSwitch,
     /// A power cut happened since the last verified recovery.
     pending_power_cut: bool,
+    /// What the background tasks of a session share with the writer.
+    shared: Rc<RefCell<Shared>>,
+    tasks_rng: SimRng,
+    /// Simulated disk time already slept off.
+    slept_ns: u64,
 }
 
 /// An open write transaction and the model of what it has done.
@@ -190,6 +210,9 @@ impl<'c> Sim<'c> {
             next: 0,
             power: PowerSwitch::new(),
             pending_power_cut: false,
+            shared: Rc::new(RefCell::new(Shared::default())),
+            tasks_rng: SimRng::derive(cfg.seed, "tasks"),
+            slept_ns: 0,
         }
     }
 
@@ -215,7 +238,7 @@ impl<'c> Sim<'c> {
         }
     }
 
-    fn drive(&mut self) -> Step<()> {
+    async fn drive(&mut self) -> Step<()> {
         self.create()?;
         let mut recovery: Option<bool> = None; // Some(_) once a session ended
         loop {
@@ -226,7 +249,10 @@ impl<'c> Sim<'c> {
                 let power_cut = std::mem::take(&mut self.pending_power_cut);
                 self.verify_recovery(&db, power_cut)?;
             }
-            let end = self.session(&db)?;
+            let db = Rc::new(db);
+            let tasks = self.start_tasks(&db);
+            let end = self.session(&db).await;
+            let end = self.stop_tasks(tasks, end).await?;
             self.counters.accumulate(&db.counters());
             drop(db);
             match end {
@@ -348,6 +374,7 @@ impl<'c> Sim<'c> {
         } else {
             self.oracle.recover_after_reopen(&observed)
         };
+        self.shared.borrow_mut().current = self.oracle.current().clone();
         match found {
             Ok(i) => self.trace.record(format!(
                 "recovered S[{i}] after {}",
@@ -387,7 +414,7 @@ impl<'c> Sim<'c> {
         Ok(())
     }
 
-    fn session(&mut self, db: &Db) -> Step<SessionEnd> {
+    async fn session(&mut self, db: &Db) -> Step<SessionEnd> {
         let mut writer: Writer<'_> = None;
         let mut readers: Vec<(ReadTx<'_>, KvModel)> = Vec::new();
         while self.next < self.cfg.ops.len() {
@@ -431,12 +458,91 @@ impl<'c> Sim<'c> {
             };
             self.trace
                 .record(format!("{} {op} -> {result}", self.next - 1));
+            self.pass_time().await?;
             if self.power.is_off() {
                 self.trace.record("power cut".into());
                 return Ok(SessionEnd::Crash);
             }
         }
         Ok(SessionEnd::Done)
+    }
+
+    /// Let simulated time pass for the I/O the last operation did (plus a little think time),
+    /// so background tasks run in between; then take in what they saw.
+    async fn pass_time(&mut self) -> Step<()> {
+        let now = self.disk.io_stats().sim_time_ns;
+        let dt = now.saturating_sub(self.slept_ns) + THINK_NS;
+        self.slept_ns = now;
+        madsim::time::sleep(Duration::from_nanos(dt)).await;
+        self.take_task_news()
+    }
+
+    /// Record what the background tasks saw; a violation they found ends the run.
+    fn take_task_news(&mut self) -> Step<()> {
+        let (events, violation) = {
+            let mut sh = self.shared.borrow_mut();
+            (std::mem::take(&mut sh.events), sh.violation.take())
+        };
+        for e in events {
+            if e.starts_with("reader task") {
+                self.stats.background_snapshot_checks += 1;
+            } else if e.starts_with("timer: power cut") {
+                self.stats.timer_power_cuts += 1;
+            }
+            self.trace.record(e);
+        }
+        match violation {
+            Some(v) => Err(self.corruption_found_msg("background reader", v)),
+            None => Ok(()),
+        }
+    }
+
+    /// Start a session's background tasks: long-lived readers and, sometimes, a power cut at a
+    /// seeded simulated instant.
+    fn start_tasks(&mut self, db: &Rc<Db>) -> Vec<madsim::task::JoinHandle<()>> {
+        let mut handles = Vec::new();
+        {
+            let mut sh = self.shared.borrow_mut();
+            sh.stop = false;
+            sh.current = self.oracle.current().clone();
+        }
+        let corruption = self.cfg.profile == Profile::Corruption;
+        for id in 0..self.tasks_rng.below(3) {
+            let rng = SimRng::new(self.tasks_rng.next_u64());
+            let task = reader_task(id, db.clone(), self.shared.clone(), rng, corruption);
+            handles.push(madsim::task::spawn_local(task));
+        }
+        if !self.cfg.options.no_sync && self.tasks_rng.chance(0.3) {
+            let delay = Duration::from_nanos(self.tasks_rng.range(50_000, 20_000_000));
+            let (power, shared) = (self.power.clone(), self.shared.clone());
+            handles.push(madsim::task::spawn_local(async move {
+                madsim::time::sleep(delay).await;
+                if !shared.borrow().stop {
+                    power.arm(1);
+                    shared
+                        .borrow_mut()
+                        .events
+                        .push(format!("timer: power cut at +{delay:?}"));
+                }
+            }));
+        }
+        handles
+    }
+
+    /// Stop the background tasks (they drop their snapshots) before the database closes.
+    async fn stop_tasks(
+        &mut self,
+        tasks: Vec<madsim::task::JoinHandle<()>>,
+        end: Step<SessionEnd>,
+    ) -> Step<SessionEnd> {
+        self.shared.borrow_mut().stop = true;
+        for t in tasks {
+            t.abort();
+            let _ = t.await;
+        }
+        let news = self.take_task_news();
+        let end = end?;
+        news.map(|()| end)
     }
 
     fn commit(&mut self, writer: &mut Writer<'_>) -> Result<String, String> {
@@ -453,6 +559,7 @@ impl<'c> Sim<'c> {
                     CommitOutcome::Durable
                 };
                 self.oracle.end_commit(index, outcome);
+                self.shared.borrow_mut().current = self.oracle.current().clone();
                 Ok(format!("ok S[{index}]"))
             }
             Err(e) => {
@@ -727,4 +834,57 @@ fn fill(
         }
     }
     Ok(())
+}
+
+/// Simulated think time between two operations of the writer.
+const THINK_NS: u64 = 5_000;
+
+/// What a session's background tasks share with the writer (one thread: madsim's scheduler).
+#[derive(Default)]
+struct Shared {
+    /// The last acknowledged state: what a reader starting now must see.
+    current: KvModel,
+    stop: bool,
+    events: Vec<String>,
+    violation: Option<String>,
+}
+
+/// A long-lived reader: takes a snapshot, holds it while the writer commits (simulated time
+/// passes), then checks that it still reads exactly the state it started on.
+async fn reader_task(
+    id: u64,
+    db: Rc<Db>,
+    shared: Rc<RefCell<Shared>>,
+    mut rng: SimRng,
+    corruption: bool,
+) {
+    loop {
+        madsim::time::sleep(Duration::from_nanos(rng.range(1_000_000, 10_000_000))).await;
+        if shared.borrow().stop {
+            return;
+        }
+        // No await between these two: the snapshot and the model match.
+        let want = shared.borrow().current.clone();
+        let Ok(tx) = db.begin_read() else { continue };
+        madsim::time::sleep(Duration::from_nanos(rng.range(50_000, 3_000_000))).await;
+        if shared.borrow().stop {
+            return;
+        }
+        let txid = tx.id();
+        let line = match read_snapshot(&tx) {
+            Ok(got) if got == want => format!("reader task {id}: snapshot of txid {txid} intact"),
+            Ok(_) => {
+                let v = format!("reader task {id}: snapshot of txid {txid} changed while held");
+                shared.borrow_mut().violation = Some(v);
+                return;
+            }
+            Err(e @ Error::Io { .. }) => format!("reader task {id}: io error {e}"),
+            Err(e) if corruption => format!("reader task {id}: corruption detected: {e}"),
+            Err(e) => {
+                shared.borrow_mut().violation = Some(format!("reader task {id}: {e}"));
+                return;
+            }
+        };
+        shared.borrow_mut().events.push(line);
+    }
 }
