@@ -75,7 +75,10 @@ fn a_default_sweep_hits_every_fault_kind_and_finds_no_violation() {
     );
     // madsim tasks ran beside the writer: readers held snapshots across commits, and timers cut
     // the power at simulated instants.
-    assert!(background_checks > 100, "{background_checks} background snapshot checks");
+    assert!(
+        background_checks > 100,
+        "{background_checks} background snapshot checks"
+    );
     assert!(timer_cuts > 10, "{timer_cuts} timer power cuts");
 }
 

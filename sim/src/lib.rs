@@ -10,5 +10,6 @@ pub mod report;
 pub mod rng;
 pub mod runner;
 pub mod shrink;
+pub mod strategy;
 pub mod trace;
 pub mod workload;

@@ -215,10 +215,9 @@ fn explore(
             Outcome::Violation(v) => {
                 t.violations += 1;
                 let saved = save_case(&cfg, found_dir).map(|p| p.display().to_string());
-                bar.println(format!(
-                    "seed {seed}: {v}\n  repro: crashlab repro {}",
-                    saved.unwrap_or_else(|e| format!("(not saved: {e})"))
-                ));
+                let repro = saved.unwrap_or_else(|e| format!("(not saved: {e})"));
+                // println through the bar: it still prints when the bar is hidden (not a TTY).
+                bar.suspend(|| println!("seed {seed}: {v}\n  repro: crashlab repro {repro}"));
             }
         }
         bar.set_message(format!("{} violations", t.violations));
