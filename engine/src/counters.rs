@@ -43,6 +43,15 @@ pub struct Counters {
     /// Nodes split at spill, and nodes merged by rebalance.
     pub node_splits: u64,
     pub node_merges: u64,
+    /// Batches run by `Db::batch`/`Db::write`, the calls they carried (a retried call counts
+    /// again), and calls sent to run alone after their function failed.
+    pub batches: u64,
+    pub batched_calls: u64,
+    pub batch_solo_retries: u64,
+    /// Bytes copied, records decoded and records re-encoded by merging write batches.
+    pub merge_bytes_copied: u64,
+    pub merge_records_decoded: u64,
+    pub merge_records_encoded: u64,
 }
 
 impl Counters {
@@ -69,6 +78,12 @@ impl Counters {
             rebuild_pages_visited,
             node_splits,
             node_merges,
+            batches,
+            batched_calls,
+            batch_solo_retries,
+            merge_bytes_copied,
+            merge_records_decoded,
+            merge_records_encoded,
         } = *other;
         self.commits += commits;
         self.rollbacks += rollbacks;
@@ -90,5 +105,11 @@ impl Counters {
         self.rebuild_pages_visited += rebuild_pages_visited;
         self.node_splits += node_splits;
         self.node_merges += node_merges;
+        self.batches += batches;
+        self.batched_calls += batched_calls;
+        self.batch_solo_retries += batch_solo_retries;
+        self.merge_bytes_copied += merge_bytes_copied;
+        self.merge_records_decoded += merge_records_decoded;
+        self.merge_records_encoded += merge_records_encoded;
     }
 }

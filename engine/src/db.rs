@@ -8,6 +8,9 @@
 //! Latching: after any failed commit the database refuses every later write transaction with
 //! [`Error::Latched`] until it is reopened. Readers keep working on their snapshots.
 
+use crate::batch::apply::{self, BatchFn, Call};
+use crate::batch::group::GroupCommit;
+use crate::batch::{MergeWork, WriteBatch};
 use crate::counters::Counters;
 use crate::error::{Error, Result};
 use crate::freelist::{self, Freelist, FreelistCounters};
@@ -36,6 +39,8 @@ pub(crate) struct WriterState {
 }
 
 pub struct Db {
+    group: GroupCommit<Call>,
+    merge_work: Mutex<MergeWork>,
     pager: Pager,
     options: Options,
     published: Mutex<Published>,
@@ -80,6 +85,8 @@ impl Db {
         let mut counters = Counters::default();
         let (freelist, freelist_span) = load_freelist(&pager, &meta, &options, &mut counters)?;
         let db = Db {
+            group: GroupCommit::new(options.max_batch_size, options.max_batch_delay),
+            merge_work: Mutex::new(MergeWork::default()),
             pager,
             published: Mutex::new(Published {
                 meta,
@@ -178,9 +185,52 @@ impl Db {
         f(&tx)
     }
 
+    /// Run `f` in a write transaction shared with concurrent callers: one transaction and one
+    /// sync for all of them (bbolt's `Batch`). If `f` fails, the shared transaction is rolled
+    /// back, `f` runs again alone and only its caller gets its error; the other functions run
+    /// again together. **`f` may therefore run more than once**: keep its effects inside the
+    /// transaction. `Ok` means the last run of `f` was committed.
+    pub fn batch<F>(&self, f: F) -> Result<()>
+    where
+        F: Fn(&mut WriteTx<'_>) -> Result<()> + Send + Sync + 'static,
+    {
+        let f: BatchFn = std::sync::Arc::new(f);
+        self.submit(Call::Fn(f))
+    }
+
+    /// Apply `batch` atomically. Concurrent `write` (and `batch`) calls share one transaction and
+    /// one sync; their batches are merged by `Options::merge_strategy`. A put creates missing
+    /// buckets along its path; a delete in a missing bucket does nothing. If a record fails, only
+    /// its caller gets the error and the others are retried together.
+    pub fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.submit(Call::Write(batch))
+    }
+
+    fn submit(&self, call: Call) -> Result<()> {
+        let run = |calls: &[Call]| {
+            let mut work = MergeWork::default();
+            let outcome = apply::run_batch(self, calls, &mut work);
+            let mut total = lock(&self.merge_work);
+            total.bytes_copied += work.bytes_copied;
+            total.records_decoded += work.records_decoded;
+            total.records_encoded += work.records_encoded;
+            outcome
+        };
+        let result = self.group.submit(call, &run);
+        apply::finish_call(self, result)
+    }
+
     /// Deterministic cost counters since open.
     pub fn counters(&self) -> Counters {
         let mut c = *lock(&self.counters);
+        let g = self.group.stats();
+        c.batches = g.batches;
+        c.batched_calls = g.batched_calls;
+        c.batch_solo_retries = g.solo_retries;
+        let m = *lock(&self.merge_work);
+        c.merge_bytes_copied = m.bytes_copied;
+        c.merge_records_decoded = m.records_decoded;
+        c.merge_records_encoded = m.records_encoded;
         let r = self.pager.read_counts();
         c.page_cache_hits = r.hits;
         c.pages_read = r.pages_read;

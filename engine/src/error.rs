@@ -65,6 +65,12 @@ pub enum Error {
         found: &'static str,
         wanted: &'static str,
     },
+    /// The shared commit of a batch failed; every call in the batch gets this.
+    #[error("batch commit failed: {0}")]
+    BatchCommitFailed(String),
+    /// A write batch's bytes do not decode.
+    #[error("{0}")]
+    MalformedBatch(String),
     #[error("invalid options: {0}")]
     InvalidOptions(String),
     #[error("transaction {0} is not writable")]

@@ -23,6 +23,7 @@
 //! `FORMAT.md` next to this crate describes the bytes and the commit protocol.
 #![forbid(unsafe_code)]
 
+pub mod batch;
 mod bucket;
 mod check;
 mod commit;

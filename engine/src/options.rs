@@ -1,8 +1,10 @@
 //! Database options.
 
+use crate::batch::MergeStrategy;
 use crate::error::{Error, Result};
 use crate::freelist::FreelistKind;
 use crate::page;
+use std::time::Duration;
 
 /// How a database is opened. Every field is part of a simulation's recorded configuration, so
 /// each is plain data.
@@ -24,6 +26,12 @@ pub struct Options {
     pub page_cache_pages: usize,
     /// Open without ever writing: write transactions are refused.
     pub read_only: bool,
+    /// Most calls `Db::batch`/`Db::write` put in one transaction (bbolt: 1000).
+    pub max_batch_size: usize,
+    /// How long the first caller of a batch waits for others to join (bbolt: 10 ms).
+    pub max_batch_delay: Duration,
+    /// How concurrent `Db::write` batches are merged.
+    pub merge_strategy: MergeStrategy,
 }
 
 impl Default for Options {
@@ -36,6 +44,9 @@ impl Default for Options {
             freelist: FreelistKind::Array,
             page_cache_pages: 16 * 1024,
             read_only: false,
+            max_batch_size: 1000,
+            max_batch_delay: Duration::from_millis(10),
+            merge_strategy: MergeStrategy::Append,
         }
     }
 }

@@ -86,6 +86,7 @@ pub fn engine_options(seed: u64) -> Options {
         freelist: *r.pick(&[FreelistKind::Array, FreelistKind::Hashmap]),
         page_cache_pages: *r.pick(&[0usize, 8, 1024]),
         read_only: false,
+        ..Options::default()
     }
 }
 

@@ -1,0 +1,134 @@
+//! Running batched calls against a database: `Db::batch` functions and `Db::write` batches share
+//! one coalescer, one write transaction per batch and one commit.
+//!
+//! Consecutive `WriteBatch` calls in a batch are merged by the configured [`MergeStrategy`] and
+//! applied as one; a record that fails is traced back to the call it came from, so only that
+//! call runs alone. A put creates missing buckets along its path; a delete in a missing bucket
+//! does nothing.
+
+use super::core::BatchOutcome;
+use super::group::CallResult;
+use super::{MergeStrategy, MergeWork, Record, WriteBatch};
+use crate::db::Db;
+use crate::error::{Error, Result};
+use crate::tx::WriteTx;
+use std::sync::Arc;
+
+/// A function run inside a batch's write transaction. It may run more than once.
+pub type BatchFn = Arc<dyn Fn(&mut WriteTx<'_>) -> Result<()> + Send + Sync>;
+
+/// One caller's contribution to a batch.
+pub enum Call {
+    Fn(BatchFn),
+    Write(WriteBatch),
+}
+
+/// Apply every record of `batch` in `tx`; on failure, the index of the failing record.
+pub fn apply_records(tx: &mut WriteTx<'_>, batch: &WriteBatch) -> Result<(), (usize, Error)> {
+    let records = batch
+        .records()
+        .map_err(|e| (0, Error::MalformedBatch(e.to_string())))?;
+    for (i, r) in records.iter().enumerate() {
+        apply_record(tx, r).map_err(|e| (i, e))?;
+    }
+    Ok(())
+}
+
+fn apply_record(tx: &mut WriteTx<'_>, r: &Record<'_>) -> Result<()> {
+    match r {
+        Record::Put { path, key, value } => {
+            let (first, rest) = path.split_first().ok_or(Error::BucketNameRequired)?;
+            let mut b = tx.create_bucket_if_missing(first)?;
+            for name in rest {
+                b = b.create_bucket_if_missing_owned(name)?;
+            }
+            b.put(key, value)
+        }
+        Record::Delete { path, key } => match tx.bucket_path_mut(path)? {
+            Some(mut b) => b.delete(key).map(|_| ()),
+            None => Ok(()),
+        },
+    }
+}
+
+/// Run one batch of calls in one write transaction.
+pub fn run_batch(db: &Db, calls: &[Call], work: &mut MergeWork) -> (BatchOutcome, Option<String>) {
+    let mut tx = match db.begin_write() {
+        Ok(tx) => tx,
+        Err(e) => return (BatchOutcome::CommitFailed, Some(e.to_string())),
+    };
+    let mut i = 0;
+    while i < calls.len() {
+        let failed = match &calls[i] {
+            Call::Fn(f) => {
+                let r = f(&mut tx).err().map(|_| i);
+                i += 1;
+                r
+            }
+            Call::Write(_) => {
+                let end = i + calls[i..]
+                    .iter()
+                    .take_while(|c| matches!(c, Call::Write(_)))
+                    .count();
+                let r = apply_merged(&mut tx, &calls[i..end], db.options().merge_strategy, work)
+                    .err()
+                    .map(|k| i + k);
+                i = end;
+                r
+            }
+        };
+        if let Some(index) = failed {
+            tx.rollback();
+            return (BatchOutcome::CallFailed(index), None);
+        }
+    }
+    match tx.commit() {
+        Ok(()) => (BatchOutcome::Committed, None),
+        Err(e) => (BatchOutcome::CommitFailed, Some(e.to_string())),
+    }
+}
+
+/// Merge a run of write calls and apply the result; on failure, the offset of the failing call.
+fn apply_merged(
+    tx: &mut WriteTx<'_>,
+    calls: &[Call],
+    strategy: MergeStrategy,
+    work: &mut MergeWork,
+) -> Result<(), usize> {
+    let batches: Vec<&WriteBatch> = calls
+        .iter()
+        .map(|c| match c {
+            Call::Write(b) => b,
+            Call::Fn(_) => unreachable!("only write calls are merged"),
+        })
+        .collect();
+    let (merged, w) = WriteBatch::merge(&batches, strategy).map_err(|_| 0usize)?;
+    work.bytes_copied += w.bytes_copied;
+    work.records_decoded += w.records_decoded;
+    work.records_encoded += w.records_encoded;
+    apply_records(tx, &merged).map_err(|(record, _)| call_of_record(&batches, record))
+}
+
+/// Which of `batches` the merged record at `index` came from.
+fn call_of_record(batches: &[&WriteBatch], index: usize) -> usize {
+    let mut start = 0;
+    for (k, b) in batches.iter().enumerate() {
+        if index < start + b.len() {
+            return k;
+        }
+        start += b.len();
+    }
+    batches.len().saturating_sub(1)
+}
+
+/// Turn what the coalescer said into the caller's result, running the call alone if asked.
+pub fn finish_call(db: &Db, result: CallResult<Call>) -> Result<()> {
+    match result {
+        CallResult::Committed => Ok(()),
+        CallResult::CommitFailed(m) => Err(Error::BatchCommitFailed(m)),
+        CallResult::RunSolo(Call::Fn(f)) => db.update(|tx| f(tx)),
+        CallResult::RunSolo(Call::Write(b)) => {
+            db.update(|tx| apply_records(tx, &b).map_err(|(_, e)| e))
+        }
+    }
+}
