@@ -1,6 +1,9 @@
 //! Damaged files: every outcome is a typed error or data, never a panic, a hang or a huge
 //! allocation. A damaged newest meta falls back to the previous commit.
 
+mod common;
+
+use common::sample_file;
 use crashlab_engine::{Db, Error, MemStorage, Options, Storage};
 use proptest::prelude::*;
 
@@ -11,38 +14,6 @@ fn opts() -> Options {
         page_size: PS as u32,
         ..Options::default()
     }
-}
-
-/// A small file with nested, inline and overflow data, after `commits` commits of one key each
-/// on top of the base content. Returns the bytes.
-fn sample_file(commits: u32) -> Vec<u8> {
-    let mem = MemStorage::new();
-    let db = Db::open(mem.clone(), opts()).unwrap();
-    db.update(|tx| {
-        let mut a = tx.create_bucket(b"a")?;
-        for i in 0..60u32 {
-            a.put(
-                format!("key{i:03}").as_bytes(),
-                &vec![i as u8; (i * 7 % 90) as usize],
-            )?;
-        }
-        a.put(b"big", &[7u8; 3000])?;
-        let mut n = a.create_bucket(b"nested")?;
-        n.put(b"x", b"y")?;
-        tx.create_bucket(b"small")?.put(b"s", b"t")?;
-        Ok(())
-    })
-    .unwrap();
-    for c in 0..commits {
-        db.update(|tx| {
-            tx.bucket_mut(b"small")?
-                .unwrap()
-                .put(b"commit", &c.to_le_bytes())
-        })
-        .unwrap();
-    }
-    drop(db);
-    mem.snapshot()
 }
 
 fn small_value(bytes: Vec<u8>) -> Result<Option<Vec<u8>>, Error> {

@@ -8,44 +8,14 @@
 //! turns a refusal into `Corrupted` naming the page; the infallible `free` keeps its assertion
 //! for the engine's own bookkeeping.
 
-use crashlab_engine::{Db, Error, MemStorage, Options};
+mod common;
 
-fn sample_file() -> Vec<u8> {
-    let mem = MemStorage::new();
-    let opts = Options {
-        page_size: 512,
-        ..Options::default()
-    };
-    let db = Db::open(mem.clone(), opts).unwrap();
-    db.update(|tx| {
-        let mut a = tx.create_bucket(b"a")?;
-        for i in 0..60u32 {
-            a.put(
-                format!("key{i:03}").as_bytes(),
-                &vec![i as u8; (i * 7 % 90) as usize],
-            )?;
-        }
-        a.put(b"big", &[7u8; 3000])?;
-        a.create_bucket(b"nested")?.put(b"x", b"y")?;
-        tx.create_bucket(b"small")?.put(b"s", b"t")?;
-        Ok(())
-    })
-    .unwrap();
-    for c in 0..3u32 {
-        db.update(|tx| {
-            tx.bucket_mut(b"small")?
-                .unwrap()
-                .put(b"commit", &c.to_le_bytes())
-        })
-        .unwrap();
-    }
-    drop(db);
-    mem.snapshot()
-}
+use common::sample_file;
+use crashlab_engine::{Db, Error, MemStorage, Options};
 
 #[test]
 fn page_referenced_twice_gives_an_error_not_a_panic() {
-    let mut bytes = sample_file();
+    let mut bytes = sample_file(3);
     bytes[11276] ^= 1;
     let db = Db::open(
         MemStorage::from_bytes(bytes),

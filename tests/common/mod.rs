@@ -84,6 +84,46 @@ pub fn parse_dump(text: &str) -> Dump {
     d
 }
 
+/// A small 512-byte-page file with nested, inline and overflow data, after `commits` one-key
+/// commits on top: the input the corruption tests damage.
+pub fn sample_file(commits: u32) -> Vec<u8> {
+    use crashlab_engine::{MemStorage, Options};
+    let mem = MemStorage::new();
+    let db = Db::open(
+        mem.clone(),
+        Options {
+            page_size: 512,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    db.update(|tx| {
+        let mut a = tx.create_bucket(b"a")?;
+        for i in 0..60u32 {
+            a.put(
+                format!("key{i:03}").as_bytes(),
+                &vec![i as u8; (i * 7 % 90) as usize],
+            )?;
+        }
+        a.put(b"big", &[7u8; 3000])?;
+        let mut n = a.create_bucket(b"nested")?;
+        n.put(b"x", b"y")?;
+        tx.create_bucket(b"small")?.put(b"s", b"t")?;
+        Ok(())
+    })
+    .unwrap();
+    for c in 0..commits {
+        db.update(|tx| {
+            tx.bucket_mut(b"small")?
+                .unwrap()
+                .put(b"commit", &c.to_le_bytes())
+        })
+        .unwrap();
+    }
+    drop(db);
+    mem.snapshot()
+}
+
 /// A storage that remembers the image as of the last successful `sync`: `crash()` returns what
 /// a power cut would leave if every unsynced write were lost.
 #[derive(Clone, Default)]

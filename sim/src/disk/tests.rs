@@ -35,31 +35,6 @@ fn sectors_tagged(n: usize, tag: u8) -> Vec<u8> {
         .collect()
 }
 
-/// The engine's contract test (engine/src/storage/mod.rs `exercise_contract`), repeated here
-/// because the engine's is private to its tests.
-fn exercise_contract(s: &dyn Storage) {
-    assert_eq!(s.len().unwrap(), 0);
-    s.write_at(10, b"hello").unwrap();
-    assert_eq!(s.len().unwrap(), 15);
-    let mut buf = [0xAAu8; 15];
-    s.read_at(0, &mut buf).unwrap();
-    assert_eq!(&buf[..10], &[0u8; 10], "a gap reads as zeros");
-    assert_eq!(&buf[10..], b"hello");
-    let mut past = [0u8; 4];
-    let err = s.read_at(13, &mut past).unwrap_err();
-    assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
-    s.set_len(100).unwrap();
-    let mut tail = [0xAAu8; 85];
-    s.read_at(15, &mut tail).unwrap();
-    assert!(tail.iter().all(|&b| b == 0), "new space reads as zeros");
-    s.set_len(12).unwrap();
-    assert_eq!(s.len().unwrap(), 12);
-    let mut two = [0u8; 2];
-    s.read_at(10, &mut two).unwrap();
-    assert_eq!(&two, b"he");
-    s.sync().unwrap();
-}
-
 #[test]
 fn keeps_the_storage_contract() {
     for sector_size in [1, 16, 512, 4096] {
@@ -70,13 +45,13 @@ fn keeps_the_storage_contract() {
                 ..DiskConfig::default()
             },
         );
-        exercise_contract(&d);
+        crashlab_engine::storage::contract::check(&d);
         let boxed: Box<dyn Storage> = Box::new(d.clone());
         assert_eq!(boxed.len().unwrap(), 12);
         assert_eq!(d.durable_len(), 12);
         assert!(d.pending_sectors().is_empty());
     }
-    exercise_contract(&std::sync::Arc::new(disk(2)));
+    crashlab_engine::storage::contract::check(&std::sync::Arc::new(disk(2)));
 }
 
 #[test]
