@@ -102,6 +102,10 @@ fn apply_merged(
             Call::Fn(_) => unreachable!("only write calls are merged"),
         })
         .collect();
+    if let [only] = batches[..] {
+        // Nothing to merge: apply the caller's batch as it is, with no copy.
+        return apply_records(tx, only).map_err(|_| 0usize);
+    }
     let (merged, w) = WriteBatch::merge(&batches, strategy).map_err(|_| 0usize)?;
     work.bytes_copied += w.bytes_copied;
     work.records_decoded += w.records_decoded;

@@ -67,6 +67,10 @@ impl<C> GroupCommit<C> {
         let mut st = self.lock();
         let id = st.core.submit();
         st.calls.insert(id, call);
+        if st.core.full() {
+            // A leader waiting for callers can start now.
+            self.wake.notify_all();
+        }
         loop {
             if let Some((delivery, message)) = st.delivered.remove(&id) {
                 let call = st.calls.remove(&id);
