@@ -6,7 +6,8 @@
 //! 2. Free the old freelist page; write the new one (unless `no_freelist_sync`).
 //! 3. If the high-water mark passed the file's end: `set_len`, then sync, so growth is durable
 //!    before any page past the old end is referenced.
-//! 4. Write the dirty pages in page order, then sync.
+//! 4. Write the dirty pages in page order, then sync. The pages are serialised into one buffer
+//!    (sized by `Options::presize`) and each run of contiguous pages goes out in one `write_at`.
 //! 5. Write the meta page to slot `txid % 2`, then sync. Only now is the commit acknowledged.
 //!
 //! Any failure latches the database (see `db.rs`): the in-memory freelist may already hold this
@@ -19,7 +20,8 @@ use crate::error::{Error, Result};
 use crate::freelist::{self, Freelist};
 use crate::meta::Meta;
 use crate::node::{Body, Child, LeafItem, Node};
-use crate::page::{self, LEAF_FLAG_BUCKET};
+use crate::page::LEAF_FLAG_BUCKET;
+use crate::presize::{PresizePolicy, SizedBuf};
 use crate::tree::{self, Reader, SpillSink};
 use crate::tx::WriteTx;
 use crate::types::{PageId, PageSpan, TxId};
@@ -31,6 +33,7 @@ struct Sink<'w> {
     txid: TxId,
     page_size: u32,
     fill_percent: f64,
+    presize: PresizePolicy,
     high_water: PageId,
     dirty: Vec<(PageId, Vec<u8>)>,
     nodes: Vec<(PageId, Arc<Node>)>,
@@ -100,6 +103,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         txid: tx.txid,
         page_size: db.page_size(),
         fill_percent: opts.fill_percent,
+        presize: opts.presize,
         high_water: tx.base.high_water,
         dirty: Vec::new(),
         nodes: Vec::new(),
@@ -148,7 +152,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         writer.file_len = len;
         counters.file_growths += 1;
     }
-    write_pages(storage, meta.page_size, dirty, &mut counters)?;
+    write_pages(storage, meta.page_size, dirty, opts.presize, &mut counters)?;
     sync(storage, &opts, &mut counters)?;
     let meta_page = meta.encode_page();
     write_at(
@@ -230,12 +234,16 @@ fn write_freelist(sink: &mut Sink<'_>) -> Result<PageSpan> {
     let pages = freelist::page_count_for(estimate, sink.page_size);
     let start = sink.allocate(pages)?;
     let ids = sink.freelist.all_ids();
-    let mut buf = freelist::encode_page(start, &ids, sink.page_size);
     // Allocation only shrinks the list, so the encoding fits; the header records the pages
     // actually allocated so the next commit frees all of them.
-    assert!(buf.len() as u64 <= pages * u64::from(sink.page_size));
-    buf.resize((pages * u64::from(sink.page_size)) as usize, 0);
-    page::write_u32(&mut buf, 12, (pages - 1) as u32);
+    assert!(freelist::page_count_for(ids.len() as u64, sink.page_size) <= pages);
+    let size = usize::try_from(pages * u64::from(sink.page_size)).expect("freelist fits memory");
+    // The size is known for free (from the counts above); `Exact` counts the ids instead.
+    let mut buf = SizedBuf::for_policy(sink.presize, size, || (size, ids.len() as u64));
+    freelist::encode_page_into(&mut buf, start, &ids, sink.page_size, pages);
+    assert_eq!(buf.len(), size);
+    sink.counters.add_buffer_work(&buf.work());
+    let buf = buf.into_vec();
     sink.counters.freelist_pages_written += pages;
     sink.counters.freelist_bytes_written += buf.len() as u64;
     sink.dirty.push((start, buf));
@@ -252,17 +260,68 @@ pub(crate) fn grow_to(needed: u64) -> u64 {
     }
 }
 
+/// Serialise the dirty pages, sorted by id, into one buffer sized by `policy` (`Estimate`: the
+/// dirty-page count × page size, short when a node overflows; `Exact`: sum the lengths, one
+/// step per dirty entry), then write each run of contiguous pages with one `write_at`.
 fn write_pages(
     storage: &dyn crate::Storage,
     page_size: u32,
     mut dirty: Vec<(PageId, Vec<u8>)>,
+    policy: PresizePolicy,
     counters: &mut Counters,
 ) -> Result<()> {
     dirty.sort_by_key(|(id, _)| *id);
-    for (id, bytes) in &dirty {
-        write_at(storage, *id, page_size, bytes, counters)?;
+    let estimate = dirty.len().saturating_mul(page_size as usize);
+    let mut buf = SizedBuf::for_policy(policy, estimate, || {
+        let size = dirty.iter().map(|(_, bytes)| bytes.len()).sum();
+        (size, dirty.len() as u64)
+    });
+    let runs = serialise_runs(&dirty, page_size, &mut buf);
+    counters.add_buffer_work(&buf.work());
+    counters.write_calls_saved += (dirty.len() - runs.len()) as u64;
+    for run in runs {
+        let bytes = &buf.as_slice()[run.offset..run.offset + run.len];
+        write_at(storage, run.first, page_size, bytes, counters)?;
     }
     Ok(())
+}
+
+/// Contiguous pages starting at `first`, at `offset..offset + len` of the commit buffer.
+#[derive(Debug, PartialEq, Eq)]
+struct Run {
+    first: PageId,
+    offset: usize,
+    len: usize,
+}
+
+/// Append the pages of `dirty` (sorted by id, whole pages, no overlap) to `buf`; return the runs
+/// of contiguous pages.
+fn serialise_runs(dirty: &[(PageId, Vec<u8>)], page_size: u32, buf: &mut SizedBuf) -> Vec<Run> {
+    let mut runs: Vec<Run> = Vec::new();
+    let mut next_id = None;
+    for (id, bytes) in dirty {
+        assert_eq!(
+            bytes.len() % page_size as usize,
+            0,
+            "dirty page of whole pages"
+        );
+        assert!(!bytes.is_empty(), "dirty page is empty");
+        if let Some(next) = next_id {
+            assert!(*id >= next, "dirty pages overlap at {id}");
+        }
+        let offset = buf.len();
+        buf.extend_from_slice(bytes);
+        match runs.last_mut() {
+            Some(run) if next_id == Some(*id) => run.len += bytes.len(),
+            _ => runs.push(Run {
+                first: *id,
+                offset,
+                len: bytes.len(),
+            }),
+        }
+        next_id = Some(PageId(id.0 + (bytes.len() / page_size as usize) as u64));
+    }
+    runs
 }
 
 fn write_at(
@@ -293,7 +352,73 @@ fn sync(storage: &dyn crate::Storage, opts: &crate::Options, c: &mut Counters) -
 
 #[cfg(test)]
 mod tests {
-    use super::grow_to;
+    use super::{grow_to, serialise_runs, Run};
+    use crate::presize::{BufferWork, PresizePolicy, SizedBuf};
+    use crate::types::PageId;
+
+    /// Pages 2, 3–4 (an overflow node), 5 and 7 of 512 bytes: 2560 bytes in two runs.
+    fn dirty() -> Vec<(PageId, Vec<u8>)> {
+        vec![
+            (PageId(2), vec![2; 512]),
+            (PageId(3), vec![3; 1024]),
+            (PageId(5), vec![5; 512]),
+            (PageId(7), vec![7; 512]),
+        ]
+    }
+
+    fn serialise(policy: PresizePolicy) -> (Vec<Run>, SizedBuf) {
+        let dirty = dirty();
+        let mut buf = SizedBuf::for_policy(policy, dirty.len() * 512, || (2560, 4));
+        let runs = serialise_runs(&dirty, 512, &mut buf);
+        (runs, buf)
+    }
+
+    #[test]
+    fn contiguous_pages_form_one_run() {
+        let (runs, buf) = serialise(PresizePolicy::Grow);
+        let expected = vec![
+            Run {
+                first: PageId(2),
+                offset: 0,
+                len: 2048,
+            },
+            Run {
+                first: PageId(7),
+                offset: 2048,
+                len: 512,
+            },
+        ];
+        assert_eq!(runs, expected);
+        assert_eq!(buf.as_slice()[512..1536], [3; 1024]);
+        assert_eq!(buf.as_slice()[2048..], [7; 512]);
+    }
+
+    #[test]
+    fn commit_buffer_costs_per_policy() {
+        // Grow: 64 → 512 (copy 0) → 2048 (copy 512) → 4096 (copy 2048).
+        let grow = BufferWork {
+            allocations: 1,
+            reallocations: 3,
+            bytes_copied_by_growth: 2560,
+            size_computation_steps: 0,
+        };
+        assert_eq!(serialise(PresizePolicy::Grow).1.work(), grow);
+        // Exact: one step per dirty entry, one allocation.
+        let exact = BufferWork {
+            allocations: 1,
+            size_computation_steps: 4,
+            ..BufferWork::default()
+        };
+        assert_eq!(serialise(PresizePolicy::Exact).1.work(), exact);
+        // Estimate: 4 entries × 512 = 2048, short by the overflow page: → 4096 copying 2048.
+        let estimate = BufferWork {
+            allocations: 1,
+            reallocations: 1,
+            bytes_copied_by_growth: 2048,
+            size_computation_steps: 0,
+        };
+        assert_eq!(serialise(PresizePolicy::Estimate).1.work(), estimate);
+    }
 
     #[test]
     fn growth_steps() {

@@ -4,6 +4,7 @@
 //! two runs of the same workload give the same numbers on any machine. Wall time is never a
 //! counter.
 
+use crate::presize::BufferWork;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -14,7 +15,7 @@ pub struct Counters {
     pub rollbacks: u64,
     /// `Storage::sync` calls.
     pub syncs: u64,
-    /// `Storage::write_at` calls.
+    /// `Storage::write_at` calls (a run of contiguous dirty pages is one call).
     pub write_calls: u64,
     /// Pages written, meta pages included.
     pub pages_written: u64,
@@ -52,9 +53,32 @@ pub struct Counters {
     pub merge_bytes_copied: u64,
     pub merge_records_decoded: u64,
     pub merge_records_encoded: u64,
+    /// Buffers that grow with the work (write batches handed to `Db::write`, merged batches,
+    /// the commit's page buffer, the freelist page): first allocations, growths, the bytes
+    /// growth moved, and the items an `Exact` sizing pass examined (see `presize.rs`).
+    pub buffer_allocations: u64,
+    pub buffer_reallocations: u64,
+    pub buffer_bytes_copied_by_growth: u64,
+    pub size_computation_steps: u64,
+    /// `write_at` calls avoided by writing each run of contiguous dirty pages with one call.
+    pub write_calls_saved: u64,
 }
 
 impl Counters {
+    /// Add a buffer's work to the buffer counters.
+    pub fn add_buffer_work(&mut self, work: &BufferWork) {
+        let BufferWork {
+            allocations,
+            reallocations,
+            bytes_copied_by_growth,
+            size_computation_steps,
+        } = *work;
+        self.buffer_allocations += allocations;
+        self.buffer_reallocations += reallocations;
+        self.buffer_bytes_copied_by_growth += bytes_copied_by_growth;
+        self.size_computation_steps += size_computation_steps;
+    }
+
     /// Add every field of `other` (e.g. to total the counters of several opens of one file).
     pub fn accumulate(&mut self, other: &Counters) {
         let Counters {
@@ -84,6 +108,11 @@ impl Counters {
             merge_bytes_copied,
             merge_records_decoded,
             merge_records_encoded,
+            buffer_allocations,
+            buffer_reallocations,
+            buffer_bytes_copied_by_growth,
+            size_computation_steps,
+            write_calls_saved,
         } = *other;
         self.commits += commits;
         self.rollbacks += rollbacks;
@@ -111,5 +140,10 @@ impl Counters {
         self.merge_bytes_copied += merge_bytes_copied;
         self.merge_records_decoded += merge_records_decoded;
         self.merge_records_encoded += merge_records_encoded;
+        self.buffer_allocations += buffer_allocations;
+        self.buffer_reallocations += buffer_reallocations;
+        self.buffer_bytes_copied_by_growth += buffer_bytes_copied_by_growth;
+        self.size_computation_steps += size_computation_steps;
+        self.write_calls_saved += write_calls_saved;
     }
 }

@@ -202,7 +202,10 @@ impl Db {
     /// one sync; their batches are merged by `Options::merge_strategy`. A put creates missing
     /// buckets along its path; a delete in a missing bucket does nothing. If a record fails, only
     /// its caller gets the error and the others are retried together.
+    ///
+    /// What `batch`'s buffer cost to build is added to the buffer counters.
     pub fn write(&self, batch: WriteBatch) -> Result<()> {
+        lock(&self.merge_work).buffer.add(&batch.buffer_work());
         self.submit(Call::Write(batch))
     }
 
@@ -214,6 +217,7 @@ impl Db {
             total.bytes_copied += work.bytes_copied;
             total.records_decoded += work.records_decoded;
             total.records_encoded += work.records_encoded;
+            total.buffer.add(&work.buffer);
             outcome
         };
         let result = self.group.submit(call, &run);
@@ -231,6 +235,7 @@ impl Db {
         c.merge_bytes_copied = m.bytes_copied;
         c.merge_records_decoded = m.records_decoded;
         c.merge_records_encoded = m.records_encoded;
+        c.add_buffer_work(&m.buffer);
         let r = self.pager.read_counts();
         c.page_cache_hits = r.hits;
         c.pages_read = r.pages_read;

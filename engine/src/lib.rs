@@ -18,7 +18,7 @@
 //! # Ok::<(), crashlab_engine::Error>(())
 //! ```
 //!
-//! Layers, lowest first (a layer never uses a higher one): `types`, `page`, `meta`,
+//! Layers, lowest first (a layer never uses a higher one): `presize`, `types`, `page`, `meta`,
 //! `freelist`, `node`, `pager`, `tree`, `cursor`, `bucket`, `tx`, `commit`, `db`, `check`.
 //! `FORMAT.md` next to this crate describes the bytes and the commit protocol.
 #![forbid(unsafe_code)]
@@ -38,6 +38,7 @@ pub mod node;
 pub mod options;
 pub mod page;
 mod pager;
+pub mod presize;
 mod rebuild;
 pub mod storage;
 mod tree;
@@ -52,6 +53,7 @@ pub use db::Db;
 pub use error::{Error, Result};
 pub use freelist::FreelistKind;
 pub use options::Options;
+pub use presize::{PresizePolicy, SizedBuf};
 pub use storage::{FileStorage, MemStorage, Storage};
 pub use tx::{ReadTx, WriteTx};
 pub use types::{PageId, PageSpan, TxId};

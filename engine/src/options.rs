@@ -4,6 +4,7 @@ use crate::batch::MergeStrategy;
 use crate::error::{Error, Result};
 use crate::freelist::FreelistKind;
 use crate::page;
+use crate::presize::PresizePolicy;
 use std::time::Duration;
 
 /// How a database is opened. Every field is part of a simulation's recorded configuration, so
@@ -32,6 +33,9 @@ pub struct Options {
     pub max_batch_delay: Duration,
     /// How concurrent `Db::write` batches are merged.
     pub merge_strategy: MergeStrategy,
+    /// How the buffers that grow with the work are sized: merged write batches, the commit's
+    /// page write buffer and the freelist page.
+    pub presize: PresizePolicy,
 }
 
 impl Default for Options {
@@ -47,6 +51,7 @@ impl Default for Options {
             max_batch_size: 1000,
             max_batch_delay: Duration::from_millis(10),
             merge_strategy: MergeStrategy::Append,
+            presize: PresizePolicy::Grow,
         }
     }
 }

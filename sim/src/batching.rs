@@ -63,6 +63,9 @@ impl BatchRunConfig {
 #[derive(Clone, Debug)]
 pub struct BatchReport {
     pub violation: Option<String>,
+    /// The disk lost data the engine cannot get back (a latent sector error read during
+    /// recovery); reported, not a violation (as `runner::Outcome::DiskFailure`).
+    pub disk_failure: Option<String>,
     pub trace_hash: u64,
     pub acked: u64,
     pub failed_own: u64,
@@ -184,6 +187,7 @@ async fn lead(front: &Rc<RefCell<Front>>, db: &Db, opts: &Options) {
         f.work.bytes_copied += work.bytes_copied;
         f.work.records_decoded += work.records_decoded;
         f.work.records_encoded += work.records_encoded;
+        f.work.buffer.add(&work.buffer);
         for (id, call) in ids.iter().copied().zip(calls) {
             f.calls.insert(id, call);
         }
@@ -344,6 +348,7 @@ async fn run_async(cfg: BatchRunConfig) -> BatchReport {
     counters.merge_bytes_copied = work.bytes_copied;
     counters.merge_records_decoded = work.records_decoded;
     counters.merge_records_encoded = work.records_encoded;
+    counters.add_buffer_work(&work.buffer);
     drop(db);
     // Power cut (now, if the timer did not fire), then recover with faults suspended.
     power.reset();
@@ -359,6 +364,9 @@ async fn run_async(cfg: BatchRunConfig) -> BatchReport {
         Ok((_, Ok(problems))) => {
             return report_error(format!("check after recovery: {}", problems[0]))
         }
+        Ok((_, Err(e @ Error::Io { .. }))) | Err(e @ Error::Io { .. }) => {
+            return report_disk_failure(format!("unreadable after recovery: {e}"))
+        }
         Ok((_, Err(e))) | Err(e) => return report_error(format!("recovery failed: {e}")),
     };
     let f = front.borrow();
@@ -372,6 +380,7 @@ async fn run_async(cfg: BatchRunConfig) -> BatchReport {
     ));
     BatchReport {
         violation,
+        disk_failure: None,
         trace_hash: t.hash(),
         acked: count(Fate::Acked),
         failed_own: count(Fate::FailedOwn),
@@ -382,9 +391,18 @@ async fn run_async(cfg: BatchRunConfig) -> BatchReport {
     }
 }
 
+fn report_disk_failure(message: String) -> BatchReport {
+    BatchReport {
+        violation: None,
+        disk_failure: Some(message),
+        ..report_error(String::new())
+    }
+}
+
 fn report_error(message: String) -> BatchReport {
     BatchReport {
         violation: Some(message),
+        disk_failure: None,
         trace_hash: 0,
         acked: 0,
         failed_own: 0,

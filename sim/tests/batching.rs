@@ -8,10 +8,12 @@ use crashlab_sim::profile::Profile;
 fn batched_calls_keep_the_oracle_under_faults_and_power_cuts() {
     let (mut acked, mut failed_own, mut unknown, mut cuts, mut batches, mut calls) =
         (0, 0, 0, 0, 0, 0);
+    let mut disk_failures = 0;
     for strategy in [MergeStrategy::Append, MergeStrategy::Rebuild] {
         for seed in 0..120u64 {
             let r = run_batched(&BatchRunConfig::from_seed(seed, Profile::Default, strategy));
             assert_eq!(r.violation, None, "seed {seed} {strategy:?}");
+            disk_failures += u64::from(r.disk_failure.is_some());
             acked += r.acked;
             failed_own += r.failed_own;
             unknown += r.unknown;
@@ -27,6 +29,10 @@ fn batched_calls_keep_the_oracle_under_faults_and_power_cuts() {
     assert!(
         cuts > 20,
         "{cuts} power cuts landed during the clients' work"
+    );
+    assert!(
+        disk_failures <= 5,
+        "{disk_failures} of 240 runs lost data to latent sector errors"
     );
     assert!(
         calls > batches,

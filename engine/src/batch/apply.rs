@@ -11,6 +11,7 @@ use super::group::CallResult;
 use super::{MergeStrategy, MergeWork, Record, WriteBatch};
 use crate::db::Db;
 use crate::error::{Error, Result};
+use crate::presize::PresizePolicy;
 use crate::tx::WriteTx;
 use std::sync::Arc;
 
@@ -70,7 +71,9 @@ pub fn run_batch(db: &Db, calls: &[Call], work: &mut MergeWork) -> (BatchOutcome
                     .iter()
                     .take_while(|c| matches!(c, Call::Write(_)))
                     .count();
-                let r = apply_merged(&mut tx, &calls[i..end], db.options().merge_strategy, work)
+                let opts = db.options();
+                let how = (opts.merge_strategy, opts.presize);
+                let r = apply_merged(&mut tx, &calls[i..end], how, work)
                     .err()
                     .map(|k| i + k);
                 i = end;
@@ -92,7 +95,7 @@ pub fn run_batch(db: &Db, calls: &[Call], work: &mut MergeWork) -> (BatchOutcome
 fn apply_merged(
     tx: &mut WriteTx<'_>,
     calls: &[Call],
-    strategy: MergeStrategy,
+    (strategy, policy): (MergeStrategy, PresizePolicy),
     work: &mut MergeWork,
 ) -> Result<(), usize> {
     let batches: Vec<&WriteBatch> = calls
@@ -106,10 +109,12 @@ fn apply_merged(
         // Nothing to merge: apply the caller's batch as it is, with no copy.
         return apply_records(tx, only).map_err(|_| 0usize);
     }
-    let (merged, w) = WriteBatch::merge(&batches, strategy).map_err(|_| 0usize)?;
+    let (merged, w) =
+        WriteBatch::merge_with_policy(&batches, strategy, policy).map_err(|_| 0usize)?;
     work.bytes_copied += w.bytes_copied;
     work.records_decoded += w.records_decoded;
     work.records_encoded += w.records_encoded;
+    work.buffer.add(&w.buffer);
     apply_records(tx, &merged).map_err(|(record, _)| call_of_record(&batches, record))
 }
 

@@ -36,9 +36,14 @@
 //! combined header (a memcpy; BlueStore found this wins), `Rebuild` decodes every record and
 //! encodes it again into a fresh batch (BlueStore found this slower than not merging). Both give
 //! the same records in the same order.
+//!
+//! Buffers (DESIGN.md, "Pre-sized buffers"): a batch's bytes live in a [`SizedBuf`], so building
+//! and merging batches under a [`PresizePolicy`] counts its allocations, growths, bytes copied by
+//! growth and sizing steps ([`WriteBatch::buffer_work`]).
 #![deny(clippy::indexing_slicing, clippy::unwrap_used)]
 
 use crate::limits::MAX_BUCKET_DEPTH;
+use crate::presize::{BufferWork, PresizePolicy, SizedBuf, GROW_INITIAL_CAPACITY};
 
 /// Bytes of the header: the record count, u32 LE.
 pub const HEADER_SIZE: usize = 4;
@@ -80,6 +85,8 @@ pub struct MergeWork {
     pub bytes_copied: u64,
     pub records_decoded: u64,
     pub records_encoded: u64,
+    /// What the merged batch's buffer cost (see `presize.rs`).
+    pub buffer: BufferWork,
 }
 
 /// Why bytes are not a valid batch.
@@ -92,11 +99,33 @@ pub struct MalformedBatch {
 }
 
 /// An encoded list of puts and deletes. Always holds a valid encoding (see the module header).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Two batches are equal when their encodings are; how their buffers grew does not matter.
+#[derive(Clone, Debug)]
 pub struct WriteBatch {
     /// Header then records; the header always equals `count`.
-    buf: Vec<u8>,
+    buf: SizedBuf,
     count: u32,
+}
+
+impl PartialEq for WriteBatch {
+    fn eq(&self, other: &WriteBatch) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for WriteBatch {}
+
+impl Record<'_> {
+    /// Bytes of this record's encoding.
+    pub fn encoded_size(&self) -> usize {
+        let (path, key, value) = match self {
+            Record::Put { path, key, value } => (path, key, Some(value)),
+            Record::Delete { path, key } => (path, key, None),
+        };
+        let path_size: usize = path.iter().map(|c| LEN_PREFIX_SIZE + c.len()).sum();
+        let value_size = value.map_or(0, |v| LEN_PREFIX_SIZE + v.len());
+        2 + path_size + LEN_PREFIX_SIZE + key.len() + value_size
+    }
 }
 
 impl Default for WriteBatch {
@@ -106,15 +135,51 @@ impl Default for WriteBatch {
 }
 
 impl WriteBatch {
+    /// An empty batch whose buffer starts at `GROW_INITIAL_CAPACITY` bytes and doubles.
     pub fn new() -> WriteBatch {
-        WriteBatch::with_capacity(HEADER_SIZE)
+        WriteBatch::with_capacity(GROW_INITIAL_CAPACITY)
     }
 
-    /// An empty batch whose buffer holds `bytes` (header included) before it grows.
+    /// An empty batch whose buffer holds `bytes` (header included) before it doubles.
     pub fn with_capacity(bytes: usize) -> WriteBatch {
-        let mut buf = Vec::with_capacity(bytes.max(HEADER_SIZE));
+        WriteBatch::presized(PresizePolicy::Estimate, bytes, || (bytes, 0))
+    }
+
+    /// A batch of `records`, its buffer sized by `policy`: `Grow` starts small and doubles;
+    /// `Exact` first walks the records to sum their sizes (one step per record); `Estimate`
+    /// starts at `estimate_size` bytes (header included), a size the caller knows for free
+    /// (e.g. a fixed record size times the count), and doubles when short.
+    pub fn with_policy(
+        policy: PresizePolicy,
+        records: &[Record<'_>],
+        estimate_size: usize,
+    ) -> WriteBatch {
+        let exact = || {
+            let records_size: usize = records.iter().map(Record::encoded_size).sum();
+            (HEADER_SIZE + records_size, records.len() as u64)
+        };
+        let mut batch = WriteBatch::presized(policy, estimate_size, exact);
+        for record in records {
+            batch.push_record(record);
+        }
+        debug_assert!(policy != PresizePolicy::Exact || batch.buffer_work().reallocations == 0);
+        batch
+    }
+
+    /// An empty batch whose buffer is sized by `policy` (see [`SizedBuf::for_policy`]).
+    fn presized(
+        policy: PresizePolicy,
+        estimate_size: usize,
+        exact: impl FnOnce() -> (usize, u64),
+    ) -> WriteBatch {
+        let mut buf = SizedBuf::for_policy(policy, estimate_size.max(HEADER_SIZE), exact);
         buf.extend_from_slice(&0u32.to_le_bytes());
         WriteBatch { buf, count: 0 }
+    }
+
+    /// What this batch's buffer cost so far: allocations, growths, sizing steps.
+    pub fn buffer_work(&self) -> BufferWork {
+        self.buf.work()
     }
 
     /// Append a put of `key` = `value` in the bucket at `path` (top level first).
@@ -150,19 +215,20 @@ impl WriteBatch {
 
     /// The full encoding (header and records).
     pub fn as_bytes(&self) -> &[u8] {
-        &self.buf
+        self.buf.as_slice()
     }
 
     /// Validate and adopt an encoding received from elsewhere. Never panics and allocates
     /// nothing: the buffer is adopted as is.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<WriteBatch, MalformedBatch> {
         let count = validate(&bytes)?;
-        Ok(WriteBatch { buf: bytes, count })
+        let buf = SizedBuf::adopt(bytes);
+        Ok(WriteBatch { buf, count })
     }
 
     /// Decode every record in order.
     pub fn records(&self) -> Result<Vec<Record<'_>>, MalformedBatch> {
-        let mut reader = Reader::after_header(&self.buf);
+        let mut reader = Reader::after_header(self.as_bytes());
         let mut records = Vec::with_capacity(self.len());
         while !reader.is_at_end() {
             records.push(reader.raw_record()?.to_record()?);
@@ -181,7 +247,8 @@ impl WriteBatch {
         Ok(records)
     }
 
-    /// Merge batches into one, in order. Both strategies give the same records.
+    /// Merge batches into one, in order, the merged buffer sized by `PresizePolicy::Grow`.
+    /// Both strategies give the same records.
     ///
     /// `Append` copies the record bytes of each batch after one header (`bytes_copied` = record
     /// bytes appended). `Rebuild` decodes every record and encodes it into a fresh batch
@@ -193,22 +260,47 @@ impl WriteBatch {
         batches: &[&WriteBatch],
         strategy: MergeStrategy,
     ) -> Result<(WriteBatch, MergeWork), MalformedBatch> {
+        WriteBatch::merge_with_policy(batches, strategy, PresizePolicy::Grow)
+    }
+
+    /// As [`WriteBatch::merge`], the merged buffer sized by `policy`: `Grow` starts small and
+    /// doubles; `Exact` first walks every record of every batch to sum their sizes (one step
+    /// per record); `Estimate` uses the sum of the batches' record bytes, known for free (and
+    /// exact, since both strategies reproduce the same bytes). `MergeWork::buffer` says what
+    /// the buffer cost.
+    pub fn merge_with_policy(
+        batches: &[&WriteBatch],
+        strategy: MergeStrategy,
+        policy: PresizePolicy,
+    ) -> Result<(WriteBatch, MergeWork), MalformedBatch> {
         for batch in batches {
             debug_assert_eq!(
-                validate(&batch.buf),
+                validate(batch.as_bytes()),
                 Ok(batch.count),
                 "invariant: valid batch"
             );
         }
-        match strategy {
-            MergeStrategy::Append => Ok(merge_append(batches)),
-            MergeStrategy::Rebuild => merge_rebuild(batches),
-        }
+        let record_size: usize = batches.iter().map(|b| b.record_bytes().len()).sum();
+        let merged =
+            WriteBatch::presized(policy, HEADER_SIZE + record_size, || exact_size(batches));
+        let (merged, mut work) = match strategy {
+            MergeStrategy::Append => merge_append(batches, merged),
+            MergeStrategy::Rebuild => merge_rebuild(batches, merged)?,
+        };
+        work.buffer = merged.buffer_work();
+        Ok((merged, work))
     }
 
     /// The record bytes, after the header.
     fn record_bytes(&self) -> &[u8] {
-        self.buf.get(HEADER_SIZE..).unwrap_or_default()
+        self.as_bytes().get(HEADER_SIZE..).unwrap_or_default()
+    }
+
+    fn push_record(&mut self, record: &Record<'_>) {
+        match record {
+            Record::Put { path, key, value } => self.put(path, key, value),
+            Record::Delete { path, key } => self.delete(path, key),
+        }
     }
 
     fn push(&mut self, tag: u8, path: &[&[u8]], key: &[u8], value: Option<&[u8]>) {
@@ -235,13 +327,13 @@ impl WriteBatch {
 
     fn set_count(&mut self, count: u32) {
         self.count = count;
-        if let Some(header) = self.buf.get_mut(..HEADER_SIZE) {
+        if let Some(header) = self.buf.as_mut_slice().get_mut(..HEADER_SIZE) {
             header.copy_from_slice(&count.to_le_bytes());
         }
     }
 }
 
-fn push_with_len(buf: &mut Vec<u8>, bytes: &[u8]) {
+fn push_with_len(buf: &mut SizedBuf, bytes: &[u8]) {
     let len = u32::try_from(bytes.len()).expect("write batch field of 4 GiB or more");
     buf.extend_from_slice(&len.to_le_bytes());
     buf.extend_from_slice(bytes);
@@ -252,31 +344,51 @@ fn total_count(batches: &[&WriteBatch]) -> u32 {
     u32::try_from(total).expect("merged write batch would hold more than u32::MAX records")
 }
 
-fn merge_append(batches: &[&WriteBatch]) -> (WriteBatch, MergeWork) {
+/// The exact merged size (header included) by walking every record: (bytes, records walked).
+fn exact_size(batches: &[&WriteBatch]) -> (usize, u64) {
+    let mut size = HEADER_SIZE;
+    let mut steps = 0;
+    for batch in batches {
+        let mut reader = Reader::after_header(batch.as_bytes());
+        while !reader.is_at_end() {
+            let start = reader.offset;
+            if reader.raw_record().is_err() {
+                debug_assert!(false, "invariant: valid batch");
+                break;
+            }
+            size += reader.offset - start;
+            steps += 1;
+        }
+    }
+    (size, steps)
+}
+
+/// Append every batch's record bytes to the empty `merged`.
+fn merge_append(batches: &[&WriteBatch], mut merged: WriteBatch) -> (WriteBatch, MergeWork) {
+    debug_assert!(merged.is_empty());
     let count = total_count(batches);
-    let record_size: usize = batches.iter().map(|b| b.record_bytes().len()).sum();
-    let mut merged = WriteBatch::with_capacity(HEADER_SIZE + record_size);
     for batch in batches {
         merged.buf.extend_from_slice(batch.record_bytes());
     }
     merged.set_count(count);
     let work = MergeWork {
-        bytes_copied: record_size as u64,
+        bytes_copied: merged.record_bytes().len() as u64,
         ..MergeWork::default()
     };
     (merged, work)
 }
 
-fn merge_rebuild(batches: &[&WriteBatch]) -> Result<(WriteBatch, MergeWork), MalformedBatch> {
-    let mut merged = WriteBatch::new();
+/// Decode every record of every batch and encode it again into the empty `merged`.
+fn merge_rebuild(
+    batches: &[&WriteBatch],
+    mut merged: WriteBatch,
+) -> Result<(WriteBatch, MergeWork), MalformedBatch> {
+    debug_assert!(merged.is_empty());
     let mut work = MergeWork::default();
     for batch in batches {
         for record in batch.records()? {
             work.records_decoded += 1;
-            match record {
-                Record::Put { path, key, value } => merged.put(&path, key, value),
-                Record::Delete { path, key } => merged.delete(&path, key),
-            }
+            merged.push_record(&record);
             work.records_encoded += 1;
         }
     }

@@ -274,13 +274,24 @@ fn error_message_names_offset_and_reason() {
     assert_eq!(error.to_string(), "malformed write batch at byte 7: bad");
 }
 
+/// What merging costs when the merged batch fits the first 64 bytes.
+fn one_allocation() -> MergeWork {
+    MergeWork {
+        buffer: BufferWork {
+            allocations: 1,
+            ..BufferWork::default()
+        },
+        ..MergeWork::default()
+    }
+}
+
 #[test]
 fn merge_of_zero_batches_is_empty() {
     for strategy in [MergeStrategy::Append, MergeStrategy::Rebuild] {
         let (merged, work) = WriteBatch::merge(&[], strategy).unwrap();
         assert_eq!(merged.as_bytes(), &[0, 0, 0, 0]);
         assert!(merged.is_empty());
-        assert_eq!(work, MergeWork::default());
+        assert_eq!(work, one_allocation());
     }
 }
 
@@ -290,7 +301,7 @@ fn merge_of_empty_batches_is_empty() {
     for strategy in [MergeStrategy::Append, MergeStrategy::Rebuild] {
         let (merged, work) = WriteBatch::merge(&[&empty, &empty, &empty], strategy).unwrap();
         assert_eq!(merged.as_bytes(), &[0, 0, 0, 0]);
-        assert_eq!(work, MergeWork::default());
+        assert_eq!(work, one_allocation());
     }
 }
 
@@ -313,6 +324,11 @@ fn append_copies_exactly_the_record_bytes() {
         bytes_copied: 34,
         records_decoded: 0,
         records_encoded: 0,
+        // Grow: header and 34 record bytes fit the first 64 bytes.
+        buffer: BufferWork {
+            allocations: 1,
+            ..BufferWork::default()
+        },
     };
     assert_eq!(work, expected);
 }
@@ -328,6 +344,10 @@ fn rebuild_decodes_and_encodes_every_record() {
         bytes_copied: 34,
         records_decoded: 2,
         records_encoded: 2,
+        buffer: BufferWork {
+            allocations: 1,
+            ..BufferWork::default()
+        },
     };
     assert_eq!(work, expected);
 }
@@ -355,7 +375,7 @@ fn merge_default_strategy_is_append() {
 /// A batch whose invariant is broken on purpose (only this module can build one).
 fn broken_batch() -> WriteBatch {
     WriteBatch {
-        buf: vec![1, 0, 0, 0, 9],
+        buf: SizedBuf::adopt(vec![1, 0, 0, 0, 9]),
         count: 1,
     }
 }
@@ -363,7 +383,7 @@ fn broken_batch() -> WriteBatch {
 #[test]
 fn rebuild_reports_a_malformed_batch() {
     let good = two_records();
-    let error = merge_rebuild(&[&good, &broken_batch()]).unwrap_err();
+    let error = merge_rebuild(&[&good, &broken_batch()], WriteBatch::new()).unwrap_err();
     assert_eq!(error.offset, 4, "{error}");
     assert!(broken_batch().records().is_err());
 }
@@ -386,4 +406,88 @@ fn put_without_path_panics() {
 fn put_deeper_than_max_depth_panics() {
     let path: Vec<&[u8]> = vec![b"x"; MAX_BUCKET_DEPTH + 1];
     WriteBatch::new().delete(&path, b"k");
+}
+
+/// Ten puts of a 20-byte value at key "k" in bucket "a": 36 bytes each (2 + 5 + 5 + 24), so
+/// 4 + 360 = 364 bytes. Record r (from 0) spans 4 + 36r .. 40 + 36r; its value starts at
+/// 20 + 36r.
+fn ten_puts() -> Vec<Record<'static>> {
+    let put = Record::Put {
+        path: vec![&b"a"[..]],
+        key: b"k",
+        value: &[7u8; 20],
+    };
+    assert_eq!(put.encoded_size(), 36);
+    vec![put; 10]
+}
+
+#[test]
+fn with_policy_grow_doubles_from_64() {
+    let records = ten_puts();
+    let batch = WriteBatch::with_policy(PresizePolicy::Grow, &records, 0);
+    assert_eq!(batch.encoded_len(), 364);
+    // 64 → 128 at record 1's value (56 bytes there), → 256 at record 3's value (128 bytes),
+    // → 512 at record 7's tag (256 bytes).
+    let expected = BufferWork {
+        allocations: 1,
+        reallocations: 3,
+        bytes_copied_by_growth: 56 + 128 + 256,
+        size_computation_steps: 0,
+    };
+    assert_eq!(batch.buffer_work(), expected);
+}
+
+#[test]
+fn with_policy_exact_walks_every_record_and_never_grows() {
+    let records = ten_puts();
+    let batch = WriteBatch::with_policy(PresizePolicy::Exact, &records, 0);
+    let expected = BufferWork {
+        allocations: 1,
+        size_computation_steps: 10,
+        ..BufferWork::default()
+    };
+    assert_eq!(batch.buffer_work(), expected);
+}
+
+#[test]
+fn with_policy_estimate_doubles_once_when_short() {
+    let records = ten_puts();
+    // 200 bytes: record 5's value (at 200..220) does not fit; 200 → 400, copying 200 bytes.
+    let batch = WriteBatch::with_policy(PresizePolicy::Estimate, &records, 200);
+    let expected = BufferWork {
+        allocations: 1,
+        reallocations: 1,
+        bytes_copied_by_growth: 200,
+        size_computation_steps: 0,
+    };
+    assert_eq!(batch.buffer_work(), expected);
+    let same = WriteBatch::with_policy(PresizePolicy::Grow, &records, 0);
+    assert_eq!(batch, same);
+}
+
+#[test]
+fn merge_policies_give_the_same_bytes_and_their_own_costs() {
+    let (put, empty, delete) = merge_inputs();
+    let inputs = [&put, &empty, &delete];
+    for strategy in [MergeStrategy::Append, MergeStrategy::Rebuild] {
+        let merge = |policy| WriteBatch::merge_with_policy(&inputs, strategy, policy).unwrap();
+        let (grow, grow_work) = merge(PresizePolicy::Grow);
+        let (exact, exact_work) = merge(PresizePolicy::Exact);
+        let (estimate, estimate_work) = merge(PresizePolicy::Estimate);
+        assert_eq!(grow.as_bytes(), &TWO_RECORDS[..]);
+        assert_eq!(exact, grow);
+        assert_eq!(estimate, grow);
+        let one = BufferWork {
+            allocations: 1,
+            ..BufferWork::default()
+        };
+        assert_eq!(grow_work.buffer, one);
+        // Exact walks the two records; Estimate sums the lengths for free.
+        let walked = BufferWork {
+            size_computation_steps: 2,
+            ..one
+        };
+        assert_eq!(exact_work.buffer, walked);
+        assert_eq!(estimate_work.buffer, one);
+    }
 }

@@ -23,7 +23,7 @@ mod array;
 mod hashmap;
 mod page;
 
-pub use page::{decode_page, encode_page, page_count_for};
+pub use page::{decode_page, encode_page, encode_page_into, page_count_for};
 
 use crate::types::{PageId, PageSpan, TxId};
 use array::ArrayFreeSet;

@@ -19,7 +19,8 @@
 //! success its ids are ascending, unique, >= 2 and below the high-water mark.
 
 use crate::error::{Error, Result};
-use crate::page::{read_u64, write_u64, PageHeader, FLAG_FREELIST, PAGE_HEADER_SIZE};
+use crate::page::{read_u64, PageHeader, FLAG_FREELIST, PAGE_HEADER_SIZE};
+use crate::presize::SizedBuf;
 use crate::types::PageId;
 
 /// `count` field value meaning "the real count is the first u64 of the data".
@@ -50,14 +51,32 @@ pub fn page_count_for(id_count: u64, page_size: u32) -> u64 {
 
 /// Serialise a freelist page at `start`, zero padded to whole pages.
 pub fn encode_page(start: PageId, ids: &[PageId], page_size: u32) -> Vec<u8> {
+    let pages = page_count_for(ids.len() as u64, page_size);
+    let len = usize::try_from(pages * u64::from(page_size)).expect("freelist page fits memory");
+    let mut buf = SizedBuf::with_capacity(len);
+    encode_page_into(&mut buf, start, ids, page_size, pages);
+    buf.into_vec()
+}
+
+/// Append the freelist page for `ids` at `start` to `buf`, spread over `pages` pages (at least
+/// `page_count_for(ids.len())`; the header's overflow says `pages - 1`), zero-filled to the end.
+pub fn encode_page_into(
+    buf: &mut SizedBuf,
+    start: PageId,
+    ids: &[PageId],
+    page_size: u32,
+    pages: u64,
+) {
     assert!(
         ids.windows(2).all(|w| w[0] < w[1]),
         "freelist ids must be strictly ascending"
     );
     let n = ids.len() as u64;
-    let pages = page_count_for(n, page_size);
+    assert!(
+        pages >= page_count_for(n, page_size),
+        "freelist pages too few"
+    );
     let len = usize::try_from(pages * u64::from(page_size)).expect("freelist page fits memory");
-    let mut buf = vec![0u8; len];
     let escaped = n >= u64::from(COUNT_ESCAPE);
     let header = PageHeader {
         id: start,
@@ -65,17 +84,17 @@ pub fn encode_page(start: PageId, ids: &[PageId], page_size: u32) -> Vec<u8> {
         count: if escaped { COUNT_ESCAPE } else { n as u16 },
         overflow: u32::try_from(pages - 1).expect("freelist overflow fits the header"),
     };
-    header.encode(&mut buf);
-    let mut at = PAGE_HEADER_SIZE;
+    let page_start = buf.len();
+    let mut header_bytes = [0u8; PAGE_HEADER_SIZE];
+    header.encode(&mut header_bytes);
+    buf.extend_from_slice(&header_bytes);
     if escaped {
-        write_u64(&mut buf, at, n);
-        at += ID_SIZE;
+        buf.extend_from_slice(&n.to_le_bytes());
     }
     for id in ids {
-        write_u64(&mut buf, at, id.0);
-        at += ID_SIZE;
+        buf.extend_from_slice(&id.0.to_le_bytes());
     }
-    buf
+    buf.zero_fill_to(page_start + len);
 }
 
 /// Decode the freelist page `page` (with its overflow pages) from untrusted bytes.
@@ -154,7 +173,7 @@ fn checked_id(chunk: &[u8], page: PageId, high_water: PageId) -> Result<PageId> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::page::{read_u16, read_u32};
+    use crate::page::{read_u16, read_u32, write_u64};
 
     const PS: u32 = 4096;
 
