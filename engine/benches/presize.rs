@@ -10,15 +10,21 @@
 //! the freelist page. Wall time only confirms the deterministic counters: after each shape, a
 //! fixed run of 100 iterations on a fresh database prints the buffer counters per iteration.
 //!
-//! Not measured: the allocator's own calls and bytes. A counting `#[global_allocator]` needs
-//! `unsafe impl GlobalAlloc`, and the workspace forbids `unsafe_code` in every target, benches
-//! included; the counters here are the engine's own accounting of its buffers.
+//! The allocator's own view — bytes and allocations per iteration, the B/op and allocs/op of Go
+//! benchmarks — comes from a counting global allocator (`stats_alloc`, whose `unsafe` stays in
+//! that crate), printed beside the engine's own buffer counters. A batch-size series then shows
+//! where each policy wins and where computing the exact size first breaks even.
 
 use crashlab_engine::batch::{Record, WriteBatch};
 use crashlab_engine::{Counters, Db, MemStorage, Options, PresizePolicy};
 use criterion::{criterion_group, criterion_main, Criterion};
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
+use std::alloc::System;
 use std::hint::black_box;
 use std::time::Duration;
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 const POLICIES: [PresizePolicy; 3] = [
     PresizePolicy::Grow,
@@ -89,10 +95,19 @@ fn iteration(db: &Db, shape: &Shape, policy: PresizePolicy, i: u64) {
 fn print_counters(shape: &Shape, policy: PresizePolicy) {
     let db = open(policy);
     let before = db.counters();
+    let region = Region::new(GLOBAL);
     for i in 0..COUNTER_ITERATIONS {
         iteration(&db, shape, policy, i);
     }
+    let heap = region.change();
     let after = db.counters();
+    eprintln!(
+        "{}/{policy:?} allocator per iteration: {:.0} B/op  {:.1} allocs/op  {:.1} reallocs/op",
+        shape.name,
+        heap.bytes_allocated as f64 / COUNTER_ITERATIONS as f64,
+        heap.allocations as f64 / COUNTER_ITERATIONS as f64,
+        heap.reallocations as f64 / COUNTER_ITERATIONS as f64,
+    );
     let per = |f: fn(&Counters) -> u64| (f(&after) - f(&before)) as f64 / COUNTER_ITERATIONS as f64;
     eprintln!(
         "{}/{policy:?} per iteration: buffer_allocations {:.2}  buffer_reallocations {:.2}  \
@@ -133,5 +148,70 @@ fn presize(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, presize);
+/// Batch sizes for the break-even series.
+const SERIES: [u64; 6] = [4, 16, 64, 256, 1024, 4096];
+
+/// Per batch size and policy: µs per batch (best of 3 timed loops), allocator bytes and calls,
+/// size steps and growth copies — where Exact's extra pass stops paying for the growth it saves.
+fn break_even_series() {
+    eprintln!(
+        "\n=== break-even: IAVL-shaped batches (size unknown, Estimate guesses 16 B/record) ==="
+    );
+    eprintln!(
+        "{:>6} {:<9} {:>9} {:>10} {:>8} {:>11} {:>12}",
+        "recs", "policy", "us/batch", "B/op", "allocs", "size_steps", "grow_copied"
+    );
+    for records in SERIES {
+        let shape = Shape {
+            name: "series",
+            records,
+            value_size: SHAPES[0].value_size,
+            estimate: SHAPES[0].estimate,
+        };
+        for policy in POLICIES {
+            series_row(&shape, policy);
+        }
+    }
+}
+
+fn series_row(shape: &Shape, policy: PresizePolicy) {
+    let iterations = (20_000 / shape.records).max(4);
+    let mut best = f64::MAX;
+    let mut i = 0;
+    for _ in 0..3 {
+        let db = open(policy);
+        let start = std::time::Instant::now();
+        for _ in 0..iterations {
+            iteration(&db, shape, policy, i);
+            i += 1;
+        }
+        best = best.min(start.elapsed().as_secs_f64() * 1e6 / iterations as f64);
+    }
+    let db = open(policy);
+    let before = db.counters();
+    let region = Region::new(GLOBAL);
+    for j in 0..iterations {
+        iteration(&db, shape, policy, j);
+    }
+    let heap = region.change();
+    let after = db.counters();
+    let per = |v: u64| v as f64 / iterations as f64;
+    eprintln!(
+        "{:>6} {:<9} {:>9.1} {:>10.0} {:>8.1} {:>11.1} {:>12.0}",
+        shape.records,
+        format!("{policy:?}"),
+        best,
+        per(heap.bytes_allocated as u64),
+        per(heap.allocations as u64),
+        per(after.size_computation_steps - before.size_computation_steps),
+        per(after.buffer_bytes_copied_by_growth - before.buffer_bytes_copied_by_growth),
+    );
+}
+
+fn presize_and_series(c: &mut Criterion) {
+    presize(c);
+    break_even_series();
+}
+
+criterion_group!(benches, presize_and_series);
 criterion_main!(benches);
