@@ -51,7 +51,7 @@ impl Default for Options {
             max_batch_size: 1000,
             max_batch_delay: Duration::from_millis(10),
             merge_strategy: MergeStrategy::Append,
-            presize: PresizePolicy::Grow,
+            presize: PresizePolicy::Estimate,
         }
     }
 }

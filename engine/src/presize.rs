@@ -27,11 +27,12 @@ pub const GROW_INITIAL_CAPACITY: usize = 64;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum PresizePolicy {
     /// Start small and double when short.
-    #[default]
     Grow,
     /// Compute the exact size with an extra pass, then allocate once.
     Exact,
-    /// Allocate a size known for free; double when short.
+    /// Allocate a size known for free; double when short. The default: it is what pays (the
+    /// commit's page buffer is dirty pages × page size, known before a byte is copied).
+    #[default]
     Estimate,
 }
 
