@@ -29,19 +29,6 @@ fn a_seed_run_twice_gives_the_same_trace_counters_and_image() {
     );
 }
 
-fn add(t: &mut FaultCounts, f: &FaultCounts) {
-    t.read_eio += f.read_eio;
-    t.write_eio += f.write_eio;
-    t.sync_eio += f.sync_eio;
-    t.latent_sectors += f.latent_sectors;
-    t.enospc += f.enospc;
-    t.bit_flips += f.bit_flips;
-    t.misdirected_writes += f.misdirected_writes;
-    t.crashes += f.crashes;
-    t.torn_writes_in_crash += f.torn_writes_in_crash;
-    t.sectors_lost_in_crash += f.sectors_lost_in_crash;
-}
-
 #[test]
 fn a_default_sweep_hits_every_fault_kind_and_finds_no_violation() {
     let mut total = FaultCounts::default();
@@ -55,7 +42,7 @@ fn a_default_sweep_hits_every_fault_kind_and_finds_no_violation() {
             Outcome::DiskFailure(_) => disk_failures += 1,
             Outcome::Violation(v) => panic!("seed {seed}: {v}\n{:#?}", r.trace_tail),
         }
-        add(&mut total, &r.faults);
+        total.accumulate(&r.faults);
     }
     for (kind, n) in [
         ("read_eio", total.read_eio),
@@ -92,7 +79,7 @@ fn the_corruption_profile_never_panics_and_injects_its_faults() {
             "seed {seed}: {:?}",
             r.outcome
         );
-        add(&mut total, &r.faults);
+        total.accumulate(&r.faults);
     }
     assert!(
         total.bit_flips > 0 && total.misdirected_writes > 0,

@@ -97,6 +97,45 @@ pub struct FaultCounts {
     pub garbage_sector_reads: u64,
 }
 
+impl FaultCounts {
+    /// Add every count of `other` (totals over a sweep). Destructured so a new field cannot be
+    /// forgotten.
+    pub fn accumulate(&mut self, other: &FaultCounts) {
+        let FaultCounts {
+            read_eio,
+            write_eio,
+            sync_eio,
+            sectors_dropped_by_failed_sync,
+            latent_sectors,
+            latent_read_errors,
+            bit_flips,
+            misdirected_writes,
+            enospc,
+            lying_syncs,
+            crashes,
+            sectors_lost_in_crash,
+            sectors_kept_in_crash,
+            torn_writes_in_crash,
+            garbage_sector_reads,
+        } = *other;
+        self.read_eio += read_eio;
+        self.write_eio += write_eio;
+        self.sync_eio += sync_eio;
+        self.sectors_dropped_by_failed_sync += sectors_dropped_by_failed_sync;
+        self.latent_sectors += latent_sectors;
+        self.latent_read_errors += latent_read_errors;
+        self.bit_flips += bit_flips;
+        self.misdirected_writes += misdirected_writes;
+        self.enospc += enospc;
+        self.lying_syncs += lying_syncs;
+        self.crashes += crashes;
+        self.sectors_lost_in_crash += sectors_lost_in_crash;
+        self.sectors_kept_in_crash += sectors_kept_in_crash;
+        self.torn_writes_in_crash += torn_writes_in_crash;
+        self.garbage_sector_reads += garbage_sector_reads;
+    }
+}
+
 /// Mixed into the seed for never-written sector contents, so garbage does not repeat the fault
 /// decision stream.
 const GARBAGE_SEED_SALT: u64 = 0x6761_7262_6167_6521; // "garbage!"
