@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::sample_file;
+use common::{sample_file, write_after_damage};
 use crashlab_engine::{Db, Error, MemStorage, Options, Storage};
 use proptest::prelude::*;
 
@@ -162,14 +162,7 @@ fn exercise(bytes: Vec<u8>, read_only: bool) {
     });
     let _ = db.check();
     if !read_only {
-        let _ = db.update(|tx| {
-            let mut b = tx.create_bucket_if_missing(b"a")?;
-            for i in 0..20u32 {
-                b.put(format!("new{i}").as_bytes(), &[1; 100])?;
-                b.delete(format!("key{:03}", i * 3).as_bytes())?;
-            }
-            Ok(())
-        });
+        let _ = write_after_damage(&db);
         let _ = db.check();
     }
 }

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::sample_file;
+use common::{sample_file, write_after_damage};
 use crashlab_engine::{Db, Error, MemStorage, Options};
 
 #[test]
@@ -25,14 +25,7 @@ fn page_referenced_twice_gives_an_error_not_a_panic() {
         },
     )
     .unwrap();
-    let res = db.update(|tx| {
-        let mut b = tx.create_bucket_if_missing(b"a")?;
-        for i in 0..20u32 {
-            b.put(format!("new{i}").as_bytes(), &[1; 100])?;
-            b.delete(format!("key{:03}", i * 3).as_bytes())?;
-        }
-        Ok(())
-    });
+    let res = write_after_damage(&db);
     match res {
         Err(Error::Corrupted { reason, .. }) => assert!(reason.contains("freed twice"), "{reason}"),
         other => panic!("expected a Corrupted error, got {other:?}"),

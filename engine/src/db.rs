@@ -281,15 +281,7 @@ fn init_fresh(storage: &dyn Storage, options: &Options) -> Result<()> {
     let ps = options.page_size as usize;
     let mut buf = vec![0u8; 4 * ps];
     for txid in 0..2u64 {
-        let meta = Meta {
-            page_size: options.page_size,
-            flags: 0,
-            root: PageId(3),
-            sequence: 0,
-            freelist: PageId(2),
-            high_water: PageId(4),
-            txid: TxId(txid),
-        };
+        let meta = Meta::fresh(options.page_size, TxId(txid));
         let at = txid as usize * ps;
         buf[at..at + ps].copy_from_slice(&meta.encode_page());
     }

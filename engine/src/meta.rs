@@ -51,6 +51,20 @@ pub struct Meta {
 }
 
 impl Meta {
+    /// The meta of a fresh file (bbolt's layout): freelist at page 2, root leaf at page 3,
+    /// high-water mark 4. Slot 0 holds txid 0, slot 1 txid 1.
+    pub fn fresh(page_size: u32, txid: TxId) -> Meta {
+        Meta {
+            page_size,
+            flags: 0,
+            root: PageId(3),
+            sequence: 0,
+            freelist: PageId(2),
+            high_water: PageId(4),
+            txid,
+        }
+    }
+
     /// The slot this meta is written to.
     pub fn slot(&self) -> PageId {
         PageId(self.txid.0 % 2)
@@ -175,15 +189,7 @@ mod tests {
     use super::*;
 
     fn fresh(txid: u64) -> Meta {
-        Meta {
-            page_size: 4096,
-            flags: 0,
-            root: PageId(3),
-            sequence: 0,
-            freelist: PageId(2),
-            high_water: PageId(4),
-            txid: TxId(txid),
-        }
+        Meta::fresh(4096, TxId(txid))
     }
 
     #[test]

@@ -124,6 +124,19 @@ pub fn sample_file(commits: u32) -> Vec<u8> {
     mem.snapshot()
 }
 
+/// The write the corruption tests run on a damaged sample file: new keys in, old keys out, so
+/// commit rewrites, merges and frees pages across the tree.
+pub fn write_after_damage(db: &Db) -> Result<()> {
+    db.update(|tx| {
+        let mut b = tx.create_bucket_if_missing(b"a")?;
+        for i in 0..20u32 {
+            b.put(format!("new{i}").as_bytes(), &[1; 100])?;
+            b.delete(format!("key{:03}", i * 3).as_bytes())?;
+        }
+        Ok(())
+    })
+}
+
 /// A storage that remembers the image as of the last successful `sync`: `crash()` returns what
 /// a power cut would leave if every unsynced write were lost.
 #[derive(Clone, Default)]
