@@ -60,6 +60,8 @@ pub struct Counters {
     pub buffer_reallocations: u64,
     pub buffer_bytes_copied_by_growth: u64,
     pub size_computation_steps: u64,
+    /// Bytes of every allocation those buffers made, growths included (Go's B/op for them).
+    pub buffer_bytes_reserved: u64,
     /// `write_at` calls avoided by writing each run of contiguous dirty pages with one call.
     pub write_calls_saved: u64,
 }
@@ -72,11 +74,13 @@ impl Counters {
             reallocations,
             bytes_copied_by_growth,
             size_computation_steps,
+            bytes_reserved,
         } = *work;
         self.buffer_allocations += allocations;
         self.buffer_reallocations += reallocations;
         self.buffer_bytes_copied_by_growth += bytes_copied_by_growth;
         self.size_computation_steps += size_computation_steps;
+        self.buffer_bytes_reserved += bytes_reserved;
     }
 
     /// Add every field of `other` (e.g. to total the counters of several opens of one file).
@@ -112,6 +116,7 @@ impl Counters {
             buffer_reallocations,
             buffer_bytes_copied_by_growth,
             size_computation_steps,
+            buffer_bytes_reserved,
             write_calls_saved,
         } = *other;
         self.commits += commits;
@@ -144,6 +149,7 @@ impl Counters {
         self.buffer_reallocations += buffer_reallocations;
         self.buffer_bytes_copied_by_growth += buffer_bytes_copied_by_growth;
         self.size_computation_steps += size_computation_steps;
+        self.buffer_bytes_reserved += buffer_bytes_reserved;
         self.write_calls_saved += write_calls_saved;
     }
 }

@@ -122,10 +122,15 @@ impl Record<'_> {
             Record::Put { path, key, value } => (path, key, Some(value)),
             Record::Delete { path, key } => (path, key, None),
         };
-        let path_size: usize = path.iter().map(|c| LEN_PREFIX_SIZE + c.len()).sum();
-        let value_size = value.map_or(0, |v| LEN_PREFIX_SIZE + v.len());
-        2 + path_size + LEN_PREFIX_SIZE + key.len() + value_size
+        record_size(path, key.len(), value.map(|v| v.len()))
     }
+}
+
+/// Bytes of a record's encoding: tag, component count, the path, the key and a put's value.
+fn record_size(path: &[&[u8]], key_len: usize, value_len: Option<usize>) -> usize {
+    let path_size: usize = path.iter().map(|c| LEN_PREFIX_SIZE + c.len()).sum();
+    let value_size = value_len.map_or(0, |v| LEN_PREFIX_SIZE + v);
+    2 + path_size + LEN_PREFIX_SIZE + key_len + value_size
 }
 
 impl Default for WriteBatch {
@@ -142,7 +147,7 @@ impl WriteBatch {
 
     /// An empty batch whose buffer holds `bytes` (header included) before it doubles.
     pub fn with_capacity(bytes: usize) -> WriteBatch {
-        WriteBatch::presized(PresizePolicy::Estimate, bytes, || (bytes, 0))
+        WriteBatch::sized_by(PresizePolicy::Estimate, bytes, || (bytes, 0))
     }
 
     /// A batch of `records`, its buffer sized by `policy`: `Grow` starts small and doubles;
@@ -158,7 +163,7 @@ impl WriteBatch {
             let records_size: usize = records.iter().map(Record::encoded_size).sum();
             (HEADER_SIZE + records_size, records.len() as u64)
         };
-        let mut batch = WriteBatch::presized(policy, estimate_size, exact);
+        let mut batch = WriteBatch::sized_by(policy, estimate_size, exact);
         for record in records {
             batch.push_record(record);
         }
@@ -166,8 +171,13 @@ impl WriteBatch {
         batch
     }
 
-    /// An empty batch whose buffer is sized by `policy` (see [`SizedBuf::for_policy`]).
-    fn presized(
+    /// An empty batch whose buffer is sized by `policy`, for callers that add records one at a
+    /// time (see [`SizedBuf::for_policy`]): `estimate_size` is the size known for free (header
+    /// included); `exact` is the caller's own sizing pass, run only under `Exact`, returning the
+    /// exact encoded size (header included, see [`WriteBatch::put_size`]) and the items it
+    /// examined. A batch whose exact size proves short grows like any other, so a wrong sizing
+    /// pass costs growth, never correctness.
+    pub fn sized_by(
         policy: PresizePolicy,
         estimate_size: usize,
         exact: impl FnOnce() -> (usize, u64),
@@ -175,6 +185,12 @@ impl WriteBatch {
         let mut buf = SizedBuf::for_policy(policy, estimate_size.max(HEADER_SIZE), exact);
         buf.extend_from_slice(&0u32.to_le_bytes());
         WriteBatch { buf, count: 0 }
+    }
+
+    /// Bytes a put of a `key_len`-byte key and a `value_len`-byte value in the bucket at `path`
+    /// adds to a batch, for sizing passes that do not build the record first.
+    pub fn put_size(path: &[&[u8]], key_len: usize, value_len: usize) -> usize {
+        record_size(path, key_len, Some(value_len))
     }
 
     /// What this batch's buffer cost so far: allocations, growths, sizing steps.
@@ -282,7 +298,7 @@ impl WriteBatch {
         }
         let record_size: usize = batches.iter().map(|b| b.record_bytes().len()).sum();
         let merged =
-            WriteBatch::presized(policy, HEADER_SIZE + record_size, || exact_size(batches));
+            WriteBatch::sized_by(policy, HEADER_SIZE + record_size, || exact_size(batches));
         let (merged, mut work) = match strategy {
             MergeStrategy::Append => merge_append(batches, merged),
             MergeStrategy::Rebuild => merge_rebuild(batches, merged)?,

@@ -279,6 +279,7 @@ fn one_allocation() -> MergeWork {
     MergeWork {
         buffer: BufferWork {
             allocations: 1,
+            bytes_reserved: 64,
             ..BufferWork::default()
         },
         ..MergeWork::default()
@@ -327,6 +328,7 @@ fn append_copies_exactly_the_record_bytes() {
         // Grow: header and 34 record bytes fit the first 64 bytes.
         buffer: BufferWork {
             allocations: 1,
+            bytes_reserved: 64,
             ..BufferWork::default()
         },
     };
@@ -346,6 +348,7 @@ fn rebuild_decodes_and_encodes_every_record() {
         records_encoded: 2,
         buffer: BufferWork {
             allocations: 1,
+            bytes_reserved: 64,
             ..BufferWork::default()
         },
     };
@@ -433,6 +436,7 @@ fn with_policy_grow_doubles_from_64() {
         reallocations: 3,
         bytes_copied_by_growth: 56 + 128 + 256,
         size_computation_steps: 0,
+        bytes_reserved: 64 + 128 + 256 + 512,
     };
     assert_eq!(batch.buffer_work(), expected);
 }
@@ -444,6 +448,7 @@ fn with_policy_exact_walks_every_record_and_never_grows() {
     let expected = BufferWork {
         allocations: 1,
         size_computation_steps: 10,
+        bytes_reserved: 364,
         ..BufferWork::default()
     };
     assert_eq!(batch.buffer_work(), expected);
@@ -459,6 +464,7 @@ fn with_policy_estimate_doubles_once_when_short() {
         reallocations: 1,
         bytes_copied_by_growth: 200,
         size_computation_steps: 0,
+        bytes_reserved: 200 + 400,
     };
     assert_eq!(batch.buffer_work(), expected);
     let same = WriteBatch::with_policy(PresizePolicy::Grow, &records, 0);
@@ -479,15 +485,21 @@ fn merge_policies_give_the_same_bytes_and_their_own_costs() {
         assert_eq!(estimate, grow);
         let one = BufferWork {
             allocations: 1,
+            bytes_reserved: 64,
             ..BufferWork::default()
         };
         assert_eq!(grow_work.buffer, one);
-        // Exact walks the two records; Estimate sums the lengths for free.
-        let walked = BufferWork {
-            size_computation_steps: 2,
+        // Exact walks the two records; Estimate sums the lengths for free. Both reserve the
+        // exact 4 + 34 bytes.
+        let sized = BufferWork {
+            bytes_reserved: 38,
             ..one
         };
+        let walked = BufferWork {
+            size_computation_steps: 2,
+            ..sized
+        };
         assert_eq!(exact_work.buffer, walked);
-        assert_eq!(estimate_work.buffer, one);
+        assert_eq!(estimate_work.buffer, sized);
     }
 }
