@@ -36,6 +36,8 @@ struct Sink<'w> {
     presize: PresizePolicy,
     high_water: PageId,
     dirty: Vec<(PageId, Vec<u8>)>,
+    /// Bytes in `dirty`, kept as pages are added, so the commit buffer's size is known for free.
+    dirty_bytes: usize,
     nodes: Vec<(PageId, Arc<Node>)>,
     counters: Counters,
 }
@@ -68,6 +70,7 @@ impl SpillSink for Sink<'_> {
         })
     }
     fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>) {
+        self.dirty_bytes += bytes.len();
         self.dirty.push((id, bytes));
         self.nodes.push((id, node));
     }
@@ -106,6 +109,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         presize: opts.presize,
         high_water: tx.base.high_water,
         dirty: Vec::new(),
+        dirty_bytes: 0,
         nodes: Vec::new(),
         counters: Counters::default(),
     };
@@ -139,6 +143,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
 
     let Sink {
         dirty,
+        dirty_bytes,
         nodes,
         mut counters,
         ..
@@ -152,7 +157,11 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         writer.file_len = len;
         counters.file_growths += 1;
     }
-    write_pages(storage, meta.page_size, dirty, opts.presize, &mut counters)?;
+    let pages = DirtyPages {
+        pages: dirty,
+        bytes: dirty_bytes,
+    };
+    write_pages(storage, meta.page_size, pages, opts.presize, &mut counters)?;
     sync(storage, &opts, &mut counters)?;
     let meta_page = meta.encode_page();
     write_at(
@@ -246,6 +255,7 @@ fn write_freelist(sink: &mut Sink<'_>) -> Result<PageSpan> {
     let buf = buf.into_vec();
     sink.counters.freelist_pages_written += pages;
     sink.counters.freelist_bytes_written += buf.len() as u64;
+    sink.dirty_bytes += buf.len();
     sink.dirty.push((start, buf));
     Ok(PageSpan::new(start, pages))
 }
@@ -260,23 +270,35 @@ pub(crate) fn grow_to(needed: u64) -> u64 {
     }
 }
 
+/// A commit's encoded pages and their total length, counted as they were added.
+struct DirtyPages {
+    pages: Vec<(PageId, Vec<u8>)>,
+    bytes: usize,
+}
+
 /// Serialise the dirty pages, sorted by id, into one buffer sized by `policy` (`Estimate`: the
-/// dirty-page count × page size, short when a node overflows; `Exact`: sum the lengths, one
-/// step per dirty entry), then write each run of contiguous pages with one `write_at`.
+/// byte count kept as pages were encoded, exact for free — a page count × page size would fall
+/// short by every overflow page and every page of a multi-page freelist; `Exact`: sum the
+/// lengths, one step per dirty entry), then write each run of contiguous pages with one
+/// `write_at`.
 fn write_pages(
     storage: &dyn crate::Storage,
     page_size: u32,
-    mut dirty: Vec<(PageId, Vec<u8>)>,
+    dirty: DirtyPages,
     policy: PresizePolicy,
     counters: &mut Counters,
 ) -> Result<()> {
+    let DirtyPages {
+        pages: mut dirty,
+        bytes,
+    } = dirty;
     dirty.sort_by_key(|(id, _)| *id);
-    let estimate = dirty.len().saturating_mul(page_size as usize);
-    let mut buf = SizedBuf::for_policy(policy, estimate, || {
+    let mut buf = SizedBuf::for_policy(policy, bytes, || {
         let size = dirty.iter().map(|(_, bytes)| bytes.len()).sum();
         (size, dirty.len() as u64)
     });
     let runs = serialise_runs(&dirty, page_size, &mut buf);
+    debug_assert_eq!(buf.len(), bytes, "the running byte count is exact");
     counters.add_buffer_work(&buf.work());
     counters.write_calls_saved += (dirty.len() - runs.len()) as u64;
     for run in runs {
@@ -401,12 +423,14 @@ mod tests {
             reallocations: 3,
             bytes_copied_by_growth: 2560,
             size_computation_steps: 0,
+            bytes_reserved: 64 + 512 + 2048 + 4096,
         };
         assert_eq!(serialise(PresizePolicy::Grow).1.work(), grow);
         // Exact: one step per dirty entry, one allocation.
         let exact = BufferWork {
             allocations: 1,
             size_computation_steps: 4,
+            bytes_reserved: 2048 + 512,
             ..BufferWork::default()
         };
         assert_eq!(serialise(PresizePolicy::Exact).1.work(), exact);
@@ -416,6 +440,7 @@ mod tests {
             reallocations: 1,
             bytes_copied_by_growth: 2048,
             size_computation_steps: 0,
+            bytes_reserved: 2048 + 4096,
         };
         assert_eq!(serialise(PresizePolicy::Estimate).1.work(), estimate);
     }
