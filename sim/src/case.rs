@@ -6,7 +6,7 @@
 //! profile = default
 //! expect = ok                 # ok | violation | disk-failure
 //! ops = 300                   # generate this many from the seed (when there is no [ops])
-//! options = page_size=1024 fill_percent=1 no_sync=false no_freelist_sync=false freelist=hashmap page_cache_pages=1024
+//! options = page_size=1024 fill_percent=1 no_sync=false no_freelist_sync=false freelist=hashmap page_cache_pages=1024 presize=estimate
 //! faults = read_eio=0 write_eio=0.012 sync_eio=0.03 latent=0 bit_flip=0 misdirect=0 enospc=none lying_sync=false garbage_unwritten=true
 //! [ops]                       # optional: explicit operations, one per line (see `op.rs`)
 //! create a
@@ -22,7 +22,7 @@ use crate::op::Op;
 use crate::profile::{self, Profile};
 use crate::runner::{Outcome, RunConfig};
 use crate::workload;
-use crashlab_engine::{FreelistKind, Options};
+use crashlab_engine::{FreelistKind, Options, PresizePolicy};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -232,8 +232,13 @@ pub fn format_options(o: &Options) -> String {
         FreelistKind::Array => "array",
         FreelistKind::Hashmap => "hashmap",
     };
+    let presize = match o.presize {
+        PresizePolicy::Grow => "grow",
+        PresizePolicy::Exact => "exact",
+        PresizePolicy::Estimate => "estimate",
+    };
     format!(
-        "page_size={} fill_percent={} no_sync={} no_freelist_sync={} freelist={freelist} page_cache_pages={}",
+        "page_size={} fill_percent={} no_sync={} no_freelist_sync={} freelist={freelist} page_cache_pages={} presize={presize}",
         o.page_size, o.fill_percent, o.no_sync, o.no_freelist_sync, o.page_cache_pages
     )
 }
@@ -254,6 +259,18 @@ fn parse_options(s: &str) -> Result<Options, String> {
                     _ => {
                         return Err(format!(
                             "expected array or hashmap for `freelist`, found `{v}`"
+                        ))
+                    }
+                }
+            }
+            "presize" => {
+                o.presize = match v {
+                    "grow" => PresizePolicy::Grow,
+                    "exact" => PresizePolicy::Exact,
+                    "estimate" => PresizePolicy::Estimate,
+                    _ => {
+                        return Err(format!(
+                            "expected grow, exact or estimate for `presize`, found `{v}`"
                         ))
                     }
                 }

@@ -10,6 +10,7 @@ pub mod profile;
 pub mod report;
 pub mod rng;
 pub mod runner;
+pub mod shapes;
 pub mod shrink;
 pub mod strategy;
 pub mod trace;

@@ -10,7 +10,7 @@
 
 use crate::disk::{DiskConfig, FaultConfig};
 use crate::rng::SimRng;
-use crashlab_engine::{FreelistKind, Options};
+use crashlab_engine::{FreelistKind, Options, PresizePolicy};
 use std::fmt;
 use std::str::FromStr;
 
@@ -86,6 +86,12 @@ pub fn engine_options(seed: u64) -> Options {
         freelist: *r.pick(&[FreelistKind::Array, FreelistKind::Hashmap]),
         page_cache_pages: *r.pick(&[0usize, 8, 1024]),
         read_only: false,
+        // Drawn last, so adding it left every earlier choice of a seed unchanged.
+        presize: *r.pick(&[
+            PresizePolicy::Grow,
+            PresizePolicy::Exact,
+            PresizePolicy::Estimate,
+        ]),
         ..Options::default()
     }
 }
