@@ -66,26 +66,11 @@ pub struct Counters {
     pub write_calls_saved: u64,
 }
 
-impl Counters {
-    /// Add a buffer's work to the buffer counters.
-    pub fn add_buffer_work(&mut self, work: &BufferWork) {
-        let BufferWork {
-            allocations,
-            reallocations,
-            bytes_copied_by_growth,
-            size_computation_steps,
-            bytes_reserved,
-        } = *work;
-        self.buffer_allocations += allocations;
-        self.buffer_reallocations += reallocations;
-        self.buffer_bytes_copied_by_growth += bytes_copied_by_growth;
-        self.size_computation_steps += size_computation_steps;
-        self.buffer_bytes_reserved += bytes_reserved;
-    }
-
-    /// Add every field of `other` (e.g. to total the counters of several opens of one file).
-    pub fn accumulate(&mut self, other: &Counters) {
-        let Counters {
+/// Calls `$apply!(field, ...)` with every field of [`Counters`]; the callers destructure
+/// `Counters` with the list, so a field missing here fails to compile.
+macro_rules! every_counter {
+    ($apply:ident) => {
+        $apply!(
             commits,
             rollbacks,
             syncs,
@@ -118,38 +103,77 @@ impl Counters {
             size_computation_steps,
             buffer_bytes_reserved,
             write_calls_saved,
-        } = *other;
-        self.commits += commits;
-        self.rollbacks += rollbacks;
-        self.syncs += syncs;
-        self.write_calls += write_calls;
-        self.pages_written += pages_written;
-        self.bytes_written += bytes_written;
-        self.meta_writes += meta_writes;
-        self.file_growths += file_growths;
-        self.pages_read += pages_read;
-        self.bytes_read += bytes_read;
-        self.page_cache_hits += page_cache_hits;
-        self.freelist_pages_written += freelist_pages_written;
-        self.freelist_bytes_written += freelist_bytes_written;
-        self.freelist_allocate_calls += freelist_allocate_calls;
-        self.freelist_scan_steps += freelist_scan_steps;
-        self.freelist_ids_moved += freelist_ids_moved;
-        self.high_water_allocations += high_water_allocations;
-        self.rebuild_pages_visited += rebuild_pages_visited;
-        self.node_splits += node_splits;
-        self.node_merges += node_merges;
-        self.batches += batches;
-        self.batched_calls += batched_calls;
-        self.batch_solo_retries += batch_solo_retries;
-        self.merge_bytes_copied += merge_bytes_copied;
-        self.merge_records_decoded += merge_records_decoded;
-        self.merge_records_encoded += merge_records_encoded;
-        self.buffer_allocations += buffer_allocations;
-        self.buffer_reallocations += buffer_reallocations;
-        self.buffer_bytes_copied_by_growth += buffer_bytes_copied_by_growth;
+        )
+    };
+}
+
+impl Counters {
+    /// Add a buffer's work to the buffer counters.
+    pub fn add_buffer_work(&mut self, work: &BufferWork) {
+        let BufferWork {
+            allocations,
+            reallocations,
+            bytes_copied_by_growth,
+            size_computation_steps,
+            bytes_reserved,
+        } = *work;
+        self.buffer_allocations += allocations;
+        self.buffer_reallocations += reallocations;
+        self.buffer_bytes_copied_by_growth += bytes_copied_by_growth;
         self.size_computation_steps += size_computation_steps;
-        self.buffer_bytes_reserved += buffer_bytes_reserved;
-        self.write_calls_saved += write_calls_saved;
+        self.buffer_bytes_reserved += bytes_reserved;
+    }
+
+    /// Add every field of `other` (e.g. to total the counters of several opens of one file).
+    pub fn accumulate(&mut self, other: &Counters) {
+        let this = self;
+        macro_rules! add {
+            ($($field:ident),* $(,)?) => {{
+                let Counters { $($field),* } = *other;
+                $(this.$field += $field;)*
+            }};
+        }
+        every_counter!(add);
+    }
+
+    /// The work done since `earlier`, a snapshot of the same counters: every field of `self`
+    /// less `earlier`'s. Panics (in debug builds) if `earlier` is not earlier.
+    pub fn since(&self, earlier: &Counters) -> Counters {
+        let mut out = *self;
+        macro_rules! sub {
+            ($($field:ident),* $(,)?) => {{
+                let Counters { $($field),* } = *earlier;
+                $(out.$field -= $field;)*
+            }};
+        }
+        every_counter!(sub);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Counters;
+
+    #[test]
+    fn since_undoes_accumulate_field_by_field() {
+        let earlier = Counters {
+            commits: 3,
+            write_calls_saved: 7,
+            ..Counters::default()
+        };
+        let work = Counters {
+            commits: 2,
+            syncs: 4,
+            buffer_bytes_reserved: 9,
+            write_calls_saved: 1,
+            ..Counters::default()
+        };
+        let mut later = earlier;
+        later.accumulate(&work);
+        assert_eq!(later.commits, 5);
+        assert_eq!(later.write_calls_saved, 8);
+        assert_eq!(later.since(&earlier), work);
+        assert_eq!(later.since(&later), Counters::default());
     }
 }
