@@ -79,6 +79,28 @@ pub struct IoStats {
 }
 
 impl IoStats {
+    /// The work done since `earlier`, a snapshot of the same disk's stats.
+    pub fn since(&self, earlier: &IoStats) -> IoStats {
+        let IoStats {
+            reads,
+            writes,
+            syncs,
+            set_lens,
+            bytes_read,
+            bytes_written,
+            sim_time_ns,
+        } = *earlier;
+        IoStats {
+            reads: self.reads - reads,
+            writes: self.writes - writes,
+            syncs: self.syncs - syncs,
+            set_lens: self.set_lens - set_lens,
+            bytes_read: self.bytes_read - bytes_read,
+            bytes_written: self.bytes_written - bytes_written,
+            sim_time_ns: self.sim_time_ns - sim_time_ns,
+        }
+    }
+
     /// Add `ns` of simulated time.
     pub(crate) fn charge(&mut self, ns: u64) {
         self.sim_time_ns = self.sim_time_ns.saturating_add(ns);
