@@ -16,9 +16,7 @@
 
 use crashlab_engine::batch::WriteBatch;
 use crashlab_engine::{Counters, Db, MemStorage, Options, PresizePolicy};
-use crashlab_sim::rng::SimRng;
-use crashlab_sim::shapes::geth::NodeBuffer;
-use crashlab_sim::shapes::iavl::IavlTree;
+use crashlab_sim::shapes::workload::{BatchBuilder, GethWorkload, IavlWorkload};
 use crashlab_sim::shapes::BUCKET;
 use criterion::{criterion_group, criterion_main, Criterion};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
@@ -40,89 +38,15 @@ const GETH_NODES: u64 = 1_000;
 /// Operations in each fixed (counted) run.
 const COUNTED_OPS: u64 = 200;
 
-/// One application under test: it builds the next batch under a policy.
-trait Shape {
-    /// Do the application's work for one operation (inserts, buffering) with `n` items.
-    fn prepare(&mut self, n: u64);
-    /// Build the batch the operation commits.
-    fn build(&mut self, policy: PresizePolicy) -> WriteBatch;
-    /// `Exact`'s sizing pass alone.
-    fn size_pass(&self) -> (usize, u64);
-}
-
 /// Builds a fresh shape (preloaded where the shape needs it).
-type MakeShape = fn() -> Box<dyn Shape>;
+type MakeShape = fn() -> Box<dyn BatchBuilder>;
 
-struct Iavl {
-    tree: IavlTree,
-    rng: SimRng,
+fn iavl() -> Box<dyn BatchBuilder> {
+    Box::new(IavlWorkload::preloaded(1, PRELOAD))
 }
 
-impl Iavl {
-    fn preloaded() -> Iavl {
-        let mut shape = Iavl {
-            tree: IavlTree::new(),
-            rng: SimRng::derive(1, "bench-iavl"),
-        };
-        for _ in 0..PRELOAD / 1_000 {
-            shape.prepare(1_000);
-            shape.tree.save(PresizePolicy::Grow);
-        }
-        shape
-    }
-}
-
-impl Shape for Iavl {
-    fn prepare(&mut self, n: u64) {
-        for _ in 0..n {
-            let key = u128::from(self.rng.next_u64()).to_be_bytes();
-            let value = [0x5a; 71];
-            let len = 8 + self.rng.below(64) as usize;
-            self.tree.insert(&key, &value[..len]);
-        }
-    }
-
-    fn build(&mut self, policy: PresizePolicy) -> WriteBatch {
-        self.tree.save(policy)
-    }
-
-    fn size_pass(&self) -> (usize, u64) {
-        self.tree.exact_size()
-    }
-}
-
-struct Geth {
-    buffer: NodeBuffer,
-    rng: SimRng,
-}
-
-impl Shape for Geth {
-    fn prepare(&mut self, n: u64) {
-        let value = [0xa5; 500];
-        for _ in 0..n {
-            let mut hash = [0u8; 32];
-            for chunk in hash.chunks_exact_mut(8) {
-                chunk.copy_from_slice(&self.rng.next_u64().to_le_bytes());
-            }
-            let len = 100 + self.rng.below(400) as usize;
-            self.buffer.insert(hash, value[..len].to_vec());
-        }
-    }
-
-    fn build(&mut self, policy: PresizePolicy) -> WriteBatch {
-        self.buffer.flush(policy)
-    }
-
-    fn size_pass(&self) -> (usize, u64) {
-        self.buffer.exact_size()
-    }
-}
-
-fn geth() -> Geth {
-    Geth {
-        buffer: NodeBuffer::new(),
-        rng: SimRng::derive(2, "bench-geth"),
-    }
+fn geth() -> Box<dyn BatchBuilder> {
+    Box::new(GethWorkload::new(2))
 }
 
 fn open(policy: PresizePolicy) -> Db {
@@ -138,17 +62,15 @@ fn open(policy: PresizePolicy) -> Db {
     db
 }
 
-fn operation(db: &Db, shape: &mut dyn Shape, n: u64, policy: PresizePolicy) {
+fn operation(db: &Db, shape: &mut dyn BatchBuilder, n: u64, policy: PresizePolicy) {
     shape.prepare(n);
     let batch = shape.build(policy);
     db.write(batch).expect("write");
 }
 
 fn presize(c: &mut Criterion) {
-    let shapes: [(&str, u64, MakeShape); 2] = [
-        ("iavl", IAVL_INSERTS, || Box::new(Iavl::preloaded())),
-        ("geth", GETH_NODES, || Box::new(geth())),
-    ];
+    let shapes: [(&str, u64, MakeShape); 2] =
+        [("iavl", IAVL_INSERTS, iavl), ("geth", GETH_NODES, geth)];
     for (name, n, make) in shapes {
         let mut group = c.benchmark_group(name);
         // Every operation adds to an in-memory file: keep the runs short.
@@ -172,7 +94,7 @@ fn presize(c: &mut Criterion) {
 /// A fixed run: per operation, the build step's time, heap use and buffer work, then the whole
 /// operation's heap use and the engine's buffer counters (the application's batch plus the
 /// commit's page buffer and freelist page). Allocations count a growth as one, as Go does.
-fn counted_run(name: &str, shape: &mut dyn Shape, n: u64, policy: PresizePolicy) {
+fn counted_run(name: &str, shape: &mut dyn BatchBuilder, n: u64, policy: PresizePolicy) {
     let db = open(policy);
     let before = db.counters();
     let mut build = Round::default();
@@ -224,12 +146,12 @@ fn break_even_series() {
         (
             "iavl (inserts per version)",
             &[1, 4, 16, 64, 256, 1024, 4096],
-            || Box::new(Iavl::preloaded()),
+            iavl,
         ),
         (
             "geth (nodes per flush)",
             &[16, 64, 256, 1024, 4096, 16384],
-            || Box::new(geth()),
+            geth,
         ),
     ];
     for (name, sizes, make) in series {
@@ -317,7 +239,12 @@ fn series_rows(make: MakeShape, n: u64) {
 
 /// `builds` operations of `n` items on `shape`; times the build under `policy`, or the sizing
 /// pass alone when `policy` is `None` (the build then runs untimed, to advance the shape).
-fn round(shape: &mut dyn Shape, n: u64, builds: u64, policy: Option<PresizePolicy>) -> Round {
+fn round(
+    shape: &mut dyn BatchBuilder,
+    n: u64,
+    builds: u64,
+    policy: Option<PresizePolicy>,
+) -> Round {
     let mut r = Round::default();
     for _ in 0..builds {
         shape.prepare(n);

@@ -13,6 +13,7 @@
 
 pub mod geth;
 pub mod iavl;
+pub mod workload;
 
 /// The bucket every shape writes into.
 pub const BUCKET: &[u8] = b"shape";
