@@ -126,3 +126,39 @@ fn bad_input_exits_2_with_a_clear_message() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("does not fail"), "{}", text(&o));
 }
+
+#[test]
+fn compare_prints_tables_or_json_and_rejects_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = crashlab(
+        &["compare", "--scale", "small", "--scenario", "commits"],
+        dir.path(),
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(t.starts_with("== commits (small)"), "{t}");
+    assert!(t.contains("64 writers  append"), "{t}");
+
+    let o = crashlab(&["compare", "--scale", "small", "--json"], dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let tables: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    let names: Vec<&str> = tables
+        .as_array()
+        .expect("an array of tables")
+        .iter()
+        .map(|t| t["scenario"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["large-db-set", "large-db-reopen", "commits", "buffers"]
+    );
+    assert_eq!(tables[2]["baseline"], "unbatched");
+    assert!(tables[2]["rows"][11]["ratio"].as_f64().unwrap() > 10.0);
+
+    let o = crashlab(&["compare", "--scenario", "nope"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("unknown scenario `nope`"), "{}", text(&o));
+    let o = crashlab(&["compare", "--scale", "huge"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("expected small or seed"), "{}", text(&o));
+}

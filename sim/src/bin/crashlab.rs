@@ -4,6 +4,7 @@
 
 use clap::{Parser, Subcommand};
 use crashlab_sim::case::{parse_seed, Case, Expect};
+use crashlab_sim::compare::{self, Scale};
 use crashlab_sim::disk::FaultCounts;
 use crashlab_sim::profile::Profile;
 use crashlab_sim::report;
@@ -63,6 +64,22 @@ enum Command {
         #[arg(long, default_value_t = 2000)]
         budget: usize,
     },
+    /// Compare variants as deterministic counter tables: large-db-set, large-db-reopen,
+    /// commits, buffers.
+    Compare {
+        /// One scenario (default: all).
+        #[arg(long)]
+        scenario: Option<String>,
+        /// small (seconds) or seed (the size of DESIGN.md's findings).
+        #[arg(long, default_value = "seed")]
+        scale: Scale,
+        /// Print the tables as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Also write SVG charts into this directory.
+        #[arg(long)]
+        plot: Option<PathBuf>,
+    },
 }
 
 fn parse_range(s: &str) -> Result<(u64, u64), String> {
@@ -113,6 +130,17 @@ fn main() -> ExitCode {
         } => explore(seeds, shard, ops, profile, &found_dir),
         Command::Repro { file } => repro(&file),
         Command::Shrink { file, budget } => shrink_file(&file, budget),
+        Command::Compare {
+            scenario,
+            scale,
+            json,
+            plot,
+        } => ExitCode::from(compare::cli(
+            scenario.as_deref(),
+            scale,
+            json,
+            plot.as_deref(),
+        )),
     }
 }
 

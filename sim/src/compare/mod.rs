@@ -1,0 +1,122 @@
+//! `crashlab compare`: what a storage-engine change costs, as deterministic counter tables.
+//!
+//! Each scenario runs on the simulated disk (no faults) with the default cost model, so every
+//! figure — counters and simulated device time alike — is a function of the code and the scale
+//! only: a table does not move when the machine is noisy, and a snapshot diff means the engine's
+//! behaviour changed. The catalogue (DESIGN.md, "The three questions"):
+//!
+//! | scenario | variants | per |
+//! |---|---|---|
+//! | `large-db-set` | freelist array / hashmap × synced / not synced | Set on a database that once grew large |
+//! | `large-db-reopen` | the same | reopen of that database |
+//! | `commits` | unbatched / Append / Rebuild × 1–64 writers | transaction |
+//! | `buffers` | Grow / Exact / Estimate × IAVL- and geth-shaped batches | commit |
+//!
+//! Every table names a baseline variant; each row's ratio divides its value in the table's
+//! ratio column by the baseline row's value in the same group.
+
+pub mod buffers;
+pub mod commits;
+pub mod large_db;
+pub mod plot;
+pub mod table;
+
+pub use table::{Row, Table};
+
+use crate::disk::{DiskConfig, SimDisk};
+use std::path::Path;
+
+/// How big a scenario runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scale {
+    /// Seconds in a debug build: what `cargo test` snapshots.
+    Small,
+    /// The size of the findings in DESIGN.md (e.g. 2,000 × 1 MiB for the large database).
+    Seed,
+}
+
+impl std::str::FromStr for Scale {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Scale, String> {
+        match s {
+            "small" => Ok(Scale::Small),
+            "seed" => Ok(Scale::Seed),
+            _ => Err(format!("expected small or seed, found `{s}`")),
+        }
+    }
+}
+
+/// The scenarios, in the order `compare` runs them.
+pub const SCENARIOS: [&str; 4] = ["large-db-set", "large-db-reopen", "commits", "buffers"];
+
+/// The tables of `scenario` (or of every scenario) at `scale`.
+pub fn run(scenario: Option<&str>, scale: Scale) -> Result<Vec<Table>, String> {
+    let wanted = |name: &str| scenario.is_none_or(|s| s == name);
+    if let Some(s) = scenario {
+        if !SCENARIOS.contains(&s) {
+            let known = SCENARIOS.join(", ");
+            return Err(format!("unknown scenario `{s}`; expected one of {known}"));
+        }
+    }
+    let mut tables = Vec::new();
+    if wanted("large-db-set") || wanted("large-db-reopen") {
+        let (set, reopen) = large_db::tables(scale);
+        tables.extend(wanted("large-db-set").then_some(set));
+        tables.extend(wanted("large-db-reopen").then_some(reopen));
+    }
+    if wanted("commits") {
+        tables.push(commits::table(scale));
+    }
+    if wanted("buffers") {
+        tables.push(buffers::table(scale));
+    }
+    Ok(tables)
+}
+
+/// `crashlab compare`: print the tables (text or JSON) and write the charts; the exit code
+/// (0, or 2 for an unknown scenario or an unwritable plot directory).
+pub fn cli(scenario: Option<&str>, scale: Scale, json: bool, plot: Option<&Path>) -> u8 {
+    let tables = match run(scenario, scale) {
+        Ok(tables) => tables,
+        Err(e) => {
+            eprintln!("crashlab compare: {e}");
+            return 2;
+        }
+    };
+    if json {
+        let text = serde_json::to_string_pretty(&tables).expect("tables serialise");
+        println!("{text}");
+    } else {
+        for t in &tables {
+            println!("{}", t.render());
+        }
+    }
+    let Some(dir) = plot else {
+        return 0;
+    };
+    match plot::write_all(dir, scale) {
+        Ok(files) => {
+            for f in files {
+                eprintln!("wrote {}", f.display());
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("crashlab compare --plot: {e}");
+            2
+        }
+    }
+}
+
+/// A fault-free simulated disk with 4 KiB sectors (fewer sectors to track for large files; the
+/// cost model charges bytes, not sectors).
+pub(crate) fn quiet_disk() -> SimDisk {
+    SimDisk::new(
+        0,
+        DiskConfig {
+            sector_size: 4096,
+            ..DiskConfig::default()
+        },
+    )
+}

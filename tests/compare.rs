@@ -1,0 +1,164 @@
+//! `crashlab compare` at the small scale: each table's text is pinned by an insta snapshot under
+//! `tests/snapshots/` (a diff means the engine's costs changed: review it with
+//! `cargo insta review`), and the findings each table exists to show are asserted directly, so a
+//! snapshot accepted by mistake cannot hide a lost finding.
+
+use crashlab_sim::compare::{self, Scale, Table};
+
+fn tables() -> Vec<Table> {
+    compare::run(None, Scale::Small).expect("every scenario runs")
+}
+
+fn find<'a>(tables: &'a [Table], scenario: &str) -> &'a Table {
+    tables
+        .iter()
+        .find(|t| t.scenario == scenario)
+        .unwrap_or_else(|| panic!("no {scenario} table"))
+}
+
+#[test]
+fn every_small_table_matches_its_snapshot() {
+    let tables = tables();
+    let names: Vec<&str> = tables.iter().map(|t| t.scenario.as_str()).collect();
+    assert_eq!(names, compare::SCENARIOS);
+    for t in &tables {
+        insta::assert_snapshot!(t.scenario.clone(), t.render());
+    }
+}
+
+#[test]
+fn tables_are_deterministic() {
+    assert_eq!(tables(), tables());
+}
+
+#[test]
+fn large_db_set_shows_the_freelist_finding() {
+    let tables = tables();
+    let set = find(&tables, "large-db-set");
+    let v =
+        |group: &str, variant: &str, column: &str| set.value(group, variant, column).expect("cell");
+    // The array freelist moves ids in proportion to the free set; the hashmap does not.
+    let array = v("large", "array/not-synced", "ids_moved");
+    let hashmap = v("large", "hashmap/not-synced", "ids_moved");
+    assert!(
+        array > 100.0 * hashmap,
+        "array {array} vs hashmap {hashmap}"
+    );
+    assert!(array > 10.0 * v("fresh", "array/not-synced", "ids_moved"));
+    // A synced freelist writes the whole free set every commit; a not-synced one writes none.
+    for kind in ["array", "hashmap"] {
+        let synced = v("large", &format!("{kind}/synced"), "freelist_KiB");
+        assert!(synced > v("fresh", &format!("{kind}/synced"), "freelist_KiB"));
+        assert_eq!(
+            v("large", &format!("{kind}/not-synced"), "freelist_KiB"),
+            0.0
+        );
+        let time = v("large", &format!("{kind}/synced"), "sim_us");
+        assert!(time > v("large", &format!("{kind}/not-synced"), "sim_us"));
+    }
+    // Every variant makes each Set durable with two syncs.
+    for row in &set.rows {
+        let syncs = set.value(&row.group, &row.variant, "syncs").unwrap();
+        assert!((2.0..2.1).contains(&syncs), "{}: {syncs}", row.variant);
+    }
+}
+
+#[test]
+fn large_db_reopen_rebuilds_instead_of_reading_the_freelist() {
+    let tables = tables();
+    let reopen = find(&tables, "large-db-reopen");
+    let v = |variant: &str, column: &str| reopen.value("", variant, column).expect("cell");
+    for kind in ["array", "hashmap"] {
+        let synced = format!("{kind}/synced");
+        let not_synced = format!("{kind}/not-synced");
+        assert_eq!(v(&synced, "rebuild_pages"), 0.0);
+        assert!(v(&not_synced, "rebuild_pages") > 0.0);
+        assert!(v(&not_synced, "KiB_read") < v(&synced, "KiB_read"));
+    }
+}
+
+#[test]
+fn commits_show_group_commit_amortising_syncs() {
+    let tables = tables();
+    let commits = find(&tables, "commits");
+    let v = |group: &str, variant: &str, column: &str| {
+        commits.value(group, variant, column).expect("cell")
+    };
+    // One writer: nothing to merge, so batching changes nothing.
+    assert_eq!(
+        v("1 writer", "append", "sim_us"),
+        v("1 writer", "unbatched", "sim_us")
+    );
+    let mut last = 1.0;
+    for writers in ["4 writers", "16 writers", "64 writers"] {
+        let ratio = commits
+            .rows
+            .iter()
+            .find(|r| r.group == writers && r.variant == "append")
+            .and_then(|r| r.ratio)
+            .expect("ratio");
+        assert!(ratio > last, "{writers}: {ratio} after {last}");
+        last = ratio;
+        // Both strategies build the same batch; only Rebuild decodes and encodes.
+        assert_eq!(
+            v(writers, "append", "syncs"),
+            v(writers, "rebuild", "syncs")
+        );
+        assert_eq!(v(writers, "append", "decoded"), 0.0);
+        assert_eq!(v(writers, "rebuild", "decoded"), 1.0);
+        assert_eq!(v(writers, "rebuild", "encoded"), 1.0);
+    }
+    assert!(last > 10.0, "64 writers: {last}x");
+}
+
+#[test]
+fn buffers_show_what_each_policy_pays() {
+    let tables = tables();
+    let buffers = find(&tables, "buffers");
+    for group in ["iavl ×50", "geth ×200"] {
+        let v = |variant: &str, column: &str| buffers.value(group, variant, column).expect("cell");
+        // The policy changes how bytes are buffered, never what is written or its device time.
+        assert_eq!(v("grow", "sim_us"), v("exact", "sim_us"));
+        assert_eq!(v("grow", "sim_us"), v("estimate", "sim_us"));
+        assert_eq!(v("grow", "records"), v("exact", "records"));
+        // Grow pays in growth; Exact pays in sizing steps, one per record (plus none for the
+        // IAVL root record); only Grow copies.
+        assert!(v("grow", "batch_allocs") > v("exact", "batch_allocs"));
+        assert!(v("grow", "batch_copied_KiB") > 0.0);
+        assert_eq!(v("exact", "batch_copied_KiB"), 0.0);
+        assert_eq!(v("estimate", "batch_copied_KiB"), 0.0);
+        assert!(v("exact", "size_steps") >= v("exact", "records") - 1.0);
+        assert_eq!(v("estimate", "size_steps"), 0.0);
+        assert!(v("exact", "all_reserved_KiB") < v("grow", "all_reserved_KiB"));
+    }
+    // Where the size is known for free, Estimate is as tight as Exact.
+    let geth = |variant: &str| {
+        buffers
+            .value("geth ×200", variant, "batch_reserved_KiB")
+            .unwrap()
+    };
+    assert_eq!(geth("estimate"), geth("exact"));
+}
+
+#[test]
+fn unknown_scenarios_are_an_error() {
+    let e = compare::run(Some("nope"), Scale::Small).unwrap_err();
+    assert!(e.contains("unknown scenario `nope`"), "{e}");
+    assert!(e.contains("large-db-set"), "{e}");
+}
+
+#[test]
+fn plots_are_svg_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let files = compare::plot::write_all(dir.path(), Scale::Small).expect("plots");
+    assert_eq!(files.len(), 5);
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("read");
+        assert!(text.starts_with("<svg"), "{}", f.display());
+        assert!(
+            text.contains("<polyline") || text.contains("<path"),
+            "{}",
+            f.display()
+        );
+    }
+}
