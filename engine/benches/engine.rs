@@ -17,9 +17,12 @@
 //! Wall time only confirms the deterministic counters, which are the primary evidence: after
 //! each shape's criterion measurements, a fixed run of 1,000 operations on a fresh database
 //! (same pre-fill, counters taken after the pre-fill) prints the counters per operation to
-//! stderr.
+//! stderr, and a counting global allocator the heap bytes and allocations per operation (the
+//! B/op and allocs/op of Go benchmarks).
 
 use crashlab_engine::{Counters, Db, Options, Result};
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
+use std::alloc::System;
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use std::hint::black_box;
@@ -44,6 +47,10 @@ const COUNTER_OPS: u64 = 1_000;
 const STRIDE: u64 = 7_919;
 /// The durability variants of the write shapes: (benchmark id, `no_sync`).
 const MODES: [(&str, bool); 2] = [("sync", false), ("no_sync", true)];
+
+/// Counts heap bytes and allocations per operation (its `unsafe` stays in `stats_alloc`).
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 /// One benchmark operation: operation number `i` on the database.
 type Op = fn(&Db, u64) -> Result<()>;
@@ -183,11 +190,20 @@ fn measure_delete(group: &mut BenchmarkGroup<'_, WallTime>, id: &str, db: &Db) {
 fn report_counters(label: &str, no_sync: bool, keys: u64, op: Op) {
     let bench = open_filled(no_sync, keys);
     let before = bench.db.counters();
+    let region = Region::new(GLOBAL);
     for i in 0..COUNTER_OPS {
         run(&bench.db, label, op, i);
     }
+    let heap = region.change();
     let after = bench.db.counters();
     eprintln!("counters/op {label:<15} {}", per_op(&before, &after));
+    // Go's B/op and allocs/op: a growth (realloc) counts as an allocation.
+    let per = |v: usize| v as f64 / COUNTER_OPS as f64;
+    eprintln!(
+        "heap/op     {label:<15} {:.0} B  {:.1} allocs",
+        per(heap.bytes_allocated),
+        per(heap.allocations + heap.reallocations),
+    );
 }
 
 /// The counter increase from `before` to `after`, per operation.
