@@ -161,7 +161,8 @@ impl Line {
     }
 }
 
-/// The smallest and largest positive value, widened a little so points sit inside the frame.
+/// From the power of ten at or below the smallest positive value to the one at or above the
+/// largest, so every axis has labelled decades however narrow the data.
 fn log_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
     let (lo, hi) = values
         .filter(|v| *v > 0.0)
@@ -169,7 +170,18 @@ fn log_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
     if lo > hi {
         return 0.1..1.0;
     }
-    lo / 1.5..hi * 1.5
+    let decade = |v: f64, round: fn(f64) -> f64| 10f64.powf(round(v.log10()));
+    let (lo, hi) = (decade(lo / 1.2, f64::floor), decade(hi * 1.2, f64::ceil));
+    lo..hi.max(lo * 10.0)
+}
+
+/// An axis label: no decimals from 10 up, one below.
+fn number(v: f64) -> String {
+    if v >= 10.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
 }
 
 fn draw(chart: &Chart, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
@@ -184,7 +196,13 @@ fn draw(chart: &Chart, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
         .x_label_area_size(45)
         .y_label_area_size(75)
         .build_cartesian_2d(xs.log_scale(), ys.log_scale())?;
-    c.configure_mesh().x_desc(chart.x).y_desc(chart.y).draw()?;
+    c.configure_mesh()
+        .x_desc(chart.x)
+        .y_desc(chart.y)
+        .light_line_style(BLACK.mix(0.04))
+        .x_label_formatter(&|v| number(*v))
+        .y_label_formatter(&|v| number(*v))
+        .draw()?;
     for (i, line) in chart.lines.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         c.draw_series(LineSeries::new(line.points.clone(), color.stroke_width(2)))?
