@@ -440,7 +440,8 @@ fn free_tree(t: &BucketTree, rd: &Reader<'_>, freed: &mut Vec<PageSpan>) -> Resu
     while let Some((child, depth)) = stack.pop() {
         let node: &Node = match child {
             Child::Page(id) => {
-                free_stored_subtree(*id, rd, freed, t.depth)?;
+                // Sub-buckets opened in this transaction are freed from `t.children` below.
+                free_stored_subtree(*id, rd, freed, t.depth, &t.children)?;
                 continue;
             }
             Child::Node(n) => n,
@@ -479,7 +480,7 @@ fn free_stored_bucket(
         return Err(Error::corrupted(page, "buckets nested too deep"));
     }
     match decode_header(value, page)?.root {
-        BucketRoot::Page(id) => free_stored_subtree(id, rd, freed, depth),
+        BucketRoot::Page(id) => free_stored_subtree(id, rd, freed, depth, &BTreeMap::new()),
         BucketRoot::Inline(n) => {
             let Body::Leaf(items) = &n.body else {
                 return Ok(());
@@ -492,12 +493,16 @@ fn free_stored_bucket(
     }
 }
 
-/// Free every page reachable from stored page `root` (a bucket's tree and its sub-buckets).
+/// Free every page reachable from stored page `root` (a bucket's tree and its sub-buckets),
+/// except the sub-buckets named in `opened`: those are open in this transaction, and their
+/// caller frees them from their in-memory trees (freeing them here too freed their pages
+/// twice — found by `tests/engine_model.rs`).
 fn free_stored_subtree(
     root: PageId,
     rd: &Reader<'_>,
     freed: &mut Vec<PageSpan>,
     depth: usize,
+    opened: &BTreeMap<Vec<u8>, BucketTree>,
 ) -> Result<()> {
     let mut stack = vec![(root, 0usize)];
     while let Some((id, level)) = stack.pop() {
@@ -516,7 +521,9 @@ fn free_stored_subtree(
             }
             Body::Leaf(items) => {
                 for it in items.iter().filter(|it| it.is_bucket()) {
-                    free_stored_bucket(&it.value, id, rd, freed, depth + 1)?;
+                    if !opened.contains_key(&it.key) {
+                        free_stored_bucket(&it.value, id, rd, freed, depth + 1)?;
+                    }
                 }
             }
         }
