@@ -118,12 +118,12 @@ pub fn lookup(root: NodeRef<'_>, key: &[u8], rd: &Reader<'_>) -> Result<Option<L
     Err(too_deep(node.page()))
 }
 
-/// Turn a page reference into an owned node (a copy of the cached one, remembering its origin
-/// so spill frees it) and return it.
+/// Turn a page reference into an owned node (taken from the cache or copied, remembering its
+/// origin so spill frees it) and return it.
 pub fn materialize<'c>(child: &'c mut Child, rd: &Reader<'_>) -> Result<&'c mut Node> {
     if let Child::Page(id) = *child {
-        let shared = rd.node(id)?;
-        *child = Child::Node(Box::new(Node::clone(&shared)));
+        let node = rd.pager.node_for_update(id, rd.high_water)?;
+        *child = Child::Node(Box::new(node));
     }
     match child {
         Child::Node(n) => Ok(n),
