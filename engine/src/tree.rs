@@ -97,6 +97,17 @@ fn empty_branch(page: PageId) -> Error {
 
 /// The leaf item stored under `key`, if any.
 pub fn lookup(root: NodeRef<'_>, key: &[u8], rd: &Reader<'_>) -> Result<Option<LeafItem>> {
+    lookup_with(root, key, rd, LeafItem::clone)
+}
+
+/// `f` applied to the leaf item stored under `key`, if any: reads that need only part of the
+/// item (a value, a bucket header) copy only that part.
+pub fn lookup_with<T>(
+    root: NodeRef<'_>,
+    key: &[u8],
+    rd: &Reader<'_>,
+    f: impl FnOnce(&LeafItem) -> T,
+) -> Result<Option<T>> {
     let mut node = root;
     for _ in 0..MAX_TREE_DEPTH {
         match &node.body {
@@ -111,7 +122,7 @@ pub fn lookup(root: NodeRef<'_>, key: &[u8], rd: &Reader<'_>) -> Result<Option<L
                 return Ok(items
                     .binary_search_by(|it| it.key.as_slice().cmp(key))
                     .ok()
-                    .map(|i| items[i].clone()));
+                    .map(|i| f(&items[i])));
             }
         }
     }
