@@ -346,7 +346,14 @@ func main() {
 	flag.DurationVar(&warmup, "warmup", time.Second, "warm-up time per benchmark")
 	flag.DurationVar(&measure, "measure", 3*time.Second, "measurement time per benchmark")
 	flag.IntVar(&samples, "samples", 20, "samples per benchmark")
+	count := flag.String("count", "", "ENGINE/SHAPE/MODE: run that shape -n times untimed and exit "+
+		"(for valgrind --tool=cachegrind; shapes get, get100, set, set100, delete)")
+	countN := flag.Uint64("n", 0, "operations for -count")
 	flag.Parse()
+	if *count != "" {
+		countOps(*count, *countN)
+		return
+	}
 	in := func(list, name string) bool {
 		if list == "" {
 			return true
@@ -368,4 +375,45 @@ func main() {
 	})
 	benchDelete(sel)
 	benchLarge(sel)
+}
+
+// countOps runs one shape n times with no timing, as bench/examples/instructions.rs does for
+// the Rust engines: instructions per operation = (count at n − count at 0) / n. For delete,
+// every 1,000 deletes from the left edge follow a refill of 1,000 keys at the right edge.
+func countOps(spec string, n uint64) {
+	parts := strings.Split(spec, "/")
+	if len(parts) != 3 {
+		must(fmt.Errorf("want ENGINE/SHAPE/MODE"), "-count %q", spec)
+	}
+	var e *engine
+	for i := range engines {
+		if engines[i].name == parts[0] {
+			e = &engines[i]
+		}
+	}
+	if e == nil {
+		must(fmt.Errorf("no such engine"), "-count %q", spec)
+	}
+	db, dir := openFilled(*e, parts[2])
+	defer os.RemoveAll(dir)
+	for i := uint64(0); i < n; i++ {
+		switch parts[1] {
+		case "get":
+			get(db, i, i+1)
+		case "get100":
+			get(db, i*batch, (i+1)*batch)
+		case "set":
+			put(db, prefill+i, prefill+i+1, value)
+		case "set100":
+			put(db, prefill+i*batch, prefill+(i+1)*batch, value)
+		case "delete":
+			if i%fillBatch == 0 {
+				fill(db, prefill+i, prefill+i+fillBatch)
+			}
+			del(db, i, i+1)
+		default:
+			must(fmt.Errorf("no such shape"), "-count %q", spec)
+		}
+	}
+	must(db.Close(), "close")
 }
