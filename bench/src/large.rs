@@ -7,8 +7,8 @@
 
 use crate::kv::Kv;
 use crate::shape::{
-    LARGE_DELETE_BATCH, LARGE_FILL_BATCH, LARGE_SET_BASE, LARGE_SET_MODE_STRIDE,
-    LARGE_VALUES, LARGE_VALUE_SIZE,
+    LARGE_DELETE_BATCH, LARGE_FILL_BATCH, LARGE_SET_BASE, LARGE_SET_MODE_STRIDE, LARGE_VALUES,
+    LARGE_VALUE_SIZE,
 };
 
 /// Fill `kv` with the large values and delete them all again.

@@ -74,7 +74,11 @@ impl Engine {
     /// Open the database kept in directory `dir` (creating it, with an empty bucket, if it is
     /// not there yet) in `mode`. Each engine keeps its files in `dir` and nothing else does.
     pub fn open(&self, dir: &Path, mode: Mode) -> Box<dyn Kv> {
-        assert!(self.modes.contains(&mode), "{} has no mode {mode:?}", self.name);
+        assert!(
+            self.modes.contains(&mode),
+            "{} has no mode {mode:?}",
+            self.name
+        );
         match self.which {
             Which::Crashlab(freelist, no_freelist_sync) => Box::new(crashlab::Crashlab::open(
                 dir,

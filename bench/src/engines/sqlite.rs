@@ -76,7 +76,11 @@ impl Kv for Sqlite {
         self.write(|c| {
             let mut stmt = c.prepare_cached(DELETE)?;
             for n in keys.clone() {
-                assert_eq!(stmt.execute(params![&key(n)[..]])?, 1, "sqlite: key {n} missing");
+                assert_eq!(
+                    stmt.execute(params![&key(n)[..]])?,
+                    1,
+                    "sqlite: key {n} missing"
+                );
             }
             Ok(())
         });
