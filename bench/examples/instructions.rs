@@ -12,10 +12,16 @@
 //! left edge, 1,000 keys are appended at the right edge, so each round's refill is counted too.
 //! Instructions per operation = (count at N − count at 0) / N: the difference removes the
 //! setup (and, for `delete`, what remains is the deletes plus the refills, 1:1).
+//!
+//! The large-DB Set: `CRASHLAB_LARGE_DIR=DIR instructions ENGINE build MODE 0` builds the
+//! template in DIR (natively: it writes 2 GB), then `CRASHLAB_LARGE_DIR=DIR instructions ENGINE
+//! large_set MODE N` under cachegrind, at N = 0 and N = k.
 
-use crashlab_bench::engines::ENGINES;
+use crashlab_bench::engines::{Engine, ENGINES};
+use crashlab_bench::large;
 use crashlab_bench::shape::{BATCH, FILL_BATCH, PREFILL, VALUE};
 use crashlab_bench::Mode;
+use std::path::Path;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -34,6 +40,10 @@ fn main() {
         other => panic!("no mode {other}"),
     };
     let n: u64 = n.parse().expect("N is a number");
+    if let Ok(large) = std::env::var("CRASHLAB_LARGE_DIR") {
+        large_db(engine, mode, shape, n, Path::new(&large));
+        return;
+    }
     let dir = tempfile::tempdir().expect("temp dir");
     let mut kv = engine.open(dir.path(), mode);
     for start in (0..PREFILL).step_by(FILL_BATCH as usize) {
@@ -51,5 +61,23 @@ fn main() {
             "delete" => kv.delete(i..i + 1),
             other => panic!("no shape {other}"),
         }
+    }
+}
+
+/// With `CRASHLAB_LARGE_DIR` set: shape `build` builds the large template in that directory
+/// (run it natively, once); shape `large_set` opens it and runs N one-key Sets, each with a key
+/// no earlier run used (the run number is N, so the N = 0 and N = k runs of one measurement
+/// never collide). The open is in both runs and cancels out.
+fn large_db(engine: &Engine, mode: Mode, shape: &str, n: u64, dir: &Path) {
+    let mut kv = engine.open(dir, mode);
+    match shape {
+        "build" => large::build_template(&mut *kv),
+        "large_set" => {
+            for i in 0..n {
+                let k = large::set_key(1_000 + n, i);
+                kv.put(k..k + 1, &VALUE);
+            }
+        }
+        other => panic!("no large-DB shape {other}"),
     }
 }

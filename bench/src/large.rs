@@ -22,6 +22,15 @@ pub fn build_template(kv: &mut dyn Kv) {
     }
 }
 
+/// Write every dirty page of the machine back (sync(1)), so that the kernel is not still
+/// flushing the 2 GB template while the Sets on it are measured.
+pub fn flush_os_cache() {
+    let ok = std::process::Command::new("sync")
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "sync(1) failed");
+}
+
 /// The key of small Set number `i` in measurement run `run` on a template (runs are numbered
 /// across the configurations and modes that share it): every Set inserts a key no earlier run
 /// has used.
