@@ -21,10 +21,10 @@
 //! B/op and allocs/op of Go benchmarks).
 
 use crashlab_engine::{Counters, Db, Options, Result};
-use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
-use std::alloc::System;
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
+use std::alloc::System;
 use std::hint::black_box;
 use std::ops::Range;
 use std::time::{Duration, Instant};
