@@ -43,12 +43,18 @@ pub(crate) fn reason_at(page: PageId, e: &Error) -> String {
 /// Enough problems to diagnose any file; past this the report says it stopped.
 const PROBLEMS_MAX: usize = 10_000;
 
-struct Report {
+/// Problems found so far, at most [`PROBLEMS_MAX`] of them.
+#[derive(Default)]
+pub(crate) struct Report {
     problems: Vec<Problem>,
 }
 
 impl Report {
-    fn add(&mut self, page: Option<PageId>, message: impl Into<String>) {
+    pub fn into_problems(self) -> Vec<Problem> {
+        self.problems
+    }
+
+    pub fn add(&mut self, page: Option<PageId>, message: impl Into<String>) {
         if self.problems.len() < PROBLEMS_MAX {
             self.problems.push(Problem {
                 page,
