@@ -3,6 +3,7 @@
 
 pub mod batching;
 pub mod case;
+pub mod db_cli;
 pub mod disk;
 pub mod negative;
 pub mod op;

@@ -4,6 +4,7 @@
 
 use clap::{Parser, Subcommand};
 use crashlab_sim::case::{parse_seed, Case, Expect};
+use crashlab_sim::db_cli::DbCommand;
 use crashlab_sim::disk::capture::{capture, save_durable_image};
 use crashlab_sim::disk::FaultCounts;
 use crashlab_sim::profile::Profile;
@@ -69,6 +70,11 @@ enum Command {
         #[arg(long, default_value_t = 2000)]
         budget: usize,
     },
+    /// Inspect, check and dump a database file or a saved disk image (read-only).
+    Db {
+        #[command(subcommand)]
+        command: DbCommand,
+    },
 }
 
 fn parse_range(s: &str) -> Result<(u64, u64), String> {
@@ -119,6 +125,7 @@ fn main() -> ExitCode {
         } => explore(seeds, shard, ops, profile, &found_dir),
         Command::Repro { file, save_image } => repro(&file, save_image.as_deref()),
         Command::Shrink { file, budget } => shrink_file(&file, budget),
+        Command::Db { command } => crashlab_sim::db_cli::run(&command),
     }
 }
 
