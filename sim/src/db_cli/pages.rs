@@ -2,9 +2,10 @@
 
 use super::{describe, report_damage, show, Outcome, CLEAN, UNREADABLE};
 use crashlab_engine::inspect::{self, Image, PageBody, PageMap, PageRun, PageUse};
+use crashlab_engine::meta::Meta;
 use crashlab_engine::node::{BranchItem, Child, LeafItem, BUCKET_HEADER_SIZE};
 use crashlab_engine::page::{self, PAGE_HEADER_SIZE};
-use crashlab_engine::PageId;
+use crashlab_engine::{Error, PageId};
 use std::io::Write;
 
 /// Key and value bytes shown per element of `--page`.
@@ -80,11 +81,7 @@ pub(super) fn print_page(
     )?;
     writeln!(out, "used as: {}", used_as(image, id)?)?;
     match &d.body {
-        PageBody::Meta { stored, problem } => {
-            let verdict = problem.as_ref().map_or("valid".into(), describe);
-            writeln!(out, "meta ({verdict}): txid {}, root {}, freelist {}, high-water mark {}, page size {}, sequence {}",
-                stored.txid, stored.root, show::freelist(stored.freelist), stored.high_water, stored.page_size, stored.sequence)?;
-        }
+        PageBody::Meta { stored, problem } => print_meta(stored, problem.as_ref(), out)?,
         PageBody::Branch(items) => print_branch(items, out)?,
         PageBody::Leaf(items) => print_leaf(items, out)?,
         PageBody::Freelist(ids) => print_ids(ids, out)?,
@@ -98,7 +95,7 @@ pub(super) fn print_page(
 }
 
 /// What the page map says page `id` is part of.
-fn used_as(image: &Image, id: PageId) -> Result<String, crashlab_engine::Error> {
+fn used_as(image: &Image, id: PageId) -> Result<String, Error> {
     let map = inspect::page_map(image)?;
     let run = map
         .runs
@@ -125,6 +122,21 @@ fn used_as(image: &Image, id: PageId) -> Result<String, crashlab_engine::Error> 
             format!("{}{}{part}", r.kind.name(), bucket.unwrap_or_default())
         }
     })
+}
+
+fn print_meta(m: &Meta, problem: Option<&Error>, out: &mut dyn Write) -> std::io::Result<()> {
+    let verdict = problem.map_or("valid".into(), describe);
+    writeln!(
+        out,
+        "meta ({verdict}): txid {}, root {}, freelist {}, high-water mark {}, page size {}, \
+         sequence {}",
+        m.txid,
+        m.root,
+        show::freelist(m.freelist),
+        m.high_water,
+        m.page_size,
+        m.sequence
+    )
 }
 
 fn print_branch(items: &[BranchItem], out: &mut dyn Write) -> std::io::Result<()> {

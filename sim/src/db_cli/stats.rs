@@ -74,7 +74,8 @@ fn print_free(s: &Stats, image: &Image, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "freelist       {source}")?;
     writeln!(
         out,
-        "free set       {} pages: {} free, {} pending (freed by the last commit; the previous meta still uses them)",
+        "free set       {} pages: {} free, {} pending (freed by the last commit: the previous \
+         meta still uses them)",
         s.free_pages + s.pending_pages,
         s.free_pages,
         s.pending_pages
