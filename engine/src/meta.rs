@@ -131,7 +131,28 @@ impl Meta {
                 computed,
             });
         }
-        let meta = Meta {
+        let meta = Meta::fields(m);
+        meta.validate(page)?;
+        Ok(meta)
+    }
+
+    /// The fields stored in `buf` as they are, validating nothing but the length: what an
+    /// inspection tool shows for a meta that [`Meta::decode`] rejects.
+    pub fn decode_unvalidated(buf: &[u8], page: PageId) -> Result<Meta> {
+        buf.get(PAGE_HEADER_SIZE..PAGE_HEADER_SIZE + META_SIZE)
+            .map(Meta::fields)
+            .ok_or_else(|| Error::corrupted(page, "meta page shorter than 80 bytes"))
+    }
+
+    /// Whether the checksum stored in a meta page image (at least 80 bytes) matches its fields.
+    pub fn checksum_matches(buf: &[u8]) -> bool {
+        buf.get(PAGE_HEADER_SIZE..PAGE_HEADER_SIZE + META_SIZE)
+            .is_some_and(|m| page::read_u64(m, CHECKSUMMED) == fnv1a64(&m[..CHECKSUMMED]))
+    }
+
+    /// Fields of the 64 meta bytes `m` (callers check the length).
+    fn fields(m: &[u8]) -> Meta {
+        Meta {
             page_size: page::read_u32(m, 8),
             flags: page::read_u32(m, 12),
             root: PageId(page::read_u64(m, 16)),
@@ -139,9 +160,7 @@ impl Meta {
             freelist: PageId(page::read_u64(m, 32)),
             high_water: PageId(page::read_u64(m, 40)),
             txid: TxId(page::read_u64(m, 48)),
-        };
-        meta.validate(page)?;
-        Ok(meta)
+        }
     }
 
     /// Range checks on a checksum-valid meta.

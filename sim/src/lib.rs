@@ -4,6 +4,7 @@
 pub mod batching;
 pub mod case;
 pub mod compare;
+pub mod db_cli;
 pub mod disk;
 pub mod negative;
 pub mod op;

@@ -5,6 +5,8 @@
 use clap::{Parser, Subcommand};
 use crashlab_sim::case::{parse_seed, Case, Expect};
 use crashlab_sim::compare::{self, Scale};
+use crashlab_sim::db_cli::DbCommand;
+use crashlab_sim::disk::capture::{capture, save_durable_image};
 use crashlab_sim::disk::FaultCounts;
 use crashlab_sim::profile::Profile;
 use crashlab_sim::report;
@@ -56,7 +58,12 @@ enum Command {
         found_dir: PathBuf,
     },
     /// Replay a case file bit for bit.
-    Repro { file: PathBuf },
+    Repro {
+        file: PathBuf,
+        /// Write the disk's durable image at the end of the run here, for `crashlab db`.
+        #[arg(long)]
+        save_image: Option<PathBuf>,
+    },
     /// Minimise a failing case's operations and faults; writes FILE.shrunk.case.
     Shrink {
         file: PathBuf,
@@ -79,6 +86,11 @@ enum Command {
         /// Also write SVG charts into this directory.
         #[arg(long)]
         plot: Option<PathBuf>,
+    },
+    /// Inspect, check and dump a database file or a saved disk image (read-only).
+    Db {
+        #[command(subcommand)]
+        command: DbCommand,
     },
 }
 
@@ -128,7 +140,7 @@ fn main() -> ExitCode {
             profile,
             found_dir,
         } => explore(seeds, shard, ops, profile, &found_dir),
-        Command::Repro { file } => repro(&file),
+        Command::Repro { file, save_image } => repro(&file, save_image.as_deref()),
         Command::Shrink { file, budget } => shrink_file(&file, budget),
         Command::Compare {
             scenario,
@@ -141,6 +153,7 @@ fn main() -> ExitCode {
             json,
             plot.as_deref(),
         )),
+        Command::Db { command } => crashlab_sim::db_cli::run(&command),
     }
 }
 
@@ -266,14 +279,26 @@ fn load(file: &Path) -> Result<Case, ExitCode> {
     })
 }
 
-fn repro(file: &Path) -> ExitCode {
+fn repro(file: &Path, save_image: Option<&Path>) -> ExitCode {
     let case = match load(file) {
         Ok(c) => c,
         Err(code) => return code,
     };
     print!("{}", report::header(&case.run));
-    let r = run_guarded(&case.run);
+    let (r, disks) = capture(|| run_guarded(&case.run));
     print!("{}", report::body(&r));
+    if let (Some(path), Some(disk)) = (save_image, disks.last()) {
+        match save_durable_image(disk, path) {
+            Ok(n) => println!(
+                "saved the durable disk image ({n} bytes): crashlab db check {}",
+                path.display()
+            ),
+            Err(e) => {
+                eprintln!("error: cannot write {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
     let got = Expect::of(&r.outcome);
     if got == case.expect {
         println!("as expected ({got:?})");
