@@ -1,6 +1,7 @@
 //! crashlab-sim: the simulated disk, the runner and the `crashlab` command-line tool.
 #![forbid(unsafe_code)]
 
+mod apply;
 pub mod batching;
 pub mod case;
 pub mod disk;
