@@ -4,6 +4,7 @@
 mod apply;
 pub mod batching;
 pub mod case;
+pub mod check;
 pub mod disk;
 pub mod negative;
 pub mod op;
