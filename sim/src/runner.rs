@@ -439,7 +439,7 @@ impl<'c> Sim<'c> {
                     self.power.arm(*n);
                     format!("armed: power cut after {n} storage calls")
                 }
-                Op::Commit => match self.commit(&mut writer) {
+                Op::Commit => match self.commit(&mut writer)? {
                     Ok(r) => r,
                     Err(msg) if self.power.is_off() => {
                         self.trace
@@ -551,9 +551,12 @@ impl<'c> Sim<'c> {
         news.map(|()| end)
     }
 
-    fn commit(&mut self, writer: &mut Writer<'_>) -> Result<String, String> {
+    /// `Err` is a failed commit the application restarts from; a commit that fails with
+    /// anything but an I/O error is a violation (`Stop`) instead — no fault makes a valid
+    /// database refuse a commit (this hid regression 004).
+    fn commit(&mut self, writer: &mut Writer<'_>) -> Step<Result<String, String>> {
         let Some((tx, pending)) = writer.take() else {
-            return Ok("nothing to commit".into());
+            return Ok(Ok("nothing to commit".into()));
         };
         let index = self.oracle.begin_commit(pending);
         match tx.commit() {
@@ -566,12 +569,15 @@ impl<'c> Sim<'c> {
                 };
                 self.oracle.end_commit(index, outcome);
                 self.shared.borrow_mut().current = self.oracle.current().clone();
-                Ok(format!("ok S[{index}]"))
+                Ok(Ok(format!("ok S[{index}]")))
             }
             Err(e) => {
                 self.stats.failed_commits += 1;
                 self.oracle.end_commit(index, CommitOutcome::Failed);
-                Err(format!("failed S[{index}]: {e}"))
+                if !matches!(e, Error::Io { .. }) {
+                    return Err(self.corruption_found("commit", e));
+                }
+                Ok(Err(format!("failed S[{index}]: {e}")))
             }
         }
     }
