@@ -175,6 +175,22 @@ fn a_check_violation_exits_1_and_its_case_replays_its_crash_state() {
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
     assert!(t.contains("as expected (Violation)"), "{t}");
+    let o = crashlab(
+        &[
+            "check",
+            "--case",
+            case.to_str().unwrap(),
+            "--control",
+            "no-barrier",
+            "--stop-at-first",
+            "--found-dir",
+            "found",
+        ],
+        dir.path(),
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("violations: 1 states, the first after"), "{t}");
 }
 
 #[test]

@@ -100,6 +100,9 @@ enum Command {
         /// Check every freelist × freelist-synced × batched × pre-size variant of the workload.
         #[arg(long)]
         variants: bool,
+        /// Stop at the first violating state instead of counting them all.
+        #[arg(long)]
+        stop_at_first: bool,
         /// Where to save a case for each violation.
         #[arg(long, default_value = "corpus/found")]
         found_dir: PathBuf,
@@ -164,6 +167,7 @@ fn main() -> ExitCode {
             control,
             recrash_one_in,
             variants,
+            stop_at_first,
             found_dir,
         } => {
             let base = match (case, seed) {
@@ -180,6 +184,7 @@ fn main() -> ExitCode {
                 batched,
                 control,
                 recrash_one_in,
+                stop_at_first,
             };
             check_cmd::run(base, &overrides, variants, &found_dir)
         }

@@ -231,24 +231,11 @@ impl<'a> Explorer<'a> {
         detail: String,
     ) {
         let call = p.call;
-        let already = self.report.found.iter().any(|f| match (&f.state, level) {
-            (
-                CrashState::PowerCut {
-                    call: c,
-                    recovery: None,
-                    ..
-                },
-                Level::First,
-            ) => *c == call,
-            (
-                CrashState::PowerCut {
-                    recovery: Some((c, _)),
-                    ..
-                },
-                Level::Recovery { .. },
-            ) => *c == call,
-            _ => false,
-        });
+        let already = self
+            .report
+            .found
+            .iter()
+            .any(|f| same_crash_point(&f.state, level, call));
         if already || self.report.found.len() >= self.cfg.max_reported {
             self.report.violating_states += 1;
             return;
@@ -358,6 +345,25 @@ impl Explorer<'_> {
             .ok_or_else(|| format!("the recovery makes no storage call {call}"))?;
         let kept = positions_of(q, again)?;
         Ok(self.judge_state(q, &kept))
+    }
+}
+
+/// Whether `state` is a power cut at crash point `call` of `level`.
+fn same_crash_point(state: &CrashState, level: &Level, call: u64) -> bool {
+    let CrashState::PowerCut {
+        call: first,
+        keep,
+        recovery,
+    } = state
+    else {
+        return false;
+    };
+    match (level, recovery) {
+        (Level::First, None) => *first == call,
+        (Level::Recovery { call: c, keep: k }, Some((again, _))) => {
+            first == c && keep == k && *again == call
+        }
+        _ => false,
     }
 }
 

@@ -16,6 +16,7 @@ pub struct Overrides {
     pub batched: bool,
     pub control: Option<Control>,
     pub recrash_one_in: u64,
+    pub stop_at_first: bool,
 }
 
 fn bad_input(message: String) -> ExitCode {
@@ -39,6 +40,9 @@ fn configure(mut cfg: CheckConfig, o: &Overrides) -> Result<CheckConfig, String>
         cfg.params.control = c;
     }
     cfg.recrash_one_in = o.recrash_one_in;
+    if o.stop_at_first {
+        cfg.stop_after = Some(1);
+    }
     Ok(cfg)
 }
 
