@@ -176,7 +176,7 @@ impl Db {
             }
             if reached.get(v.id.0) {
                 // Entering it again would repeat its whole subtree: in a file whose branch
-                // elements all share one child, that is fanout^depth visits (regression 004).
+                // elements all share one child, that is fanout^depth visits (regression 005).
                 report.add(Some(v.id), "page reached twice");
                 continue;
             }

@@ -99,8 +99,9 @@ impl Db {
             // process has since reused.
             storage.sync().map_err(|e| Error::io("sync", e))?;
         }
-        let page_size = detect_page_size(&storage)?;
-        let meta = choose_meta(&storage, page_size)?;
+        let verify = !options.debug.skip_meta_checksum;
+        let page_size = detect_page_size(&storage, verify)?;
+        let meta = choose_meta(&storage, page_size, verify)?;
         let len = storage.len().map_err(|e| Error::io("len", e))?;
         let needed = meta.high_water.0.saturating_mul(u64::from(page_size));
         if len < needed {
@@ -202,6 +203,12 @@ impl Db {
         let (meta, readers) = {
             let p = lock(&self.published);
             (p.meta, p.readers.keys().copied().collect::<Vec<_>>())
+        };
+        // A negative control releases as if no reader were open (see `DebugHooks`).
+        let readers = if self.options.debug.reuse_pages_under_readers {
+            Vec::new()
+        } else {
+            readers
         };
         writer.freelist.release_pending(&readers);
         Ok(WriteTx::new(self, writer, meta))
@@ -344,7 +351,7 @@ fn init_fresh(storage: &dyn Storage, options: &Options) -> Result<()> {
     Ok(())
 }
 
-fn read_meta_at(storage: &dyn Storage, offset: u64, page: PageId) -> Result<Meta> {
+fn read_meta_at(storage: &dyn Storage, offset: u64, page: PageId, verify: bool) -> Result<Meta> {
     let mut buf = [0u8; PAGE_HEADER_SIZE + META_SIZE];
     storage
         .read_at(offset, &mut buf)
@@ -354,13 +361,13 @@ fn read_meta_at(storage: &dyn Storage, offset: u64, page: PageId) -> Result<Meta
             }
             _ => Error::io("read", e),
         })?;
-    Meta::decode(&buf, page)
+    Meta::decode_checked(&buf, page, verify)
 }
 
 /// Page size from meta 0, or — if meta 0 is damaged — from meta 1 probed at every accepted
 /// page size (a meta at offset P counts only if it says its page size is P).
-pub(crate) fn detect_page_size(storage: &dyn Storage) -> Result<u32> {
-    let err0 = match read_meta_at(storage, 0, PageId(0)) {
+pub(crate) fn detect_page_size(storage: &dyn Storage, verify: bool) -> Result<u32> {
+    let err0 = match read_meta_at(storage, 0, PageId(0), verify) {
         Ok(m) => return Ok(m.page_size),
         Err(e @ Error::Io { .. }) => return Err(e),
         Err(e) => e,
@@ -369,7 +376,7 @@ pub(crate) fn detect_page_size(storage: &dyn Storage) -> Result<u32> {
     let mut err1 = None;
     let mut size = crate::page::PAGE_SIZE_MIN;
     while size <= crate::page::PAGE_SIZE_MAX {
-        match read_meta_at(storage, u64::from(size), PageId(1)) {
+        match read_meta_at(storage, u64::from(size), PageId(1), verify) {
             Ok(m) if m.page_size == size => return Ok(size),
             Ok(_) => {}
             Err(e @ Error::Io { .. }) => return Err(e),
@@ -387,10 +394,11 @@ pub(crate) fn detect_page_size(storage: &dyn Storage) -> Result<u32> {
     })
 }
 
-/// Both meta slots of a file whose page size is `page_size`: each its meta, or why not.
-pub(crate) fn read_slots(storage: &dyn Storage, page_size: u32) -> [Result<Meta>; 2] {
-    let m0 = read_meta_at(storage, 0, PageId(0)).and_then(|m| same_size(m, page_size, 0));
-    let m1 = read_meta_at(storage, u64::from(page_size), PageId(1))
+/// Both meta slots of a file whose page size is `page_size`: each its meta, or why not
+/// (`verify`: check checksums; only a negative control turns it off, see `DebugHooks`).
+pub(crate) fn read_slots(storage: &dyn Storage, page_size: u32, verify: bool) -> [Result<Meta>; 2] {
+    let m0 = read_meta_at(storage, 0, PageId(0), verify).and_then(|m| same_size(m, page_size, 0));
+    let m1 = read_meta_at(storage, u64::from(page_size), PageId(1), verify)
         .and_then(|m| same_size(m, page_size, 1));
     [m0, m1]
 }
@@ -403,8 +411,8 @@ pub(crate) fn newest_valid(slots: &[Result<Meta>; 2]) -> Option<Meta> {
 }
 
 /// The meta open uses: the valid one with the highest txid.
-pub(crate) fn choose_meta(storage: &dyn Storage, page_size: u32) -> Result<Meta> {
-    let slots = read_slots(storage, page_size);
+pub(crate) fn choose_meta(storage: &dyn Storage, page_size: u32, verify: bool) -> Result<Meta> {
+    let slots = read_slots(storage, page_size, verify);
     let newest = newest_valid(&slots);
     // An unreadable meta is not an invalid one: falling back to the other slot would silently
     // open an older commit, so an I/O error fails the open instead.

@@ -54,6 +54,8 @@ pub use cursor::{Cursor, CursorItem};
 pub use db::Db;
 pub use error::{Error, Result};
 pub use freelist::FreelistKind;
+#[doc(hidden)]
+pub use options::DebugHooks;
 pub use options::Options;
 pub use presize::{PresizePolicy, SizedBuf};
 pub use storage::{FileStorage, MemStorage, Storage};

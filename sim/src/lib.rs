@@ -1,8 +1,10 @@
 //! crashlab-sim: the simulated disk, the runner and the `crashlab` command-line tool.
 #![forbid(unsafe_code)]
 
+mod apply;
 pub mod batching;
 pub mod case;
+pub mod check;
 pub mod compare;
 pub mod db_cli;
 pub mod disk;

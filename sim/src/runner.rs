@@ -12,15 +12,16 @@
 //! - with `no_sync` a crash is a process crash (the page cache survives), since a power cut
 //!   without syncs may legitimately corrupt anything.
 
+use crate::apply::{apply_checked, owned, path_refs, Applied, ApplyFailure};
 use crate::disk::{DiskConfig, FaultConfig, FaultCounts, IoStats, SimDisk};
 use crate::negative::{NoBarrier, PowerSwitch, Switched};
-use crate::op::{path_to_string, value_bytes, Op, Path};
+use crate::op::{path_to_string, Op, Path};
 use crate::profile::{self, Profile};
 use crate::rng::SimRng;
 use crate::trace::Trace;
 use crate::workload;
 use crashlab_engine::{Bucket, Counters, Db, Error, Options, ReadTx, Storage, WriteTx};
-use crashlab_models::{CommitOutcome, DurabilityOracle, KvModel, ModelError};
+use crashlab_models::{CommitOutcome, DurabilityOracle, KvModel};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
@@ -105,11 +106,7 @@ pub fn run_guarded(cfg: &RunConfig) -> Report {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cfg))) {
         Ok(report) => report,
         Err(payload) => {
-            let detail = payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "non-string panic payload".into());
+            let detail = panic_message(payload.as_ref());
             Report {
                 outcome: Outcome::Violation(Violation {
                     op_index: 0,
@@ -127,6 +124,15 @@ pub fn run_guarded(cfg: &RunConfig) -> Report {
             }
         }
     }
+}
+
+/// The message a panic carried.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "non-string panic payload".into())
 }
 
 /// Run a case to its end or its first violation, inside a madsim runtime seeded with the run's
@@ -433,7 +439,7 @@ impl<'c> Sim<'c> {
                     self.power.arm(*n);
                     format!("armed: power cut after {n} storage calls")
                 }
-                Op::Commit => match self.commit(&mut writer) {
+                Op::Commit => match self.commit(&mut writer)? {
                     Ok(r) => r,
                     Err(msg) if self.power.is_off() => {
                         self.trace
@@ -545,9 +551,12 @@ impl<'c> Sim<'c> {
         news.map(|()| end)
     }
 
-    fn commit(&mut self, writer: &mut Writer<'_>) -> Result<String, String> {
+    /// `Err` is a failed commit the application restarts from; a commit that fails with
+    /// anything but an I/O error is a violation (`Stop`) instead — no fault makes a valid
+    /// database refuse a commit (this hid regression 004).
+    fn commit(&mut self, writer: &mut Writer<'_>) -> Step<Result<String, String>> {
         let Some((tx, pending)) = writer.take() else {
-            return Ok("nothing to commit".into());
+            return Ok(Ok("nothing to commit".into()));
         };
         let index = self.oracle.begin_commit(pending);
         match tx.commit() {
@@ -560,12 +569,15 @@ impl<'c> Sim<'c> {
                 };
                 self.oracle.end_commit(index, outcome);
                 self.shared.borrow_mut().current = self.oracle.current().clone();
-                Ok(format!("ok S[{index}]"))
+                Ok(Ok(format!("ok S[{index}]")))
             }
             Err(e) => {
                 self.stats.failed_commits += 1;
                 self.oracle.end_commit(index, CommitOutcome::Failed);
-                Err(format!("failed S[{index}]: {e}"))
+                if !matches!(e, Error::Io { .. }) {
+                    return Err(self.corruption_found("commit", e));
+                }
+                Ok(Err(format!("failed S[{index}]: {e}")))
             }
         }
     }
@@ -686,96 +698,12 @@ impl<'c> Sim<'c> {
             }
         }
         let (tx, model) = writer.as_mut().expect("just ensured");
-        let mut next = model.clone();
-        let (got, want) = apply_both(tx, &mut next, op);
-        match got {
-            Ok(()) if want.is_ok() => {
-                *model = next;
-                Ok("ok".into())
-            }
-            Ok(()) => Err(self.violation(
-                "model mismatch",
-                format!("engine accepted, model says {want:?}"),
-            )),
-            Err(e) => match (model_error(&e), want) {
-                (Some(me), Err(w)) if me == w => Ok(format!("refused {me:?}")),
-                (Some(me), w) => Err(self.violation(
-                    "model mismatch",
-                    format!("engine refused {me:?}, model {w:?}"),
-                )),
-                (None, _) => self.engine_error("write", e),
-            },
+        match apply_checked(tx, model, op) {
+            Ok(Applied::Done) => Ok("ok".into()),
+            Ok(Applied::Refused(me)) => Ok(format!("refused {me:?}")),
+            Err(ApplyFailure::Mismatch(detail)) => Err(self.violation("model mismatch", detail)),
+            Err(ApplyFailure::Engine(e)) => self.engine_error("write", e),
         }
-    }
-}
-
-fn owned(p: &Path) -> Vec<Vec<u8>> {
-    p.iter().map(|n| n.0.clone()).collect()
-}
-
-fn path_refs(p: &Path) -> Vec<&[u8]> {
-    p.iter().map(|n| n.0.as_slice()).collect()
-}
-
-fn model_error(e: &Error) -> Option<ModelError> {
-    match e {
-        Error::BucketNotFound => Some(ModelError::BucketNotFound),
-        Error::BucketExists => Some(ModelError::BucketExists),
-        Error::IncompatibleValue { .. } => Some(ModelError::Incompatible),
-        _ => None,
-    }
-}
-
-/// Apply a data op to the engine and to the model; the model's result is returned beside.
-fn apply_both(
-    tx: &mut WriteTx<'_>,
-    m: &mut KvModel,
-    op: &Op,
-) -> (Result<(), Error>, Result<(), ModelError>) {
-    let missing = || Err(Error::BucketNotFound);
-    match op {
-        Op::CreateBucket(p) | Op::DeleteBucket(p) => {
-            let (name, parent) = p.split_last().expect("paths are non-empty");
-            let parent = parent.to_vec();
-            let refs = path_refs(&parent);
-            let got = match tx.bucket_path_mut(&refs) {
-                Ok(Some(mut b)) if matches!(op, Op::CreateBucket(_)) => {
-                    b.create_bucket(&name.0).map(|_| ())
-                }
-                Ok(Some(mut b)) => b.delete_bucket(&name.0),
-                Ok(None) => missing(),
-                Err(e) => Err(e),
-            };
-            let want = if matches!(op, Op::CreateBucket(_)) {
-                m.create_bucket(&owned(p))
-            } else {
-                m.delete_bucket(&owned(p))
-            };
-            (got, want)
-        }
-        Op::Put {
-            path,
-            key,
-            len,
-            version,
-        } => {
-            let v = value_bytes(key, *len, *version);
-            let got = match tx.bucket_path_mut(&path_refs(path)) {
-                Ok(Some(mut b)) => b.put(&key.0, &v),
-                Ok(None) => missing(),
-                Err(e) => Err(e),
-            };
-            (got, m.put(&owned(path), &key.0, &v))
-        }
-        Op::Delete { path, key } => {
-            let got = match tx.bucket_path_mut(&path_refs(path)) {
-                Ok(Some(mut b)) => b.delete(&key.0).map(|_| ()),
-                Ok(None) => missing(),
-                Err(e) => Err(e),
-            };
-            (got, m.delete(&owned(path), &key.0).map(|_| ()))
-        }
-        other => unreachable!("{other} is not a data operation"),
     }
 }
 
@@ -808,7 +736,8 @@ pub fn read_model(db: &Db) -> Result<KvModel, Error> {
     read_snapshot(&db.begin_read()?)
 }
 
-fn read_snapshot(tx: &ReadTx<'_>) -> Result<KvModel, Error> {
+/// What a read transaction's snapshot holds, as a model.
+pub fn read_snapshot(tx: &ReadTx<'_>) -> Result<KvModel, Error> {
     let mut m = KvModel::new();
     let root = tx.root()?;
     fill(&root, &mut m.root, 0)?;

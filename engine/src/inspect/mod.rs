@@ -98,8 +98,8 @@ impl Image {
             let needed = (PAGE_HEADER_SIZE + META_SIZE) as u64;
             return Err(Error::Truncated { len: 0, needed });
         }
-        let page_size = detect_page_size(&*storage)?;
-        let meta = choose_meta(&*storage, page_size)?;
+        let page_size = detect_page_size(&*storage, true)?;
+        let meta = choose_meta(&*storage, page_size, true)?;
         let needed = meta.high_water.0.saturating_mul(u64::from(page_size));
         if file_len < needed {
             return Err(Error::Truncated {
@@ -107,7 +107,7 @@ impl Image {
                 needed,
             });
         }
-        let [m0, m1] = read_slots(&*storage, page_size);
+        let [m0, m1] = read_slots(&*storage, page_size, true);
         let slots = [
             slot(&*storage, PageId(0), 0, m0),
             slot(&*storage, PageId(1), u64::from(page_size), m1),

@@ -1,9 +1,14 @@
-//! `crashlab`: run, sweep, replay and shrink simulations of the engine on a faulty disk.
+//! `crashlab`: run, sweep, replay and shrink simulations of the engine on a faulty disk, and check
+//! every crash state of a small workload.
 //!
 //! Exit codes: 0 no violation, 1 a violation was found, 2 bad input.
 
+#[path = "crashlab/check_cmd.rs"]
+mod check_cmd;
+
 use clap::{Parser, Subcommand};
 use crashlab_sim::case::{parse_seed, Case, Expect};
+use crashlab_sim::check::{CheckConfig, Control};
 use crashlab_sim::compare::{self, Scale};
 use crashlab_sim::db_cli::DbCommand;
 use crashlab_sim::disk::capture::{capture, save_durable_image};
@@ -92,6 +97,45 @@ enum Command {
         #[command(subcommand)]
         command: DbCommand,
     },
+    /// Check every crash state of a small workload: every crash point × every subset of the
+    /// unsynced sectors (exhaustive within --max-states, sampled beyond; the report says which).
+    Check {
+        /// The case whose workload, options and check parameters to use.
+        #[arg(long, required_unless_present = "seed", conflicts_with = "seed")]
+        case: Option<PathBuf>,
+        /// Generate the workload and the engine options from this seed instead.
+        #[arg(long, value_parser = parse_seed)]
+        seed: Option<u64>,
+        /// Operations to generate with --seed.
+        #[arg(long, default_value_t = 12)]
+        ops: usize,
+        /// Most states per crash point before the checker samples [default: 4096].
+        #[arg(long)]
+        max_states: Option<u64>,
+        /// The disk's sector (atomic write unit) in bytes, a power of two in [16, 4096]
+        /// [default: 512].
+        #[arg(long)]
+        sector_size: Option<u32>,
+        /// Commit through `Db::write` of `WriteBatch`es instead of `Db::update`.
+        #[arg(long)]
+        batched: bool,
+        /// A negative control: no-barrier, meta-same-slot, meta-unchecked, no-growth-sync,
+        /// reuse-under-readers (or fdatasync-disk, the disk model of no-growth-sync without the bug).
+        #[arg(long)]
+        control: Option<Control>,
+        /// Crash again during the recovery of one distinct state in N (0: never).
+        #[arg(long, default_value_t = crashlab_sim::check::RECRASH_ONE_IN_DEFAULT)]
+        recrash_one_in: u64,
+        /// Check every freelist × freelist-synced × batched × pre-size variant of the workload.
+        #[arg(long)]
+        variants: bool,
+        /// Stop at the first violating state instead of counting them all.
+        #[arg(long)]
+        stop_at_first: bool,
+        /// Where to save a case for each violation.
+        #[arg(long, default_value = "corpus/found")]
+        found_dir: PathBuf,
+    },
 }
 
 fn parse_range(s: &str) -> Result<(u64, u64), String> {
@@ -154,6 +198,37 @@ fn main() -> ExitCode {
             plot.as_deref(),
         )),
         Command::Db { command } => crashlab_sim::db_cli::run(&command),
+        Command::Check {
+            case,
+            seed,
+            ops,
+            max_states,
+            sector_size,
+            batched,
+            control,
+            recrash_one_in,
+            variants,
+            stop_at_first,
+            found_dir,
+        } => {
+            let base = match (case, seed) {
+                (Some(file), _) => match load(&file) {
+                    Ok(case) => CheckConfig::from_case(&case),
+                    Err(code) => return code,
+                },
+                (None, Some(seed)) => CheckConfig::from_seed(seed, ops),
+                (None, None) => unreachable!("clap requires --case or --seed"),
+            };
+            let overrides = check_cmd::Overrides {
+                max_states,
+                sector_size,
+                batched,
+                control,
+                recrash_one_in,
+                stop_at_first,
+            };
+            check_cmd::run(base, &overrides, variants, &found_dir)
+        }
     }
 }
 
@@ -190,6 +265,8 @@ fn save_case(cfg: &RunConfig, dir: &Path) -> std::io::Result<PathBuf> {
         run: cfg.clone(),
         expect: Expect::Violation,
         explicit_ops: false,
+        check: None,
+        crash_state: None,
     };
     std::fs::write(&path, case.to_text())?;
     Ok(path)
@@ -272,7 +349,7 @@ fn print_sweep(t: &Sweep, wall_s: f64) {
     );
 }
 
-fn load(file: &Path) -> Result<Case, ExitCode> {
+pub(crate) fn load(file: &Path) -> Result<Case, ExitCode> {
     Case::load(file).map_err(|e| {
         eprintln!("error: {e}");
         ExitCode::from(2)
@@ -284,6 +361,9 @@ fn repro(file: &Path, save_image: Option<&Path>) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
+    if let Some(state) = &case.crash_state {
+        return check_cmd::replay_state(&case, state);
+    }
     print!("{}", report::header(&case.run));
     let (r, disks) = capture(|| run_guarded(&case.run));
     print!("{}", report::body(&r));
@@ -299,15 +379,7 @@ fn repro(file: &Path, save_image: Option<&Path>) -> ExitCode {
             }
         }
     }
-    let got = Expect::of(&r.outcome);
-    if got == case.expect {
-        println!("as expected ({got:?})");
-    } else {
-        println!(
-            "NOT as expected: the case expects {:?}, the run gave {got:?}",
-            case.expect
-        );
-    }
+    print_expectation(case.expect, Expect::of(&r.outcome), "run");
     if let Outcome::Violation(_) = r.outcome {
         for line in &r.trace_tail {
             println!("  {line}");
@@ -315,6 +387,15 @@ fn repro(file: &Path, save_image: Option<&Path>) -> ExitCode {
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
+}
+
+/// Whether a replay (`what`: the run, the state) ended as its case expects.
+pub(crate) fn print_expectation(expected: Expect, got: Expect, what: &str) {
+    if got == expected {
+        println!("as expected ({got:?})");
+    } else {
+        println!("NOT as expected: the case expects {expected:?}, the {what} gave {got:?}");
+    }
 }
 
 fn shrink_file(file: &Path, budget: usize) -> ExitCode {
@@ -335,6 +416,8 @@ fn shrink_file(file: &Path, budget: usize) -> ExitCode {
         run: s.run,
         expect: Expect::Violation,
         explicit_ops: true,
+        check: None,
+        crash_state: None,
     };
     if let Err(e) = std::fs::write(&out, shrunk.to_text()) {
         eprintln!("error: cannot write {}: {e}", out.display());

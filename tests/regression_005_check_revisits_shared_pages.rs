@@ -1,4 +1,4 @@
-//! Regression 004, found while writing `crashlab db` (its fuzz test asks every command to return
+//! Regression 005, found while writing `crashlab db` (its fuzz test asks every command to return
 //! on any file, and `check` is one of them).
 //!
 //! Postmortem: `Db::check` reported a page reached twice but then descended into it again. In a
