@@ -8,6 +8,10 @@
 //! kilobytes long. The depth limit bounded the recursion, not the work. The fix: a page already
 //! reached is reported and not entered again, so the walk is linear in the pages below the
 //! high-water mark. The test builds the shared-child tree by hand and counts node visits.
+//!
+//! Cursors had the same exposure (left open when `check` was fixed): stepping past a shared leaf
+//! walked it again once per path. A cursor step that does not move past the key it started from
+//! is now `Corrupted`, so iteration stops at the first repeat.
 
 use crashlab_engine::meta::Meta;
 use crashlab_engine::node::{Body, BranchItem, Child, LeafItem, Node};
@@ -91,4 +95,38 @@ fn check_enters_a_shared_page_once() {
         problems.iter().any(|p| p.message.contains("reached twice")),
         "{problems:?}"
     );
+}
+
+/// The same shape through a cursor: after the first key, the next step would walk the shared
+/// leaf again once per path to it (4^8 times). A step that does not move past the key it started
+/// from is now an error naming the page, found at once.
+#[test]
+fn a_cursor_refuses_to_walk_a_shared_leaf_twice() {
+    for (fanout, levels) in [(4, 8), (20, 12)] {
+        let storage = MemStorage::from_bytes(shared_child_file(fanout, levels));
+        let options = Options {
+            read_only: true,
+            ..Options::default()
+        };
+        let db = Db::open(storage, options).unwrap();
+        let before = db.counters();
+        let walked = db.view(|tx| {
+            let b = tx.bucket(b"b")?.expect("bucket b");
+            let mut c = b.cursor();
+            let mut keys = vec![c.first()?.expect("a first key").0];
+            while let Some((k, _)) = c.next()? {
+                keys.push(k);
+            }
+            Ok(keys)
+        });
+        let after = db.counters();
+        let e = match walked {
+            Ok(keys) => panic!("a shared leaf walked as {} keys", keys.len()),
+            Err(e) => e,
+        };
+        assert!(e.to_string().contains("out of order"), "{e}");
+        let visits = (after.page_cache_hits + after.pages_read)
+            - (before.page_cache_hits + before.pages_read);
+        assert!(visits < 100, "{visits} page visits for fanout {fanout}");
+    }
 }
