@@ -31,11 +31,11 @@ pub(crate) enum Applied {
 }
 
 /// How a data operation went when they did not.
-pub(crate) enum ApplyFailure {
+pub(crate) enum ApplyFailure<E = Error> {
     /// Engine and model disagree: a violation.
     Mismatch(String),
     /// The engine failed with an error the model has no counterpart for.
-    Engine(Error),
+    Engine(E),
 }
 
 /// Apply a data operation in `tx` and to `model`. `model` changes only when both did it.
@@ -44,9 +44,20 @@ pub(crate) fn apply_checked(
     model: &mut KvModel,
     op: &Op,
 ) -> Result<Applied, ApplyFailure> {
+    apply_checked_with(model, op, |op| engine_apply(tx, op), model_error)
+}
+
+/// [`apply_checked`] for any engine: `engine` applies the operation, `refusal` says which
+/// of its errors are refusals the model also makes.
+pub(crate) fn apply_checked_with<E>(
+    model: &mut KvModel,
+    op: &Op,
+    engine: impl FnOnce(&Op) -> Result<(), E>,
+    refusal: impl Fn(&E) -> Option<ModelError>,
+) -> Result<Applied, ApplyFailure<E>> {
     let mut next = model.clone();
     let want = model_apply(&mut next, op);
-    match engine_apply(tx, op) {
+    match engine(op) {
         Ok(()) if want.is_ok() => {
             *model = next;
             Ok(Applied::Done)
@@ -54,7 +65,7 @@ pub(crate) fn apply_checked(
         Ok(()) => Err(ApplyFailure::Mismatch(format!(
             "engine accepted, model says {want:?}"
         ))),
-        Err(e) => match (model_error(&e), want) {
+        Err(e) => match (refusal(&e), want) {
             (Some(me), Err(w)) if me == w => Ok(Applied::Refused(me)),
             (Some(me), w) => Err(ApplyFailure::Mismatch(format!(
                 "engine refused {me:?}, model {w:?}"

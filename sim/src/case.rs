@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! # crashlab case
+//! engine = crashlab          # crashlab | redb (absent: crashlab)
 //! seed = 273
 //! profile = default
 //! expect = ok                 # ok | violation | disk-failure
@@ -23,6 +24,7 @@
 
 use crate::check::{CheckParams, CrashState};
 use crate::disk::{DiskConfig, FaultConfig};
+use crate::engines::EngineKind;
 use crate::op::Op;
 use crate::profile::{self, Profile};
 use crate::runner::{Outcome, RunConfig};
@@ -32,7 +34,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 /// The keys a case file may hold.
-const KEYS: [&str; 8] = [
+const KEYS: [&str; 9] = [
+    "engine",
     "seed",
     "profile",
     "expect",
@@ -145,6 +148,10 @@ impl Case {
         }
         let (sn, _, sv) = get("seed").ok_or_else(|| err(1, "missing `seed = N`".into()))?;
         let seed = parse_seed(sv).map_err(|m| err(*sn, m))?;
+        let engine = match get("engine") {
+            Some((n, _, v)) => v.parse::<EngineKind>().map_err(|m| err(*n, m))?,
+            None => EngineKind::Crashlab,
+        };
         let profile = match get("profile") {
             Some((n, _, v)) => v.parse::<Profile>().map_err(|m| err(*n, m))?,
             None => Profile::Default,
@@ -179,12 +186,13 @@ impl Case {
                 let count = v
                     .parse::<usize>()
                     .map_err(|_| err(*n, format!("expected a number of ops, found `{v}`")))?;
-                workload::generate(seed, count, true)
+                workload::generate_for(engine, seed, count, true)
             }
             (None, None) => return Err(err(1, "expected `ops = N` or an `[ops]` section".into())),
         };
         Ok(Case {
             run: RunConfig {
+                engine,
                 seed,
                 profile,
                 options,
@@ -202,6 +210,7 @@ impl Case {
     pub fn to_text(&self) -> String {
         let r = &self.run;
         let mut s = String::from("# crashlab case — replay with: crashlab repro <this file>\n");
+        let _ = writeln!(s, "engine = {}", r.engine);
         let _ = writeln!(s, "seed = {}", r.seed);
         let _ = writeln!(s, "profile = {}", r.profile);
         let _ = writeln!(s, "expect = {}", self.expect.name());

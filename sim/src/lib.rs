@@ -8,6 +8,7 @@ pub mod check;
 pub mod compare;
 pub mod db_cli;
 pub mod disk;
+pub mod engines;
 pub mod negative;
 pub mod op;
 pub mod profile;

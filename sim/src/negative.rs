@@ -12,15 +12,22 @@ use std::sync::{Arc, Mutex};
 /// write: the barrier between a commit's data and its meta is gone.
 pub struct NoBarrier {
     disk: SimDisk,
-    page_size: u64,
+    /// Writes below this offset are the meta (crashlab: two pages; redb: its header page).
+    meta_len: u64,
     last_write_was_data: AtomicBool,
 }
 
 impl NoBarrier {
+    /// For crashlab's engine, whose two meta pages open the file.
     pub fn new(disk: SimDisk, page_size: u32) -> NoBarrier {
+        NoBarrier::with_meta_len(disk, 2 * u64::from(page_size))
+    }
+
+    /// For an engine whose meta / header is the file's first `meta_len` bytes.
+    pub fn with_meta_len(disk: SimDisk, meta_len: u64) -> NoBarrier {
         NoBarrier {
             disk,
-            page_size: u64::from(page_size),
+            meta_len,
             last_write_was_data: AtomicBool::new(false),
         }
     }
@@ -31,7 +38,7 @@ impl Storage for NoBarrier {
         self.disk.read_at(offset, buf)
     }
     fn write_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
-        let meta = offset < 2 * self.page_size;
+        let meta = offset < self.meta_len;
         self.last_write_was_data.store(!meta, Ordering::Relaxed);
         self.disk.write_at(offset, buf)
     }
@@ -67,6 +74,11 @@ impl PowerSwitch {
     pub fn arm(&self, calls: u32) {
         self.countdown
             .store(i64::from(calls.max(1)), Ordering::Relaxed);
+    }
+
+    /// The power goes off now: every later call fails until [`PowerSwitch::reset`].
+    pub fn cut(&self) {
+        self.countdown.store(0, Ordering::Relaxed);
     }
 
     pub fn reset(&self) {

@@ -13,6 +13,7 @@ use crashlab_sim::compare::{self, Scale};
 use crashlab_sim::db_cli::DbCommand;
 use crashlab_sim::disk::capture::{capture, save_durable_image};
 use crashlab_sim::disk::FaultCounts;
+use crashlab_sim::engines::EngineKind;
 use crashlab_sim::profile::Profile;
 use crashlab_sim::report;
 use crashlab_sim::runner::{run_guarded, Outcome, Report, RunConfig};
@@ -46,6 +47,9 @@ enum Command {
         /// Where to save the case of a violation.
         #[arg(long, default_value = "corpus/found")]
         found_dir: PathBuf,
+        /// The engine under test: crashlab or redb.
+        #[arg(long, default_value = "crashlab")]
+        engine: EngineKind,
     },
     /// Sweep a range of seeds.
     Explore {
@@ -61,6 +65,9 @@ enum Command {
         profile: Profile,
         #[arg(long, default_value = "corpus/found")]
         found_dir: PathBuf,
+        /// The engine under test: crashlab or redb.
+        #[arg(long, default_value = "crashlab")]
+        engine: EngineKind,
     },
     /// Replay a case file bit for bit.
     Repro {
@@ -170,8 +177,9 @@ fn main() -> ExitCode {
             ops,
             profile,
             found_dir,
+            engine,
         } => {
-            let cfg = RunConfig::from_seed(seed, ops, profile);
+            let cfg = RunConfig::from_seed_for(engine, seed, ops, profile);
             print!("{}", report::header(&cfg));
             let r = run_guarded(&cfg);
             print!("{}", report::body(&r));
@@ -183,7 +191,8 @@ fn main() -> ExitCode {
             ops,
             profile,
             found_dir,
-        } => explore(seeds, shard, ops, profile, &found_dir),
+            engine,
+        } => explore(engine, seeds, shard, ops, profile, &found_dir),
         Command::Repro { file, save_image } => repro(&file, save_image.as_deref()),
         Command::Shrink { file, budget } => shrink_file(&file, budget),
         Command::Compare {
@@ -250,17 +259,30 @@ fn finish_one(cfg: &RunConfig, r: &Report, found_dir: &Path) -> ExitCode {
         Err(e) => eprintln!("could not save the case under {}: {e}", found_dir.display()),
     }
     println!(
-        "or:    crashlab run --seed {} --ops {} --profile {}",
+        "or:    crashlab run --seed {} --ops {} --profile {}{}",
         cfg.seed,
         cfg.ops.len(),
-        cfg.profile
+        cfg.profile,
+        engine_flag(cfg.engine)
     );
     ExitCode::from(1)
 }
 
+/// ` --engine NAME` unless the engine is the default.
+fn engine_flag(engine: EngineKind) -> String {
+    match engine {
+        EngineKind::Crashlab => String::new(),
+        other => format!(" --engine {other}"),
+    }
+}
+
 fn save_case(cfg: &RunConfig, dir: &Path) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
-    let path = dir.join(format!("seed-{}-{}.case", cfg.seed, cfg.profile));
+    let engine = match cfg.engine {
+        EngineKind::Crashlab => String::new(),
+        other => format!("-{other}"),
+    };
+    let path = dir.join(format!("seed-{}-{}{engine}.case", cfg.seed, cfg.profile));
     let case = Case {
         run: cfg.clone(),
         expect: Expect::Violation,
@@ -285,6 +307,7 @@ struct Sweep {
 }
 
 fn explore(
+    engine: EngineKind,
     (a, b): (u64, u64),
     shard: Option<(u64, u64)>,
     ops: usize,
@@ -294,8 +317,9 @@ fn explore(
     let (i, n) = shard.unwrap_or((0, 1));
     let seeds: Vec<u64> = (a..b).filter(|s| (s - a) % n == i).collect();
     println!(
-        "explore seeds {a}..{b} shard {i}/{n} ({} seeds) profile {profile} ops {ops}",
-        seeds.len()
+        "explore seeds {a}..{b} shard {i}/{n} ({} seeds) profile {profile} ops {ops}{}",
+        seeds.len(),
+        engine_flag(engine)
     );
     let bar = indicatif::ProgressBar::new(seeds.len() as u64);
     bar.set_style(
@@ -308,7 +332,7 @@ fn explore(
     let started = Instant::now();
     let mut t = Sweep::default();
     for seed in seeds {
-        let cfg = RunConfig::from_seed(seed, ops, profile);
+        let cfg = RunConfig::from_seed_for(engine, seed, ops, profile);
         let r = run_guarded(&cfg);
         t.seeds += 1;
         t.ops += r.stats.ops_run;

@@ -117,6 +117,7 @@ impl CheckConfig {
     pub fn to_case(&self, state: CrashState) -> Case {
         Case {
             run: RunConfig {
+                engine: crate::engines::EngineKind::Crashlab,
                 seed: self.seed,
                 profile: Profile::None,
                 options: self.options.clone(),
