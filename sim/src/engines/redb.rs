@@ -60,6 +60,11 @@ impl StorageBackend for Backend {
     }
 }
 
+/// redb on `storage`, with redb's defaults (for `compare`, which drives redb's API directly).
+pub fn open_database(storage: Box<dyn Storage>) -> Result<Database, redb::DatabaseError> {
+    redb::Builder::new().create_with_backend(Backend(storage))
+}
+
 /// What a seed decides for redb.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RedbChoices {
@@ -153,9 +158,7 @@ impl EngineDb for RedbDb {
     type Writer<'a> = RedbWriter;
 
     fn open(storage: Box<dyn Storage>, cfg: &RunConfig, opens: u64) -> Result<Self, EngineError> {
-        let db = redb::Builder::new()
-            .create_with_backend(Backend(storage))
-            .map_err(err)?;
+        let db = open_database(storage).map_err(err)?;
         let stream = SimRng::derive(cfg.seed.wrapping_add(opens), "redb durability");
         Ok(RedbDb {
             db,
