@@ -3,7 +3,8 @@
 
 mod common;
 
-use crashlab_engine::{Db, FreelistKind, Options};
+use crashlab_engine::inspect::{self, Image};
+use crashlab_engine::{Db, FileStorage, FreelistKind, Options};
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> PathBuf {
@@ -36,6 +37,14 @@ fn assert_fixture(name: &str, options: Options) {
     assert_eq!(got.sequences, want.sequences, "{name}: sequences");
     let problems = db.check().expect("check");
     assert!(problems.is_empty(), "{name}: {problems:?}");
+    // The inspection walk (`crashlab db dump`) reads the same contents without the engine's
+    // transactions and cursors.
+    let storage = FileStorage::open_read_only(fixture(&format!("{name}.db"))).unwrap();
+    let image = Image::open(storage).expect("inspect fixture");
+    let (walked, problems) = inspect::dump(&image).expect("inspect dump");
+    assert!(problems.is_empty(), "{name}: {problems:?}");
+    assert_eq!(walked, want, "{name}: inspect::dump");
+    assert!(inspect::check(&image).unwrap().is_empty(), "{name}");
 }
 
 #[test]

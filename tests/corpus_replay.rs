@@ -1,8 +1,9 @@
 //! Every saved case under corpus/ (except corpus/found/, where new findings land) replays to
-//! its expected outcome.
+//! its expected outcome. A case naming a crash state replays through the crash-state checker.
 
 use crashlab_sim::case::{Case, Expect};
-use crashlab_sim::runner::run;
+use crashlab_sim::check::{replay, CheckConfig, Replayed};
+use crashlab_sim::runner::run_guarded;
 use std::path::{Path, PathBuf};
 
 fn cases(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -26,7 +27,16 @@ fn every_corpus_case_reaches_its_expected_outcome() {
     assert!(!files.is_empty(), "the corpus holds cases");
     for file in files {
         let case = Case::load(&file).unwrap_or_else(|e| panic!("{e}"));
-        let r = run(&case.run);
+        if let Some(state) = &case.crash_state {
+            let got = match replay(&CheckConfig::from_case(&case), state) {
+                Replayed::Violation { .. } => Expect::Violation,
+                Replayed::Clean => Expect::Ok,
+                Replayed::Missing(m) => panic!("{}: {m}", file.display()),
+            };
+            assert_eq!(got, case.expect, "{}", file.display());
+            continue;
+        }
+        let r = run_guarded(&case.run); // a case may expect an engine panic (redb finding 001)
         assert_eq!(
             Expect::of(&r.outcome),
             case.expect,

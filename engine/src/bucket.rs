@@ -443,8 +443,7 @@ fn free_tree(t: &BucketTree, rd: &Reader<'_>, freed: &mut Vec<PageSpan>) -> Resu
     while let Some((child, depth)) = stack.pop() {
         let node: &Node = match child {
             Child::Page(id) => {
-                // Sub-buckets opened in this transaction are freed from `t.children` below.
-                free_stored_subtree(*id, rd, freed, t.depth, &t.children)?;
+                free_stored_subtree(*id, rd, freed, t.depth, Some(&t.children))?;
                 continue;
             }
             Child::Node(n) => n,
@@ -483,7 +482,7 @@ fn free_stored_bucket(
         return Err(Error::corrupted(page, "buckets nested too deep"));
     }
     match decode_header(value, page)?.root {
-        BucketRoot::Page(id) => free_stored_subtree(id, rd, freed, depth, &BTreeMap::new()),
+        BucketRoot::Page(id) => free_stored_subtree(id, rd, freed, depth, None),
         BucketRoot::Inline(n) => {
             let Body::Leaf(items) = &n.body else {
                 return Ok(());
@@ -497,16 +496,16 @@ fn free_stored_bucket(
 }
 
 /// Free every page reachable from stored page `root` (a bucket's tree and its sub-buckets),
-/// except the sub-buckets named in `opened`: those are open in this transaction, and their
-/// caller frees them from their in-memory trees (freeing them here too freed their pages
-/// twice — found by `tests/engine_model.rs`).
+/// except the sub-buckets named in `opened`: those are open in this transaction and freed from
+/// their `BucketTree` (freeing them here too would free their stored pages twice).
 fn free_stored_subtree(
     root: PageId,
     rd: &Reader<'_>,
     freed: &mut Vec<PageSpan>,
     depth: usize,
-    opened: &BTreeMap<Vec<u8>, BucketTree>,
+    opened: Option<&BTreeMap<Vec<u8>, BucketTree>>,
 ) -> Result<()> {
+    let is_opened = |key: &[u8]| opened.is_some_and(|o| o.contains_key(key));
     let mut stack = vec![(root, 0usize)];
     while let Some((id, level)) = stack.pop() {
         if level > crate::limits::MAX_TREE_DEPTH {
@@ -523,10 +522,11 @@ fn free_stored_subtree(
                 }
             }
             Body::Leaf(items) => {
-                for it in items.iter().filter(|it| it.is_bucket()) {
-                    if !opened.contains_key(&it.key) {
-                        free_stored_bucket(&it.value, id, rd, freed, depth + 1)?;
-                    }
+                for it in items
+                    .iter()
+                    .filter(|it| it.is_bucket() && !is_opened(&it.key))
+                {
+                    free_stored_bucket(&it.value, id, rd, freed, depth + 1)?;
                 }
             }
         }

@@ -7,7 +7,7 @@
 //! freelist equals the in-memory one. Every problem is reported, not only the first.
 
 use crate::db::Db;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::freelist;
 use crate::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
 use crate::node::{Body, Child};
@@ -32,15 +32,29 @@ impl fmt::Display for Problem {
     }
 }
 
+/// What `e` says went wrong at `page`, without repeating the page number a [`Problem`] shows.
+pub(crate) fn reason_at(page: PageId, e: &Error) -> String {
+    match e {
+        Error::Corrupted { page: p, reason } if *p == page => reason.clone(),
+        _ => e.to_string(),
+    }
+}
+
 /// Enough problems to diagnose any file; past this the report says it stopped.
 const PROBLEMS_MAX: usize = 10_000;
 
-struct Report {
+/// Problems found so far, at most [`PROBLEMS_MAX`] of them.
+#[derive(Default)]
+pub(crate) struct Report {
     problems: Vec<Problem>,
 }
 
 impl Report {
-    fn add(&mut self, page: Option<PageId>, message: impl Into<String>) {
+    pub fn into_problems(self) -> Vec<Problem> {
+        self.problems
+    }
+
+    pub fn add(&mut self, page: Option<PageId>, message: impl Into<String>) {
         if self.problems.len() < PROBLEMS_MAX {
             self.problems.push(Problem {
                 page,
@@ -112,7 +126,12 @@ impl Db {
             .read_span(id, meta.high_water, &[PageKind::Freelist])
         {
             Ok(b) => b,
-            Err(e) => return report.add(Some(id), format!("freelist page unreadable: {e}")),
+            Err(e) => {
+                return report.add(
+                    Some(id),
+                    format!("freelist page unreadable: {}", reason_at(id, &e)),
+                )
+            }
         };
         let pages = (buf.len() / self.page_size() as usize) as u64;
         for p in id.0..id.0 + pages {
@@ -130,7 +149,7 @@ impl Db {
                     memory.len()
                 ),
             ),
-            Err(e) => report.add(Some(id), format!("freelist page: {e}")),
+            Err(e) => report.add(Some(id), reason_at(id, &e)),
         }
     }
 
@@ -155,10 +174,20 @@ impl Db {
                 report.add(Some(v.id), "tree or bucket nesting too deep");
                 continue;
             }
+            if reached.get(v.id.0) {
+                // Entering it again would repeat its whole subtree: in a file whose branch
+                // elements all share one child, that is fanout^depth visits (regression 005).
+                report.add(Some(v.id), "page reached twice");
+                continue;
+            }
             let node = match self.pager().node(v.id, hwm) {
                 Ok(n) => n,
                 Err(e) => {
-                    report.add(Some(v.id), e.to_string());
+                    report.add(Some(v.id), reason_at(v.id, &e));
+                    if v.id.0 >= 2 && v.id < hwm {
+                        // Referenced, so not also "unreachable"; its subtree will be.
+                        reached.set(v.id.0);
+                    }
                     continue;
                 }
             };
@@ -196,7 +225,7 @@ impl Db {
                 Body::Leaf(items) => {
                     roots.clear();
                     if let Err(e) = bucket_roots(items, v.id, v.depth, &mut roots) {
-                        report.add(Some(v.id), e.to_string());
+                        report.add(Some(v.id), reason_at(v.id, &e));
                     }
                     for &(r, d) in &roots {
                         stack.push(Visit {

@@ -166,7 +166,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     let meta_page = meta.encode_page();
     write_at(
         storage,
-        meta.slot(),
+        meta_slot(&meta, &opts),
         meta.page_size,
         &meta_page,
         &mut counters,
@@ -234,6 +234,16 @@ fn inlineable(n: &Node, page_size: u32) -> bool {
             !items.iter().any(LeafItem::is_bucket) && n.size() <= page_size as usize / 4
         }
         Body::Branch(_) => false,
+    }
+}
+
+/// The page a commit's meta goes to: slot `txid % 2`, so the other slot keeps the last durable
+/// meta — unless a negative control pins every commit to slot 0.
+fn meta_slot(meta: &Meta, opts: &crate::Options) -> PageId {
+    if opts.debug.meta_same_slot {
+        PageId(0)
+    } else {
+        meta.slot()
     }
 }
 

@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::limits::MAX_TREE_DEPTH;
 use crate::node::{Body, LeafItem};
 use crate::tree::{child_index, NodeRef, Reader};
+use std::cmp::Ordering;
 
 /// One key of a bucket: a value, or a nested bucket (whose value is `None`, as in bbolt).
 pub type CursorItem = (Vec<u8>, Option<Vec<u8>>);
@@ -89,14 +90,49 @@ impl<'a> Cursor<'a> {
         reason = "a cursor step is fallible and repositions; bbolt's name is the one users know"
     )]
     pub fn next(&mut self) -> Result<Option<CursorItem>> {
+        let from = self.stack.last().cloned();
         if let Some(top) = self.stack.last_mut() {
             top.1 += 1;
         }
-        self.settle_forward()
+        let item = self.settle_forward()?;
+        self.check_order(from, &item, Ordering::Greater)?;
+        Ok(item)
     }
 
     /// The key before the current one.
     pub fn prev(&mut self) -> Result<Option<CursorItem>> {
+        let from = self.stack.last().cloned();
+        let item = self.step_back()?;
+        self.check_order(from, &item, Ordering::Less)?;
+        Ok(item)
+    }
+
+    /// A step must move past the key it started from. On a valid tree it always does; a crafted
+    /// file whose branches share a child would otherwise walk that child once per path to it —
+    /// `fanout ^ depth` leaves from a file of a few pages — so a key out of order is an error.
+    fn check_order(
+        &self,
+        from: Option<(NodeRef<'a>, usize)>,
+        item: &Option<CursorItem>,
+        expected: Ordering,
+    ) -> Result<()> {
+        let (Some((node, idx)), Some((key, _)), Some((now, _))) = (from, item, self.stack.last())
+        else {
+            return Ok(());
+        };
+        let Body::Leaf(items) = &node.body else {
+            return Ok(());
+        };
+        match items.get(idx) {
+            Some(before) if key.as_slice().cmp(&before.key) != expected => Err(Error::corrupted(
+                now.page(),
+                "keys out of order across leaves (a page reached by two paths?)",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn step_back(&mut self) -> Result<Option<CursorItem>> {
         loop {
             let Some((_, idx)) = self.stack.last_mut() else {
                 return Ok(None);

@@ -25,6 +25,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
+/// Where [`Db::open_for_check`] gets the free set when the file's cannot be loaded.
+pub(crate) type FreeFallback<'f> = &'f dyn Fn(&Pager, &Meta) -> Result<Vec<PageId>>;
+
 pub(crate) struct Published {
     meta: Meta,
     readers: BTreeMap<TxId, usize>,
@@ -56,6 +59,28 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Db {
     /// Open the database in `storage`, creating a fresh one if the storage is empty.
     pub fn open(storage: impl Storage + 'static, options: Options) -> Result<Db> {
+        Db::open_with(storage, options, None)
+    }
+
+    /// Open read-only for a consistency check. When the free set cannot be loaded (a damaged
+    /// freelist page, or a tree the rebuild cannot walk) `fallback`'s is used instead, so that
+    /// `check` runs and reports the damage rather than the open failing on the first of it.
+    pub(crate) fn open_for_check(
+        storage: impl Storage + 'static,
+        fallback: FreeFallback<'_>,
+    ) -> Result<Db> {
+        let options = Options {
+            read_only: true,
+            ..Options::default()
+        };
+        Db::open_with(storage, options, Some(fallback))
+    }
+
+    fn open_with(
+        storage: impl Storage + 'static,
+        options: Options,
+        fallback: Option<FreeFallback<'_>>,
+    ) -> Result<Db> {
         options.validate()?;
         let len = storage.len().map_err(|e| Error::io("len", e))?;
         if len == 0 {
@@ -74,8 +99,9 @@ impl Db {
             // process has since reused.
             storage.sync().map_err(|e| Error::io("sync", e))?;
         }
-        let page_size = detect_page_size(&storage)?;
-        let meta = choose_meta(&storage, page_size)?;
+        let verify = !options.debug.skip_meta_checksum;
+        let page_size = detect_page_size(&storage, verify)?;
+        let meta = choose_meta(&storage, page_size, verify)?;
         let len = storage.len().map_err(|e| Error::io("len", e))?;
         let needed = meta.high_water.0.saturating_mul(u64::from(page_size));
         if len < needed {
@@ -83,7 +109,18 @@ impl Db {
         }
         let pager = Pager::new(Box::new(storage), page_size, options.page_cache_pages);
         let mut counters = Counters::default();
-        let (freelist, freelist_span) = load_freelist(&pager, &meta, &options, &mut counters)?;
+        let (freelist, freelist_span) = match (
+            load_freelist(&pager, &meta, &options, &mut counters),
+            fallback,
+        ) {
+            (Ok(loaded), _) => loaded,
+            (Err(e @ Error::Io { .. }), _) | (Err(e), None) => return Err(e),
+            (Err(_), Some(free_pages)) => {
+                let mut fl = Freelist::new(options.freelist);
+                fl.init(&free_pages(&pager, &meta)?);
+                (fl, None)
+            }
+        };
         let db = Db {
             group: GroupCommit::new(options.max_batch_size, options.max_batch_delay),
             merge_work: Mutex::new(MergeWork::default()),
@@ -166,6 +203,12 @@ impl Db {
         let (meta, readers) = {
             let p = lock(&self.published);
             (p.meta, p.readers.keys().copied().collect::<Vec<_>>())
+        };
+        // A negative control releases as if no reader were open (see `DebugHooks`).
+        let readers = if self.options.debug.reuse_pages_under_readers {
+            Vec::new()
+        } else {
+            readers
         };
         writer.freelist.release_pending(&readers);
         Ok(WriteTx::new(self, writer, meta))
@@ -308,7 +351,7 @@ fn init_fresh(storage: &dyn Storage, options: &Options) -> Result<()> {
     Ok(())
 }
 
-fn read_meta_at(storage: &dyn Storage, offset: u64, page: PageId) -> Result<Meta> {
+fn read_meta_at(storage: &dyn Storage, offset: u64, page: PageId, verify: bool) -> Result<Meta> {
     let mut buf = [0u8; PAGE_HEADER_SIZE + META_SIZE];
     storage
         .read_at(offset, &mut buf)
@@ -318,13 +361,13 @@ fn read_meta_at(storage: &dyn Storage, offset: u64, page: PageId) -> Result<Meta
             }
             _ => Error::io("read", e),
         })?;
-    Meta::decode(&buf, page)
+    Meta::decode_checked(&buf, page, verify)
 }
 
 /// Page size from meta 0, or — if meta 0 is damaged — from meta 1 probed at every accepted
 /// page size (a meta at offset P counts only if it says its page size is P).
-fn detect_page_size(storage: &dyn Storage) -> Result<u32> {
-    let err0 = match read_meta_at(storage, 0, PageId(0)) {
+pub(crate) fn detect_page_size(storage: &dyn Storage, verify: bool) -> Result<u32> {
+    let err0 = match read_meta_at(storage, 0, PageId(0), verify) {
         Ok(m) => return Ok(m.page_size),
         Err(e @ Error::Io { .. }) => return Err(e),
         Err(e) => e,
@@ -333,7 +376,7 @@ fn detect_page_size(storage: &dyn Storage) -> Result<u32> {
     let mut err1 = None;
     let mut size = crate::page::PAGE_SIZE_MIN;
     while size <= crate::page::PAGE_SIZE_MAX {
-        match read_meta_at(storage, u64::from(size), PageId(1)) {
+        match read_meta_at(storage, u64::from(size), PageId(1), verify) {
             Ok(m) if m.page_size == size => return Ok(size),
             Ok(_) => {}
             Err(e @ Error::Io { .. }) => return Err(e),
@@ -351,25 +394,36 @@ fn detect_page_size(storage: &dyn Storage) -> Result<u32> {
     })
 }
 
-/// The valid meta with the highest txid.
-fn choose_meta(storage: &dyn Storage, page_size: u32) -> Result<Meta> {
-    let m0 = read_meta_at(storage, 0, PageId(0)).and_then(|m| same_size(m, page_size, 0));
-    let m1 = read_meta_at(storage, u64::from(page_size), PageId(1))
+/// Both meta slots of a file whose page size is `page_size`: each its meta, or why not
+/// (`verify`: check checksums; only a negative control turns it off, see `DebugHooks`).
+pub(crate) fn read_slots(storage: &dyn Storage, page_size: u32, verify: bool) -> [Result<Meta>; 2] {
+    let m0 = read_meta_at(storage, 0, PageId(0), verify).and_then(|m| same_size(m, page_size, 0));
+    let m1 = read_meta_at(storage, u64::from(page_size), PageId(1), verify)
         .and_then(|m| same_size(m, page_size, 1));
+    [m0, m1]
+}
+
+/// The valid meta with the highest txid (slot 0 on a tie).
+pub(crate) fn newest_valid(slots: &[Result<Meta>; 2]) -> Option<Meta> {
+    let mut valid = slots.iter().filter_map(|s| s.as_ref().ok().copied());
+    let first = valid.next()?;
+    Some(valid.fold(first, |a, b| if b.txid > a.txid { b } else { a }))
+}
+
+/// The meta open uses: the valid one with the highest txid.
+pub(crate) fn choose_meta(storage: &dyn Storage, page_size: u32, verify: bool) -> Result<Meta> {
+    let slots = read_slots(storage, page_size, verify);
+    let newest = newest_valid(&slots);
     // An unreadable meta is not an invalid one: falling back to the other slot would silently
     // open an older commit, so an I/O error fails the open instead.
-    let (m0, m1) = match (m0, m1) {
-        (Err(e @ Error::Io { .. }), _) | (_, Err(e @ Error::Io { .. })) => return Err(e),
-        pair => pair,
-    };
-    match (m0, m1) {
-        (Ok(a), Ok(b)) => Ok(if b.txid > a.txid { b } else { a }),
-        (Ok(a), Err(_)) => Ok(a),
-        (Err(_), Ok(b)) => Ok(b),
-        (Err(e0), Err(e1)) => Err(Error::NoValidMeta {
+    match (slots, newest) {
+        ([Err(e @ Error::Io { .. }), _], _) | ([_, Err(e @ Error::Io { .. })], _) => Err(e),
+        (_, Some(meta)) => Ok(meta),
+        ([Err(e0), Err(e1)], None) => Err(Error::NoValidMeta {
             meta0: Box::new(e0),
             meta1: Box::new(e1),
         }),
+        _ => unreachable!("a valid slot makes `newest` Some"),
     }
 }
 

@@ -19,7 +19,8 @@
 //! ```
 //!
 //! Layers, lowest first (a layer never uses a higher one): `presize`, `types`, `page`, `meta`,
-//! `freelist`, `node`, `pager`, `tree`, `cursor`, `bucket`, `tx`, `commit`, `db`, `check`.
+//! `freelist`, `node`, `pager`, `tree`, `cursor`, `bucket`, `tx`, `commit`, `db`, `check`,
+//! `inspect` (read-only views of an untrusted file, for `crashlab db`).
 //! `FORMAT.md` next to this crate describes the bytes and the commit protocol.
 #![forbid(unsafe_code)]
 
@@ -32,6 +33,7 @@ mod cursor;
 mod db;
 pub mod error;
 pub mod freelist;
+pub mod inspect;
 pub mod limits;
 pub mod meta;
 pub mod node;
@@ -52,6 +54,8 @@ pub use cursor::{Cursor, CursorItem};
 pub use db::Db;
 pub use error::{Error, Result};
 pub use freelist::FreelistKind;
+#[doc(hidden)]
+pub use options::DebugHooks;
 pub use options::Options;
 pub use presize::{PresizePolicy, SizedBuf};
 pub use storage::{FileStorage, MemStorage, Storage};

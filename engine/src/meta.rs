@@ -108,6 +108,12 @@ impl Meta {
 
     /// Decode and validate the meta stored in `buf` (at least header + 64 bytes) of page `page`.
     pub fn decode(buf: &[u8], page: PageId) -> Result<Meta> {
+        Meta::decode_checked(buf, page, true)
+    }
+
+    /// [`Meta::decode`], with the checksum verified only when `verify_checksum` is set (it is
+    /// cleared only by a negative control, `DebugHooks::skip_meta_checksum`).
+    pub fn decode_checked(buf: &[u8], page: PageId, verify_checksum: bool) -> Result<Meta> {
         let end = PAGE_HEADER_SIZE + META_SIZE;
         let m = buf
             .get(PAGE_HEADER_SIZE..end)
@@ -124,14 +130,35 @@ impl Meta {
         }
         let stored = page::read_u64(m, CHECKSUMMED);
         let computed = fnv1a64(&m[..CHECKSUMMED]);
-        if stored != computed {
+        if verify_checksum && stored != computed {
             return Err(Error::ChecksumMismatch {
                 page,
                 stored,
                 computed,
             });
         }
-        let meta = Meta {
+        let meta = Meta::fields(m);
+        meta.validate(page)?;
+        Ok(meta)
+    }
+
+    /// The fields stored in `buf` as they are, validating nothing but the length: what an
+    /// inspection tool shows for a meta that [`Meta::decode`] rejects.
+    pub fn decode_unvalidated(buf: &[u8], page: PageId) -> Result<Meta> {
+        buf.get(PAGE_HEADER_SIZE..PAGE_HEADER_SIZE + META_SIZE)
+            .map(Meta::fields)
+            .ok_or_else(|| Error::corrupted(page, "meta page shorter than 80 bytes"))
+    }
+
+    /// Whether the checksum stored in a meta page image (at least 80 bytes) matches its fields.
+    pub fn checksum_matches(buf: &[u8]) -> bool {
+        buf.get(PAGE_HEADER_SIZE..PAGE_HEADER_SIZE + META_SIZE)
+            .is_some_and(|m| page::read_u64(m, CHECKSUMMED) == fnv1a64(&m[..CHECKSUMMED]))
+    }
+
+    /// Fields of the 64 meta bytes `m` (callers check the length).
+    fn fields(m: &[u8]) -> Meta {
+        Meta {
             page_size: page::read_u32(m, 8),
             flags: page::read_u32(m, 12),
             root: PageId(page::read_u64(m, 16)),
@@ -139,9 +166,7 @@ impl Meta {
             freelist: PageId(page::read_u64(m, 32)),
             high_water: PageId(page::read_u64(m, 40)),
             txid: TxId(page::read_u64(m, 48)),
-        };
-        meta.validate(page)?;
-        Ok(meta)
+        }
     }
 
     /// Range checks on a checksum-valid meta.

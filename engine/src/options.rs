@@ -36,6 +36,26 @@ pub struct Options {
     /// How the buffers that grow with the work are sized: merged write batches, the commit's
     /// page write buffer and the freelist page.
     pub presize: PresizePolicy,
+    /// Deliberate bugs for crashlab's negative controls. Every flag is off by default and no
+    /// user has a reason to turn one on: they exist so the crash-state checker can prove it sees
+    /// each bug. Not part of the public API.
+    #[doc(hidden)]
+    pub debug: DebugHooks,
+}
+
+/// Deliberate bugs, each off unless a negative-control test turns it on (see
+/// `crashlab check --control`). Each names the protection it removes.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DebugHooks {
+    /// Write every commit's meta to slot 0 instead of slot `txid % 2`: a torn meta write then
+    /// destroys the only valid meta.
+    pub meta_same_slot: bool,
+    /// Accept a meta page whose checksum does not match: a torn meta is trusted.
+    pub skip_meta_checksum: bool,
+    /// Release pending pages as if no reader were open: a page a reader's snapshot still
+    /// references can be reused and overwritten.
+    pub reuse_pages_under_readers: bool,
 }
 
 impl Default for Options {
@@ -52,6 +72,7 @@ impl Default for Options {
             max_batch_delay: Duration::from_millis(10),
             merge_strategy: MergeStrategy::Append,
             presize: PresizePolicy::Estimate,
+            debug: DebugHooks::default(),
         }
     }
 }

@@ -6,7 +6,9 @@
 //! transaction had opened from their in-memory trees, so an opened sub-bucket that was still
 //! all pages (opened, nothing changed) was freed twice and the commit failed with "freed twice
 //! … the tree references it more than once". How it was caught: `tests/engine_model.rs`
-//! (proptest against `KvModel`) shrank it to the operations below, at 512-byte pages.
+//! (proptest against `KvModel`) shrank it to the operations below, at 512-byte pages, on two
+//! branches at once; main's fix (skip opened sub-buckets in the stored walk) is the one kept, and
+//! this test pins the case at the engine's own level.
 
 use crashlab_engine::{Db, MemStorage, Options};
 

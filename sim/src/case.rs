@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! # crashlab case
+//! engine = crashlab          # crashlab | redb (absent: crashlab)
 //! seed = 273
 //! profile = default
 //! expect = ok                 # ok | violation | disk-failure
@@ -16,8 +17,14 @@
 //! `options` and `faults` are optional: without them the seed and profile decide, as in
 //! `crashlab run`. Blank lines and `#` comments are ignored. A malformed file is reported with
 //! its path, line number and what was expected.
+//!
+//! A case for the crash-state checker may add `check = ...` (its parameters) and, when it saves
+//! a violation, `crash-state = ...` (the one state that shows it); see `check/spec.rs`. Such a
+//! case replays through the checker, not the runner.
 
+use crate::check::{CheckParams, CrashState};
 use crate::disk::{DiskConfig, FaultConfig};
+use crate::engines::EngineKind;
 use crate::op::Op;
 use crate::profile::{self, Profile};
 use crate::runner::{Outcome, RunConfig};
@@ -25,6 +32,19 @@ use crate::workload;
 use crashlab_engine::{FreelistKind, Options, PresizePolicy};
 use std::fmt::Write as _;
 use std::path::Path;
+
+/// The keys a case file may hold.
+const KEYS: [&str; 9] = [
+    "engine",
+    "seed",
+    "profile",
+    "expect",
+    "ops",
+    "options",
+    "faults",
+    "check",
+    "crash-state",
+];
 
 /// What a case expects its run to end with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +78,10 @@ pub struct Case {
     pub expect: Expect,
     /// Whether the operations are written out (otherwise they come from the seed).
     pub explicit_ops: bool,
+    /// The crash-state checker's parameters, for a check case.
+    pub check: Option<CheckParams>,
+    /// The one crash state a saved check violation names.
+    pub crash_state: Option<CrashState>,
 }
 
 /// A malformed case file: where, and what was expected.
@@ -115,12 +139,19 @@ impl Case {
         }
         let get = |key: &str| fields.iter().find(|(_, k, _)| k == key);
         for (n, k, _) in &fields {
-            if !["seed", "profile", "expect", "ops", "options", "faults"].contains(&k.as_str()) {
-                return Err(err(*n, format!("unknown key `{k}` (expected seed, profile, expect, ops, options or faults)")));
+            if !KEYS.contains(&k.as_str()) {
+                return Err(err(
+                    *n,
+                    format!("unknown key `{k}` (expected one of: {})", KEYS.join(", ")),
+                ));
             }
         }
         let (sn, _, sv) = get("seed").ok_or_else(|| err(1, "missing `seed = N`".into()))?;
         let seed = parse_seed(sv).map_err(|m| err(*sn, m))?;
+        let engine = match get("engine") {
+            Some((n, _, v)) => v.parse::<EngineKind>().map_err(|m| err(*n, m))?,
+            None => EngineKind::Crashlab,
+        };
         let profile = match get("profile") {
             Some((n, _, v)) => v.parse::<Profile>().map_err(|m| err(*n, m))?,
             None => Profile::Default,
@@ -140,6 +171,14 @@ impl Case {
             },
             None => profile::disk_config(seed, profile),
         };
+        let check = match get("check") {
+            Some((n, _, v)) => Some(v.parse::<CheckParams>().map_err(|m| err(*n, m))?),
+            None => None,
+        };
+        let crash_state = match get("crash-state") {
+            Some((n, _, v)) => Some(v.parse::<CrashState>().map_err(|m| err(*n, m))?),
+            None => None,
+        };
         let explicit_ops = ops.is_some();
         let ops = match (ops, get("ops")) {
             (Some(list), _) => list,
@@ -147,12 +186,13 @@ impl Case {
                 let count = v
                     .parse::<usize>()
                     .map_err(|_| err(*n, format!("expected a number of ops, found `{v}`")))?;
-                workload::generate(seed, count, true)
+                workload::generate_for(engine, seed, count, true)
             }
             (None, None) => return Err(err(1, "expected `ops = N` or an `[ops]` section".into())),
         };
         Ok(Case {
             run: RunConfig {
+                engine,
                 seed,
                 profile,
                 options,
@@ -161,6 +201,8 @@ impl Case {
             },
             expect,
             explicit_ops,
+            check,
+            crash_state,
         })
     }
 
@@ -168,11 +210,18 @@ impl Case {
     pub fn to_text(&self) -> String {
         let r = &self.run;
         let mut s = String::from("# crashlab case — replay with: crashlab repro <this file>\n");
+        let _ = writeln!(s, "engine = {}", r.engine);
         let _ = writeln!(s, "seed = {}", r.seed);
         let _ = writeln!(s, "profile = {}", r.profile);
         let _ = writeln!(s, "expect = {}", self.expect.name());
         let _ = writeln!(s, "options = {}", format_options(&r.options));
         let _ = writeln!(s, "faults = {}", format_faults(&r.disk.faults));
+        if let Some(c) = &self.check {
+            let _ = writeln!(s, "check = {c}");
+        }
+        if let Some(state) = &self.crash_state {
+            let _ = writeln!(s, "crash-state = {state}");
+        }
         if self.explicit_ops {
             s.push_str("[ops]\n");
             for op in &r.ops {
@@ -205,7 +254,7 @@ fn parse_expect(s: &str) -> Result<Expect, String> {
     }
 }
 
-fn pairs(s: &str) -> Result<Vec<(&str, &str)>, String> {
+pub(crate) fn pairs(s: &str) -> Result<Vec<(&str, &str)>, String> {
     s.split_whitespace()
         .map(|w| {
             w.split_once('=')
@@ -214,12 +263,12 @@ fn pairs(s: &str) -> Result<Vec<(&str, &str)>, String> {
         .collect()
 }
 
-fn num<T: std::str::FromStr>(k: &str, v: &str) -> Result<T, String> {
+pub(crate) fn num<T: std::str::FromStr>(k: &str, v: &str) -> Result<T, String> {
     v.parse()
         .map_err(|_| format!("`{v}` is not a valid value for `{k}`"))
 }
 
-fn flag(k: &str, v: &str) -> Result<bool, String> {
+pub(crate) fn flag(k: &str, v: &str) -> Result<bool, String> {
     match v {
         "true" => Ok(true),
         "false" => Ok(false),
@@ -232,15 +281,30 @@ pub fn format_options(o: &Options) -> String {
         FreelistKind::Array => "array",
         FreelistKind::Hashmap => "hashmap",
     };
-    let presize = match o.presize {
+    format!(
+        "page_size={} fill_percent={} no_sync={} no_freelist_sync={} freelist={freelist} page_cache_pages={} presize={}",
+        o.page_size, o.fill_percent, o.no_sync, o.no_freelist_sync, o.page_cache_pages,
+        presize_name(o.presize)
+    )
+}
+
+pub fn presize_name(p: PresizePolicy) -> &'static str {
+    match p {
         PresizePolicy::Grow => "grow",
         PresizePolicy::Exact => "exact",
         PresizePolicy::Estimate => "estimate",
-    };
-    format!(
-        "page_size={} fill_percent={} no_sync={} no_freelist_sync={} freelist={freelist} page_cache_pages={} presize={presize}",
-        o.page_size, o.fill_percent, o.no_sync, o.no_freelist_sync, o.page_cache_pages
-    )
+    }
+}
+
+fn parse_presize(v: &str) -> Result<PresizePolicy, String> {
+    [
+        PresizePolicy::Grow,
+        PresizePolicy::Exact,
+        PresizePolicy::Estimate,
+    ]
+    .into_iter()
+    .find(|p| presize_name(*p) == v)
+    .ok_or_else(|| format!("expected grow, exact or estimate for `presize`, found `{v}`"))
 }
 
 fn parse_options(s: &str) -> Result<Options, String> {
@@ -252,6 +316,7 @@ fn parse_options(s: &str) -> Result<Options, String> {
             "no_sync" => o.no_sync = flag(k, v)?,
             "no_freelist_sync" => o.no_freelist_sync = flag(k, v)?,
             "page_cache_pages" => o.page_cache_pages = num(k, v)?,
+            "presize" => o.presize = parse_presize(v)?,
             "freelist" => {
                 o.freelist = match v {
                     "array" => FreelistKind::Array,
@@ -259,18 +324,6 @@ fn parse_options(s: &str) -> Result<Options, String> {
                     _ => {
                         return Err(format!(
                             "expected array or hashmap for `freelist`, found `{v}`"
-                        ))
-                    }
-                }
-            }
-            "presize" => {
-                o.presize = match v {
-                    "grow" => PresizePolicy::Grow,
-                    "exact" => PresizePolicy::Exact,
-                    "estimate" => PresizePolicy::Estimate,
-                    _ => {
-                        return Err(format!(
-                            "expected grow, exact or estimate for `presize`, found `{v}`"
                         ))
                     }
                 }
@@ -334,10 +387,41 @@ mod tests {
                 run: RunConfig::from_seed(5, 40, Profile::Default),
                 expect: Expect::Violation,
                 explicit_ops,
+                check: None,
+                crash_state: None,
             };
             let back = Case::parse(&case.to_text(), "t.case").unwrap();
             assert_eq!(back, case);
         }
+    }
+
+    #[test]
+    fn a_check_case_round_trips_with_its_parameters_and_crash_state() {
+        let mut run = RunConfig::from_seed(5, 20, Profile::None);
+        run.options.presize = PresizePolicy::Grow;
+        let case = Case {
+            run,
+            expect: Expect::Violation,
+            explicit_ops: true,
+            check: Some(
+                "batched=true control=no-barrier sector_size=64"
+                    .parse()
+                    .unwrap(),
+            ),
+            crash_state: Some("call=9 keep=1,3".parse().unwrap()),
+        };
+        let text = case.to_text();
+        assert!(text.contains("presize=grow"), "{text}");
+        assert_eq!(Case::parse(&text, "t.case").unwrap(), case);
+        let bad = text.replace("keep=1,3", "keep=one");
+        let e = Case::parse(&bad, "t.case").unwrap_err();
+        let line = bad
+            .lines()
+            .position(|l| l.starts_with("crash-state"))
+            .unwrap()
+            + 1;
+        assert_eq!(e.line, line, "{e}");
+        assert!(e.message.contains("not a valid value for `keep`"), "{e}");
     }
 
     #[test]

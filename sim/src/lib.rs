@@ -1,10 +1,14 @@
 //! crashlab-sim: the simulated disk, the runner and the `crashlab` command-line tool.
 #![forbid(unsafe_code)]
 
+mod apply;
 pub mod batching;
 pub mod case;
+pub mod check;
 pub mod compare;
+pub mod db_cli;
 pub mod disk;
+pub mod engines;
 pub mod negative;
 pub mod op;
 pub mod profile;

@@ -2,10 +2,25 @@
 //! outcome, the work done, the faults injected, the engine's counters and the trace hash.
 
 use crate::case::{format_faults, format_options};
+use crate::engines::redb::RedbChoices;
+use crate::engines::EngineKind;
 use crate::runner::{Outcome, Report, RunConfig};
 use std::fmt::Write as _;
 
 pub fn header(cfg: &RunConfig) -> String {
+    if cfg.engine == EngineKind::Redb {
+        let c = RedbChoices::from_seed(cfg.seed, cfg.profile);
+        return format!(
+            "seed {} profile {} ops {} engine redb\n  redb:    two_phase_commit={} \
+             non_durable_commits={:.0}%\n  faults:  {}\n",
+            cfg.seed,
+            cfg.profile,
+            cfg.ops.len(),
+            c.two_phase,
+            c.non_durable_share * 100.0,
+            format_faults(&cfg.disk.faults)
+        );
+    }
     format!(
         "seed {} profile {} ops {}\n  options: {}\n  faults:  {}\n",
         cfg.seed,

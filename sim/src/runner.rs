@@ -10,17 +10,26 @@
 //!   data it cannot give back and the run stops with a disk failure, which is not a violation;
 //! - the harness's own verification reads run with faults suspended;
 //! - with `no_sync` a crash is a process crash (the page cache survives), since a power cut
-//!   without syncs may legitimately corrupt anything.
+//!   without syncs may legitimately corrupt anything;
+//! - a power cut ends the session before the database is closed: nothing the close would write
+//!   reaches the disk; a close that fails (redb writes on close) lets acknowledged, non-durable
+//!   commits be lost, as after a power cut.
+//!
+//! The engine is reached only through [`EngineDb`]; `RunConfig::engine` picks which.
 
+use crate::apply::{apply_checked_with, owned, Applied, ApplyFailure};
 use crate::disk::{DiskConfig, FaultConfig, FaultCounts, IoStats, SimDisk};
+use crate::engines::crashlab::CrashlabDb;
+use crate::engines::redb::RedbDb;
+use crate::engines::{list_model, EngineDb, EngineError, EngineKind, ErrorKind};
 use crate::negative::{NoBarrier, PowerSwitch, Switched};
-use crate::op::{path_to_string, value_bytes, Op, Path};
+use crate::op::{path_to_string, Name, Op, Path};
 use crate::profile::{self, Profile};
 use crate::rng::SimRng;
 use crate::trace::Trace;
 use crate::workload;
-use crashlab_engine::{Bucket, Counters, Db, Error, Options, ReadTx, Storage, WriteTx};
-use crashlab_models::{CommitOutcome, DurabilityOracle, KvModel, ModelError};
+use crashlab_engine::{Counters, Options, Storage};
+use crashlab_models::{CommitOutcome, DurabilityOracle, KvModel};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
@@ -28,6 +37,8 @@ use std::time::Duration;
 /// Everything that determines a run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunConfig {
+    /// The engine under test.
+    pub engine: EngineKind,
     pub seed: u64,
     pub profile: Profile,
     pub options: Options,
@@ -36,14 +47,22 @@ pub struct RunConfig {
 }
 
 impl RunConfig {
-    /// The run a seed describes: options, faults and `ops` operations all drawn from it.
+    /// The run a seed describes for crashlab's engine: options, faults and `ops` operations
+    /// all drawn from it.
     pub fn from_seed(seed: u64, ops: usize, profile: Profile) -> RunConfig {
+        RunConfig::from_seed_for(EngineKind::Crashlab, seed, ops, profile)
+    }
+
+    /// The run a seed describes for `engine`. The crashlab options are drawn for every engine
+    /// (case files carry them); engines other than crashlab ignore them.
+    pub fn from_seed_for(engine: EngineKind, seed: u64, ops: usize, profile: Profile) -> RunConfig {
         let options = profile::engine_options(seed);
         RunConfig {
+            engine,
             seed,
             profile,
             disk: profile::disk_config(seed, profile),
-            ops: workload::generate(seed, ops, true),
+            ops: workload::generate_for(engine, seed, ops, true),
             options,
         }
     }
@@ -105,11 +124,7 @@ pub fn run_guarded(cfg: &RunConfig) -> Report {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cfg))) {
         Ok(report) => report,
         Err(payload) => {
-            let detail = payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "non-string panic payload".into());
+            let detail = panic_message(payload.as_ref());
             Report {
                 outcome: Outcome::Violation(Violation {
                     op_index: 0,
@@ -129,16 +144,28 @@ pub fn run_guarded(cfg: &RunConfig) -> Report {
     }
 }
 
+/// The message a panic carried.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "non-string panic payload".into())
+}
+
 /// Run a case to its end or its first violation, inside a madsim runtime seeded with the run's
 /// seed: the writer, the background readers and the power-cut timer are tasks on its
 /// deterministic scheduler, and time is simulated.
 pub fn run(cfg: &RunConfig) -> Report {
     let rt = madsim::runtime::Runtime::with_seed_and_config(cfg.seed, madsim::Config::default());
-    rt.block_on(run_async(cfg))
+    match cfg.engine {
+        EngineKind::Crashlab => rt.block_on(run_async::<CrashlabDb>(cfg)),
+        EngineKind::Redb => rt.block_on(run_async::<RedbDb>(cfg)),
+    }
 }
 
-async fn run_async(cfg: &RunConfig) -> Report {
-    let mut sim = Sim::new(cfg);
+async fn run_async<D: EngineDb>(cfg: &RunConfig) -> Report {
+    let mut sim = Sim::<D>::new(cfg);
     let outcome = match sim.drive().await {
         Ok(()) => Outcome::Ok,
         // The engine keeps no checksums on data pages (bbolt's format): under the corruption
@@ -176,8 +203,10 @@ enum SessionEnd {
 
 type Step<T> = Result<T, Stop>;
 
-struct Sim<'c> {
+struct Sim<'c, D> {
     cfg: &'c RunConfig,
+    /// Opens so far (the engine may derive per-open choices from it).
+    opens: u64,
     disk: SimDisk,
     oracle: DurabilityOracle,
     trace: Trace,
@@ -193,15 +222,21 @@ struct Sim<'c> {
     tasks_rng: SimRng,
     /// Simulated disk time already slept off.
     slept_ns: u64,
+    /// An I/O error was seen and the engine requires a reopen before further use.
+    restart_after_io_error: bool,
+    engine: std::marker::PhantomData<D>,
 }
 
 /// An open write transaction and the model of what it has done.
-type Writer<'db> = Option<(WriteTx<'db>, KvModel)>;
+type Writer<'db, D> = Option<(<D as EngineDb>::Writer<'db>, KvModel)>;
+/// Open readers and the state each must keep seeing.
+type Readers<'db, D> = Vec<(<D as EngineDb>::Reader<'db>, KvModel)>;
 
-impl<'c> Sim<'c> {
-    fn new(cfg: &'c RunConfig) -> Sim<'c> {
+impl<'c, D: EngineDb> Sim<'c, D> {
+    fn new(cfg: &'c RunConfig) -> Sim<'c, D> {
         Sim {
             cfg,
+            opens: 0,
             disk: SimDisk::new(cfg.seed, cfg.disk.clone()),
             oracle: DurabilityOracle::new(KvModel::new()),
             trace: Trace::default(),
@@ -213,6 +248,8 @@ impl<'c> Sim<'c> {
             shared: Rc::new(RefCell::new(Shared::default())),
             tasks_rng: SimRng::derive(cfg.seed, "tasks"),
             slept_ns: 0,
+            restart_after_io_error: false,
+            engine: std::marker::PhantomData,
         }
     }
 
@@ -228,7 +265,7 @@ impl<'c> Sim<'c> {
         let switch = self.power.clone();
         match self.cfg.profile {
             Profile::NoBarrier => Box::new(Switched {
-                inner: NoBarrier::new(self.disk.clone(), self.cfg.options.page_size),
+                inner: NoBarrier::with_meta_len(self.disk.clone(), D::meta_region_len(self.cfg)),
                 switch,
             }),
             _ => Box::new(Switched {
@@ -242,19 +279,22 @@ impl<'c> Sim<'c> {
         self.create()?;
         let mut recovery: Option<bool> = None; // Some(_) once a session ended
         loop {
-            let Some(db) = self.open()? else {
+            let Some(mut db) = self.open()? else {
                 return Ok(());
             };
             if recovery.is_some() {
                 let power_cut = std::mem::take(&mut self.pending_power_cut);
-                self.verify_recovery(&db, power_cut)?;
+                self.verify_recovery(&mut db, power_cut)?;
             }
             let db = Rc::new(db);
             let tasks = self.start_tasks(&db);
             let end = self.session(&db).await;
             let end = self.stop_tasks(tasks, end).await?;
             self.counters.accumulate(&db.counters());
-            drop(db);
+            let Ok(db) = Rc::try_unwrap(db) else {
+                unreachable!("the background tasks ended and dropped their handles")
+            };
+            let end = self.close(db, end);
             match end {
                 SessionEnd::Done => return self.final_check(),
                 SessionEnd::Reopen => {
@@ -267,6 +307,30 @@ impl<'c> Sim<'c> {
                 }
             }
         }
+    }
+
+    /// Close the session's database. Before a power cut the power goes off first, so nothing
+    /// the close writes reaches the disk; a close the power cuts becomes a power cut.
+    fn close(&mut self, db: D, end: SessionEnd) -> SessionEnd {
+        if matches!(end, SessionEnd::Crash) {
+            self.power.cut();
+        }
+        let closed = db.close();
+        if matches!(end, SessionEnd::Crash) {
+            return end;
+        }
+        if self.power.is_off() {
+            self.trace.record("power cut during close".into());
+            return SessionEnd::Crash;
+        }
+        if let Err(e) = closed {
+            // Commits acknowledged without durability may be gone: recover as after a cut.
+            self.trace.record(format!(
+                "close failed: {e}; non-durable commits may be lost"
+            ));
+            self.pending_power_cut = true;
+        }
+        end
     }
 
     /// The machine loses power: unsynced sectors are kept or lost, then it reboots.
@@ -284,13 +348,14 @@ impl<'c> Sim<'c> {
     /// Create the database with faults suspended.
     fn create(&mut self) -> Step<()> {
         let faults = self.suspend_faults();
-        let created = Db::open(self.storage(), self.cfg.options.clone());
+        let created = self.open_once();
+        let closed = created.map(|db| {
+            self.counters.accumulate(&db.counters());
+            db.close()
+        });
         self.disk.set_faults(faults);
-        match created {
-            Ok(db) => {
-                self.counters.accumulate(&db.counters());
-                Ok(())
-            }
+        match closed.and_then(|c| c) {
+            Ok(()) => Ok(()),
             Err(e) => Err(self.violation("create", e.to_string())),
         }
     }
@@ -306,12 +371,17 @@ impl<'c> Sim<'c> {
         faults
     }
 
+    fn open_once(&mut self) -> Result<D, EngineError> {
+        self.opens += 1;
+        D::open(self.storage(), self.cfg, self.opens - 1)
+    }
+
     /// Open, retrying transient I/O errors. `None` when the run is over.
-    fn open(&mut self) -> Step<Option<Db>> {
+    fn open(&mut self) -> Step<Option<D>> {
         const ATTEMPTS: usize = 8;
         let mut last = String::new();
         for _ in 0..ATTEMPTS {
-            let opened = Db::open(self.storage(), self.cfg.options.clone());
+            let opened = self.open_once();
             if self.power.is_off() {
                 // The cut landed inside the open (a crash during recovery): reboot and retry.
                 drop(opened);
@@ -320,7 +390,7 @@ impl<'c> Sim<'c> {
             }
             match opened {
                 Ok(db) => return Ok(Some(db)),
-                Err(e @ Error::Io { .. }) => {
+                Err(e) if e.is_io() => {
                     self.stats.io_errors += 1;
                     last = e.to_string();
                     self.trace.record(format!("open failed: {e}"));
@@ -336,11 +406,11 @@ impl<'c> Sim<'c> {
             sync_eio: 0.0,
             ..faults.clone()
         });
-        let last_try = Db::open(self.storage(), self.cfg.options.clone());
+        let last_try = self.open_once();
         self.disk.set_faults(faults);
         match last_try {
             Ok(db) => Ok(Some(db)),
-            Err(e @ Error::Io { .. }) => Err(Stop::DiskFailure(format!(
+            Err(e) if e.is_io() => Err(Stop::DiskFailure(format!(
                 "open keeps failing: {last}; then {e}"
             ))),
             Err(e) => Err(self.corruption_found("open", e)),
@@ -348,7 +418,7 @@ impl<'c> Sim<'c> {
     }
 
     /// A corrupt file: a violation, except where the profile corrupts the disk on purpose.
-    fn corruption_found(&self, during: &'static str, e: Error) -> Stop {
+    fn corruption_found(&self, during: &'static str, e: EngineError) -> Stop {
         if self.cfg.profile == Profile::Corruption {
             Stop::DiskFailure(format!("corruption detected during {during}: {e}"))
         } else {
@@ -356,15 +426,15 @@ impl<'c> Sim<'c> {
         }
     }
 
-    fn verify_recovery(&mut self, db: &Db, power_cut: bool) -> Step<()> {
+    fn verify_recovery(&mut self, db: &mut D, power_cut: bool) -> Step<()> {
         self.power.reset();
         let faults = self.suspend_faults();
-        let observed = read_model(db);
+        let observed = db.begin_read().and_then(|r| D::read_snapshot(&r));
         let problems = db.check();
         self.disk.set_faults(faults);
         let observed = match observed {
             Ok(m) => m,
-            Err(e @ Error::Io { .. }) => {
+            Err(e) if e.is_io() => {
                 return Err(Stop::DiskFailure(format!("unreadable after recovery: {e}")))
             }
             Err(e) => return Err(self.corruption_found("recovery read", e)),
@@ -405,25 +475,27 @@ impl<'c> Sim<'c> {
 
     /// After the last operation: reopen once more and verify.
     fn final_check(&mut self) -> Step<()> {
-        let Some(db) = self.open()? else {
+        let Some(mut db) = self.open()? else {
             return Ok(());
         };
         let power_cut = std::mem::take(&mut self.pending_power_cut);
-        self.verify_recovery(&db, power_cut)?;
+        self.verify_recovery(&mut db, power_cut)?;
         self.counters.accumulate(&db.counters());
+        // The run is over: a failed close here changes nothing that is checked.
+        let _ = db.close();
         Ok(())
     }
 
-    async fn session(&mut self, db: &Db) -> Step<SessionEnd> {
-        let mut writer: Writer<'_> = None;
-        let mut readers: Vec<(ReadTx<'_>, KvModel)> = Vec::new();
+    async fn session(&mut self, db: &D) -> Step<SessionEnd> {
+        let mut writer: Writer<'_, D> = None;
+        let mut readers: Readers<'_, D> = Vec::new();
         while self.next < self.cfg.ops.len() {
             let op = &self.cfg.ops[self.next];
             self.next += 1;
             self.stats.ops_run += 1;
             let result = match op {
                 Op::Reopen => return Ok(SessionEnd::Reopen),
-                Op::Crash if self.cfg.options.no_sync => {
+                Op::Crash if D::crash_is_process_crash(self.cfg) => {
                     self.trace
                         .record(format!("{} crash (no_sync: process crash)", self.next - 1));
                     return Ok(SessionEnd::Reopen);
@@ -433,7 +505,7 @@ impl<'c> Sim<'c> {
                     self.power.arm(*n);
                     format!("armed: power cut after {n} storage calls")
                 }
-                Op::Commit => match self.commit(&mut writer) {
+                Op::Commit => match self.commit(db, &mut writer)? {
                     Ok(r) => r,
                     Err(msg) if self.power.is_off() => {
                         self.trace
@@ -452,12 +524,17 @@ impl<'c> Sim<'c> {
                 }
                 Op::BeginReader => self.begin_reader(db, &mut readers),
                 Op::EndReader(n) => self.end_reader(&mut readers, *n as usize)?,
-                Op::Get { path, key } => self.get(db, &mut writer, path, &key.0)?,
+                Op::Get { path, key } => self.get(db, &mut writer, path, key)?,
                 Op::Scan { path } => self.scan(db, &mut writer, path)?,
                 data => self.apply(db, &mut writer, data)?,
             };
             self.trace
                 .record(format!("{} {op} -> {result}", self.next - 1));
+            if std::mem::take(&mut self.restart_after_io_error) {
+                // The open transaction is abandoned (rolled back) with the session.
+                self.trace.record("restarting after an I/O error".into());
+                return Ok(SessionEnd::Reopen);
+            }
             self.pass_time().await?;
             if self.power.is_off() {
                 self.trace.record("power cut".into());
@@ -499,7 +576,7 @@ impl<'c> Sim<'c> {
 
     /// Start a session's background tasks: long-lived readers and, sometimes, a power cut at a
     /// seeded simulated instant.
-    fn start_tasks(&mut self, db: &Rc<Db>) -> Vec<madsim::task::JoinHandle<()>> {
+    fn start_tasks(&mut self, db: &Rc<D>) -> Vec<madsim::task::JoinHandle<()>> {
         let mut handles = Vec::new();
         {
             let mut sh = self.shared.borrow_mut();
@@ -512,7 +589,7 @@ impl<'c> Sim<'c> {
             let task = reader_task(id, db.clone(), self.shared.clone(), rng, corruption);
             handles.push(madsim::task::spawn_local(task));
         }
-        if !self.cfg.options.no_sync && self.tasks_rng.chance(0.3) {
+        if !D::crash_is_process_crash(self.cfg) && self.tasks_rng.chance(0.3) {
             let delay = Duration::from_nanos(self.tasks_rng.range(50_000, 20_000_000));
             let (power, shared) = (self.power.clone(), self.shared.clone());
             handles.push(madsim::task::spawn_local(async move {
@@ -545,36 +622,38 @@ impl<'c> Sim<'c> {
         news.map(|()| end)
     }
 
-    fn commit(&mut self, writer: &mut Writer<'_>) -> Result<String, String> {
+    /// `Err` is a failed commit the application restarts from; a commit that fails with
+    /// anything but an I/O error is a violation (`Stop`) instead — no fault makes a valid
+    /// database refuse a commit (this hid regression 004).
+    fn commit(&mut self, db: &D, writer: &mut Writer<'_, D>) -> Step<Result<String, String>> {
         let Some((tx, pending)) = writer.take() else {
-            return Ok("nothing to commit".into());
+            return Ok(Ok("nothing to commit".into()));
         };
         let index = self.oracle.begin_commit(pending);
-        match tx.commit() {
-            Ok(()) => {
+        match db.commit(tx) {
+            Ok(durable) => {
                 self.stats.commits += 1;
-                let outcome = if self.cfg.options.no_sync {
-                    CommitOutcome::Acknowledged
-                } else {
+                let outcome = if durable {
                     CommitOutcome::Durable
+                } else {
+                    CommitOutcome::Acknowledged
                 };
                 self.oracle.end_commit(index, outcome);
                 self.shared.borrow_mut().current = self.oracle.current().clone();
-                Ok(format!("ok S[{index}]"))
+                Ok(Ok(format!("ok S[{index}]")))
             }
             Err(e) => {
                 self.stats.failed_commits += 1;
                 self.oracle.end_commit(index, CommitOutcome::Failed);
-                Err(format!("failed S[{index}]: {e}"))
+                if !e.is_io() {
+                    return Err(self.corruption_found("commit", e));
+                }
+                Ok(Err(format!("failed S[{index}]: {e}")))
             }
         }
     }
 
-    fn begin_reader<'db>(
-        &mut self,
-        db: &'db Db,
-        readers: &mut Vec<(ReadTx<'db>, KvModel)>,
-    ) -> String {
+    fn begin_reader<'db>(&mut self, db: &'db D, readers: &mut Readers<'db, D>) -> String {
         if readers.len() >= 4 {
             return "skipped (4 readers open)".into();
         }
@@ -587,12 +666,12 @@ impl<'c> Sim<'c> {
         }
     }
 
-    fn end_reader(&mut self, readers: &mut Vec<(ReadTx<'_>, KvModel)>, n: usize) -> Step<String> {
+    fn end_reader(&mut self, readers: &mut Readers<'_, D>, n: usize) -> Step<String> {
         if n >= readers.len() {
             return Ok("no such reader".into());
         }
         let (r, want) = readers.remove(n);
-        match read_snapshot(&r) {
+        match D::read_snapshot(&r) {
             Ok(got) if got == want => Ok("snapshot intact".into()),
             Ok(_) => Err(self.violation(
                 "reader snapshot",
@@ -603,46 +682,37 @@ impl<'c> Sim<'c> {
     }
 
     /// An engine error from an operation: I/O errors are allowed, corruption is not.
-    fn engine_error<T: From<String>>(&mut self, during: &'static str, e: Error) -> Step<T> {
-        match e {
-            Error::Io { .. } => {
-                self.stats.io_errors += 1;
-                Ok(T::from(format!("io error: {e}")))
-            }
-            e => Err(self.corruption_found(during, e)),
+    fn engine_error<T: From<String>>(&mut self, during: &'static str, e: EngineError) -> Step<T> {
+        if e.is_io() {
+            self.stats.io_errors += 1;
+            self.restart_after_io_error = D::io_error_ends_session();
+            return Ok(T::from(format!("io error: {e}")));
         }
+        Err(self.corruption_found(during, e))
     }
 
-    fn get(&mut self, db: &Db, writer: &mut Writer<'_>, path: &Path, key: &[u8]) -> Step<String> {
-        let refs = path_refs(path);
+    fn get(&mut self, db: &D, writer: &mut Writer<'_, D>, path: &Path, key: &Name) -> Step<String> {
         let (got, want) = match writer {
-            Some((tx, model)) => {
-                let got = tx
-                    .bucket_path_mut(&refs)
-                    .and_then(|b| b.map(|b| b.get(key)).transpose());
-                (got, model.get(&owned(path), key).map(<[u8]>::to_vec))
-            }
-            None => {
-                let got = db.view(|tx| tx.bucket_path(&refs)?.map(|b| b.get(key)).transpose());
-                (
-                    got,
-                    self.oracle
-                        .current()
-                        .get(&owned(path), key)
-                        .map(<[u8]>::to_vec),
-                )
-            }
+            Some((tx, model)) => (
+                D::get_in(tx, path, key),
+                model.get(&owned(path), &key.0).map(<[u8]>::to_vec),
+            ),
+            None => (
+                db.get(path, key),
+                self.oracle
+                    .current()
+                    .get(&owned(path), &key.0)
+                    .map(<[u8]>::to_vec),
+            ),
         };
         match got {
-            Ok(got) if got.clone().flatten() == want => {
-                Ok(format!("{} bytes", want.map_or(0, |v| v.len())))
-            }
+            Ok(got) if got == want => Ok(format!("{} bytes", want.map_or(0, |v| v.len()))),
             Ok(got) => Err(self.violation(
                 "model mismatch",
                 format!(
                     "get {} returned {:?} bytes, model {:?}",
                     path_to_string(path),
-                    got.flatten().map(|v| v.len()),
+                    got.map(|v| v.len()),
                     want.map(|v| v.len())
                 ),
             )),
@@ -650,22 +720,16 @@ impl<'c> Sim<'c> {
         }
     }
 
-    fn scan(&mut self, db: &Db, writer: &mut Writer<'_>, path: &Path) -> Step<String> {
-        let refs = path_refs(path);
+    fn scan(&mut self, db: &D, writer: &mut Writer<'_, D>, path: &Path) -> Step<String> {
         let (got, want) = match writer {
-            Some((tx, model)) => {
-                let got = tx
-                    .bucket_path_mut(&refs)
-                    .and_then(|b| b.map(|b| b.items()).transpose());
-                (got, model.bucket(&owned(path)).map(list_model))
-            }
-            None => {
-                let got = db.view(|tx| tx.bucket_path(&refs)?.map(|b| list_bucket(&b)).transpose());
-                (
-                    got,
-                    self.oracle.current().bucket(&owned(path)).map(list_model),
-                )
-            }
+            Some((tx, model)) => (
+                D::scan_in(tx, path),
+                model.bucket(&owned(path)).map(list_model),
+            ),
+            None => (
+                db.scan(path),
+                self.oracle.current().bucket(&owned(path)).map(list_model),
+            ),
         };
         match got {
             Ok(got) if got == want => Ok(format!("{} items", want.map_or(0, |w| w.len()))),
@@ -678,7 +742,7 @@ impl<'c> Sim<'c> {
     }
 
     /// A data operation in the write transaction (begun on demand).
-    fn apply<'db>(&mut self, db: &'db Db, writer: &mut Writer<'db>, op: &Op) -> Step<String> {
+    fn apply<'db>(&mut self, db: &'db D, writer: &mut Writer<'db, D>, op: &Op) -> Step<String> {
         if writer.is_none() {
             match db.begin_write() {
                 Ok(tx) => *writer = Some((tx, self.oracle.current().clone())),
@@ -686,155 +750,20 @@ impl<'c> Sim<'c> {
             }
         }
         let (tx, model) = writer.as_mut().expect("just ensured");
-        let mut next = model.clone();
-        let (got, want) = apply_both(tx, &mut next, op);
-        match got {
-            Ok(()) if want.is_ok() => {
-                *model = next;
-                Ok("ok".into())
-            }
-            Ok(()) => Err(self.violation(
-                "model mismatch",
-                format!("engine accepted, model says {want:?}"),
-            )),
-            Err(e) => match (model_error(&e), want) {
-                (Some(me), Err(w)) if me == w => Ok(format!("refused {me:?}")),
-                (Some(me), w) => Err(self.violation(
-                    "model mismatch",
-                    format!("engine refused {me:?}, model {w:?}"),
-                )),
-                (None, _) => self.engine_error("write", e),
-            },
+        let refusal = |e: &EngineError| match e.kind {
+            ErrorKind::Refused(m) => Some(m),
+            _ => None,
+        };
+        match apply_checked_with(model, op, |op| D::apply(tx, op), refusal) {
+            Ok(Applied::Done) => Ok("ok".into()),
+            Ok(Applied::Refused(me)) => Ok(format!("refused {me:?}")),
+            Err(ApplyFailure::Mismatch(detail)) => Err(self.violation("model mismatch", detail)),
+            Err(ApplyFailure::Engine(e)) => self.engine_error("write", e),
         }
     }
 }
 
-fn owned(p: &Path) -> Vec<Vec<u8>> {
-    p.iter().map(|n| n.0.clone()).collect()
-}
-
-fn path_refs(p: &Path) -> Vec<&[u8]> {
-    p.iter().map(|n| n.0.as_slice()).collect()
-}
-
-fn model_error(e: &Error) -> Option<ModelError> {
-    match e {
-        Error::BucketNotFound => Some(ModelError::BucketNotFound),
-        Error::BucketExists => Some(ModelError::BucketExists),
-        Error::IncompatibleValue { .. } => Some(ModelError::Incompatible),
-        _ => None,
-    }
-}
-
-/// Apply a data op to the engine and to the model; the model's result is returned beside.
-fn apply_both(
-    tx: &mut WriteTx<'_>,
-    m: &mut KvModel,
-    op: &Op,
-) -> (Result<(), Error>, Result<(), ModelError>) {
-    let missing = || Err(Error::BucketNotFound);
-    match op {
-        Op::CreateBucket(p) | Op::DeleteBucket(p) => {
-            let (name, parent) = p.split_last().expect("paths are non-empty");
-            let parent = parent.to_vec();
-            let refs = path_refs(&parent);
-            let got = match tx.bucket_path_mut(&refs) {
-                Ok(Some(mut b)) if matches!(op, Op::CreateBucket(_)) => {
-                    b.create_bucket(&name.0).map(|_| ())
-                }
-                Ok(Some(mut b)) => b.delete_bucket(&name.0),
-                Ok(None) => missing(),
-                Err(e) => Err(e),
-            };
-            let want = if matches!(op, Op::CreateBucket(_)) {
-                m.create_bucket(&owned(p))
-            } else {
-                m.delete_bucket(&owned(p))
-            };
-            (got, want)
-        }
-        Op::Put {
-            path,
-            key,
-            len,
-            version,
-        } => {
-            let v = value_bytes(key, *len, *version);
-            let got = match tx.bucket_path_mut(&path_refs(path)) {
-                Ok(Some(mut b)) => b.put(&key.0, &v),
-                Ok(None) => missing(),
-                Err(e) => Err(e),
-            };
-            (got, m.put(&owned(path), &key.0, &v))
-        }
-        Op::Delete { path, key } => {
-            let got = match tx.bucket_path_mut(&path_refs(path)) {
-                Ok(Some(mut b)) => b.delete(&key.0).map(|_| ()),
-                Ok(None) => missing(),
-                Err(e) => Err(e),
-            };
-            (got, m.delete(&owned(path), &key.0).map(|_| ()))
-        }
-        other => unreachable!("{other} is not a data operation"),
-    }
-}
-
-type Listing = Vec<(Vec<u8>, Option<Vec<u8>>)>;
-
-fn list_model(b: &crashlab_models::BucketModel) -> Listing {
-    let mut out: Listing = b
-        .values
-        .iter()
-        .map(|(k, v)| (k.clone(), Some(v.clone())))
-        .collect();
-    out.extend(b.buckets.keys().map(|k| (k.clone(), None)));
-    out.sort();
-    out
-}
-
-fn list_bucket(b: &Bucket<'_>) -> Result<Listing, Error> {
-    let mut c = b.cursor();
-    let mut out = Vec::new();
-    let mut it = c.first()?;
-    while let Some(item) = it {
-        out.push(item);
-        it = c.next()?;
-    }
-    Ok(out)
-}
-
-/// The whole database as a model, through one snapshot.
-pub fn read_model(db: &Db) -> Result<KvModel, Error> {
-    read_snapshot(&db.begin_read()?)
-}
-
-fn read_snapshot(tx: &ReadTx<'_>) -> Result<KvModel, Error> {
-    let mut m = KvModel::new();
-    let root = tx.root()?;
-    fill(&root, &mut m.root, 0)?;
-    Ok(m)
-}
-
-fn fill(
-    b: &Bucket<'_>,
-    into: &mut crashlab_models::BucketModel,
-    depth: usize,
-) -> Result<(), Error> {
-    into.sequence = b.sequence();
-    for (k, v) in list_bucket(b)? {
-        match v {
-            Some(v) => {
-                into.values.insert(k, v);
-            }
-            None if depth < crashlab_engine::limits::MAX_BUCKET_DEPTH => {
-                let child = b.bucket(&k)?.ok_or(Error::BucketNotFound)?;
-                fill(&child, into.buckets.entry(k).or_default(), depth + 1)?;
-            }
-            None => return Err(Error::BucketNotFound),
-        }
-    }
-    Ok(())
-}
+pub use crate::engines::crashlab::{read_model, read_snapshot};
 
 /// Simulated think time between two operations of the writer.
 const THINK_NS: u64 = 5_000;
@@ -851,9 +780,9 @@ struct Shared {
 
 /// A long-lived reader: takes a snapshot, holds it while the writer commits (simulated time
 /// passes), then checks that it still reads exactly the state it started on.
-async fn reader_task(
+async fn reader_task<D: EngineDb>(
     id: u64,
-    db: Rc<Db>,
+    db: Rc<D>,
     shared: Rc<RefCell<Shared>>,
     mut rng: SimRng,
     corruption: bool,
@@ -870,15 +799,15 @@ async fn reader_task(
         if shared.borrow().stop {
             return;
         }
-        let txid = tx.id();
-        let line = match read_snapshot(&tx) {
+        let txid = D::snapshot_id(&tx);
+        let line = match D::read_snapshot(&tx) {
             Ok(got) if got == want => format!("reader task {id}: snapshot of txid {txid} intact"),
             Ok(_) => {
                 let v = format!("reader task {id}: snapshot of txid {txid} changed while held");
                 shared.borrow_mut().violation = Some(v);
                 return;
             }
-            Err(e @ Error::Io { .. }) => format!("reader task {id}: io error {e}"),
+            Err(e) if e.is_io() => format!("reader task {id}: io error {e}"),
             Err(e) if corruption => format!("reader task {id}: corruption detected: {e}"),
             Err(e) => {
                 shared.borrow_mut().violation = Some(format!("reader task {id}: {e}"));

@@ -5,14 +5,19 @@
 //! (overflow). Bursts of fill-then-delete fragment the freelist. Commits are frequent; rollbacks,
 //! long-lived readers, reopens and power cuts are sprinkled in.
 
+use crate::engines::EngineKind;
 use crate::op::{Name, Op, Path};
 use crate::rng::SimRng;
 
+/// Bucket paths for engines with nested buckets.
 const BUCKETS: [&[&str]; 5] = [&["a"], &["b"], &["a", "x"], &["b", "y"], &["b", "y", "z"]];
+/// Bucket paths for engines whose buckets (tables) are all top-level: as many paths, so the
+/// mix of operations per bucket is the same shape; "c" is created on demand.
+const FLAT_BUCKETS: [&[&str]; 5] = [&["a"], &["b"], &["c"], &["a"], &["b"]];
 const KEYS: u64 = 48;
 
-fn path(r: &mut SimRng) -> Path {
-    r.pick(&BUCKETS).iter().map(|s| Name::new(*s)).collect()
+fn path(r: &mut SimRng, buckets: &[&[&str]]) -> Path {
+    r.pick(buckets).iter().map(|s| Name::new(*s)).collect()
 }
 
 fn key(r: &mut SimRng) -> Name {
@@ -27,8 +32,19 @@ fn value_len(r: &mut SimRng) -> u32 {
     }
 }
 
-/// `count` operations for `seed`. `crashes` allows power cuts in the mix.
+/// `count` operations for `seed` on crashlab's engine. `crashes` allows power cuts in the mix.
 pub fn generate(seed: u64, count: usize, crashes: bool) -> Vec<Op> {
+    generate_for(EngineKind::Crashlab, seed, count, crashes)
+}
+
+/// `count` operations for `seed` on `engine`: an engine without nested buckets gets top-level
+/// buckets only (the operation mix is otherwise the same).
+pub fn generate_for(engine: EngineKind, seed: u64, count: usize, crashes: bool) -> Vec<Op> {
+    let buckets: &[&[&str]] = if engine.nested_buckets() {
+        &BUCKETS
+    } else {
+        &FLAT_BUCKETS
+    };
     let mut r = SimRng::derive(seed, "workload");
     let mut ops = vec![
         Op::CreateBucket(vec![Name::new("a")]),
@@ -41,22 +57,24 @@ pub fn generate(seed: u64, count: usize, crashes: bool) -> Vec<Op> {
         let roll = r.below(100);
         match roll {
             0..=34 => ops.push(Op::Put {
-                path: path(&mut r),
+                path: path(&mut r, buckets),
                 key: key(&mut r),
                 len: value_len(&mut r),
                 version,
             }),
             35..=46 => ops.push(Op::Delete {
-                path: path(&mut r),
+                path: path(&mut r, buckets),
                 key: key(&mut r),
             }),
             47..=56 => ops.push(Op::Get {
-                path: path(&mut r),
+                path: path(&mut r, buckets),
                 key: key(&mut r),
             }),
-            57..=59 => ops.push(Op::Scan { path: path(&mut r) }),
-            60..=64 => ops.push(Op::CreateBucket(path(&mut r))),
-            65 => ops.push(Op::DeleteBucket(path(&mut r))),
+            57..=59 => ops.push(Op::Scan {
+                path: path(&mut r, buckets),
+            }),
+            60..=64 => ops.push(Op::CreateBucket(path(&mut r, buckets))),
+            65 => ops.push(Op::DeleteBucket(path(&mut r, buckets))),
             66..=79 => ops.push(Op::Commit),
             80..=81 => ops.push(Op::Rollback),
             82..=84 => ops.push(Op::BeginReader),
@@ -69,7 +87,7 @@ pub fn generate(seed: u64, count: usize, crashes: bool) -> Vec<Op> {
                 ops.push(Op::PowerCutIn(r.range(1, 8) as u32));
                 ops.push(Op::Commit);
             }
-            92 => fragment(&mut r, &mut ops, &mut version),
+            92 => fragment(&mut r, buckets, &mut ops, &mut version),
             _ => ops.push(Op::Commit),
         }
     }
@@ -78,8 +96,8 @@ pub fn generate(seed: u64, count: usize, crashes: bool) -> Vec<Op> {
 }
 
 /// Fill a bucket with many values, commit, delete most of them, commit.
-fn fragment(r: &mut SimRng, ops: &mut Vec<Op>, version: &mut u32) {
-    let p = path(r);
+fn fragment(r: &mut SimRng, buckets: &[&[&str]], ops: &mut Vec<Op>, version: &mut u32) {
+    let p = path(r, buckets);
     let n = r.range(10, 40);
     let len = r.range(300, 3000) as u32;
     for i in 0..n {

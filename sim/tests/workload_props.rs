@@ -12,6 +12,7 @@ proptest! {
     #[test]
     fn no_workload_breaks_the_engine(seed in 0u64..10_000, ops in strategy::workload(150, true)) {
         let cfg = RunConfig {
+            engine: Default::default(),
             seed,
             profile: Profile::Default,
             options: profile::engine_options(seed),

@@ -1,22 +1,12 @@
 //! Helpers shared by the workspace tests: dumping a database to the fixture JSON shape.
 #![allow(dead_code)]
 
+pub use crashlab_engine::inspect::{hex, Dump};
 use crashlab_engine::{Bucket, Db, Result};
 use std::collections::BTreeMap;
 
-/// A database's full contents in the shape of `corpus/bbolt/*.json`: bucket path (hex names
-/// joined by `/`) → key (hex) → value (hex), and non-zero sequences by path.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Dump {
-    pub page_size: u32,
-    pub buckets: BTreeMap<String, BTreeMap<String, String>>,
-    pub sequences: BTreeMap<String, u64>,
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
+/// The contents as the engine's read API (transactions, buckets, cursors) sees them, in the shape
+/// of `corpus/bbolt/*.json` (`crashlab db dump --json` prints the same shape from its own walk).
 pub fn dump(db: &Db) -> Result<Dump> {
     let mut out = Dump {
         page_size: db.page_size(),
@@ -61,27 +51,7 @@ fn dump_bucket(b: &Bucket<'_>, path: String, out: &mut Dump) -> Result<()> {
 
 /// Parse a fixture JSON (`page_size`, `buckets`, optional `sequences`).
 pub fn parse_dump(text: &str) -> Dump {
-    let v: serde_json::Value = serde_json::from_str(text).expect("valid JSON");
-    let mut d = Dump {
-        page_size: v["page_size"].as_u64().expect("page_size") as u32,
-        ..Dump::default()
-    };
-    for (path, keys) in v["buckets"].as_object().expect("buckets object") {
-        let keys = keys
-            .as_object()
-            .expect("bucket object")
-            .iter()
-            .map(|(k, v)| (k.clone(), v.as_str().expect("hex value").to_string()))
-            .collect();
-        d.buckets.insert(path.clone(), keys);
-    }
-    if let Some(seqs) = v.get("sequences").and_then(|s| s.as_object()) {
-        for (path, n) in seqs {
-            d.sequences
-                .insert(path.clone(), n.as_u64().expect("sequence"));
-        }
-    }
-    d
+    serde_json::from_str(text).expect("a dump in the fixture shape")
 }
 
 /// A small 512-byte-page file with nested, inline and overflow data, after `commits` one-key

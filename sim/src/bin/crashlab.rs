@@ -1,11 +1,19 @@
-//! `crashlab`: run, sweep, replay and shrink simulations of the engine on a faulty disk.
+//! `crashlab`: run, sweep, replay and shrink simulations of the engine on a faulty disk, and check
+//! every crash state of a small workload.
 //!
 //! Exit codes: 0 no violation, 1 a violation was found, 2 bad input.
 
+#[path = "crashlab/check_cmd.rs"]
+mod check_cmd;
+
 use clap::{Parser, Subcommand};
 use crashlab_sim::case::{parse_seed, Case, Expect};
+use crashlab_sim::check::{CheckConfig, Control};
 use crashlab_sim::compare::{self, Scale};
+use crashlab_sim::db_cli::DbCommand;
+use crashlab_sim::disk::capture::{capture, save_durable_image};
 use crashlab_sim::disk::FaultCounts;
+use crashlab_sim::engines::EngineKind;
 use crashlab_sim::profile::Profile;
 use crashlab_sim::report;
 use crashlab_sim::runner::{run_guarded, Outcome, Report, RunConfig};
@@ -39,6 +47,9 @@ enum Command {
         /// Where to save the case of a violation.
         #[arg(long, default_value = "corpus/found")]
         found_dir: PathBuf,
+        /// The engine under test: crashlab or redb.
+        #[arg(long, default_value = "crashlab")]
+        engine: EngineKind,
     },
     /// Sweep a range of seeds.
     Explore {
@@ -54,9 +65,17 @@ enum Command {
         profile: Profile,
         #[arg(long, default_value = "corpus/found")]
         found_dir: PathBuf,
+        /// The engine under test: crashlab or redb.
+        #[arg(long, default_value = "crashlab")]
+        engine: EngineKind,
     },
     /// Replay a case file bit for bit.
-    Repro { file: PathBuf },
+    Repro {
+        file: PathBuf,
+        /// Write the disk's durable image at the end of the run here, for `crashlab db`.
+        #[arg(long)]
+        save_image: Option<PathBuf>,
+    },
     /// Minimise a failing case's operations and faults; writes FILE.shrunk.case.
     Shrink {
         file: PathBuf,
@@ -79,6 +98,50 @@ enum Command {
         /// Also write SVG charts into this directory.
         #[arg(long)]
         plot: Option<PathBuf>,
+    },
+    /// Inspect, check and dump a database file or a saved disk image (read-only).
+    Db {
+        #[command(subcommand)]
+        command: DbCommand,
+    },
+    /// Check every crash state of a small workload: every crash point × every subset of the
+    /// unsynced sectors (exhaustive within --max-states, sampled beyond; the report says which).
+    Check {
+        /// The case whose workload, options and check parameters to use.
+        #[arg(long, required_unless_present = "seed", conflicts_with = "seed")]
+        case: Option<PathBuf>,
+        /// Generate the workload and the engine options from this seed instead.
+        #[arg(long, value_parser = parse_seed)]
+        seed: Option<u64>,
+        /// Operations to generate with --seed.
+        #[arg(long, default_value_t = 12)]
+        ops: usize,
+        /// Most states per crash point before the checker samples [default: 4096].
+        #[arg(long)]
+        max_states: Option<u64>,
+        /// The disk's sector (atomic write unit) in bytes, a power of two in [16, 4096]
+        /// [default: 512].
+        #[arg(long)]
+        sector_size: Option<u32>,
+        /// Commit through `Db::write` of `WriteBatch`es instead of `Db::update`.
+        #[arg(long)]
+        batched: bool,
+        /// A negative control: no-barrier, meta-same-slot, meta-unchecked, no-growth-sync,
+        /// reuse-under-readers (or fdatasync-disk, the disk model of no-growth-sync without the bug).
+        #[arg(long)]
+        control: Option<Control>,
+        /// Crash again during the recovery of one distinct state in N (0: never).
+        #[arg(long, default_value_t = crashlab_sim::check::RECRASH_ONE_IN_DEFAULT)]
+        recrash_one_in: u64,
+        /// Check every freelist × freelist-synced × batched × pre-size variant of the workload.
+        #[arg(long)]
+        variants: bool,
+        /// Stop at the first violating state instead of counting them all.
+        #[arg(long)]
+        stop_at_first: bool,
+        /// Where to save a case for each violation.
+        #[arg(long, default_value = "corpus/found")]
+        found_dir: PathBuf,
     },
 }
 
@@ -114,8 +177,9 @@ fn main() -> ExitCode {
             ops,
             profile,
             found_dir,
+            engine,
         } => {
-            let cfg = RunConfig::from_seed(seed, ops, profile);
+            let cfg = RunConfig::from_seed_for(engine, seed, ops, profile);
             print!("{}", report::header(&cfg));
             let r = run_guarded(&cfg);
             print!("{}", report::body(&r));
@@ -127,8 +191,9 @@ fn main() -> ExitCode {
             ops,
             profile,
             found_dir,
-        } => explore(seeds, shard, ops, profile, &found_dir),
-        Command::Repro { file } => repro(&file),
+            engine,
+        } => explore(engine, seeds, shard, ops, profile, &found_dir),
+        Command::Repro { file, save_image } => repro(&file, save_image.as_deref()),
         Command::Shrink { file, budget } => shrink_file(&file, budget),
         Command::Compare {
             scenario,
@@ -141,6 +206,38 @@ fn main() -> ExitCode {
             json,
             plot.as_deref(),
         )),
+        Command::Db { command } => crashlab_sim::db_cli::run(&command),
+        Command::Check {
+            case,
+            seed,
+            ops,
+            max_states,
+            sector_size,
+            batched,
+            control,
+            recrash_one_in,
+            variants,
+            stop_at_first,
+            found_dir,
+        } => {
+            let base = match (case, seed) {
+                (Some(file), _) => match load(&file) {
+                    Ok(case) => CheckConfig::from_case(&case),
+                    Err(code) => return code,
+                },
+                (None, Some(seed)) => CheckConfig::from_seed(seed, ops),
+                (None, None) => unreachable!("clap requires --case or --seed"),
+            };
+            let overrides = check_cmd::Overrides {
+                max_states,
+                sector_size,
+                batched,
+                control,
+                recrash_one_in,
+                stop_at_first,
+            };
+            check_cmd::run(base, &overrides, variants, &found_dir)
+        }
     }
 }
 
@@ -162,21 +259,36 @@ fn finish_one(cfg: &RunConfig, r: &Report, found_dir: &Path) -> ExitCode {
         Err(e) => eprintln!("could not save the case under {}: {e}", found_dir.display()),
     }
     println!(
-        "or:    crashlab run --seed {} --ops {} --profile {}",
+        "or:    crashlab run --seed {} --ops {} --profile {}{}",
         cfg.seed,
         cfg.ops.len(),
-        cfg.profile
+        cfg.profile,
+        engine_flag(cfg.engine)
     );
     ExitCode::from(1)
 }
 
+/// ` --engine NAME` unless the engine is the default.
+fn engine_flag(engine: EngineKind) -> String {
+    match engine {
+        EngineKind::Crashlab => String::new(),
+        other => format!(" --engine {other}"),
+    }
+}
+
 fn save_case(cfg: &RunConfig, dir: &Path) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
-    let path = dir.join(format!("seed-{}-{}.case", cfg.seed, cfg.profile));
+    let engine = match cfg.engine {
+        EngineKind::Crashlab => String::new(),
+        other => format!("-{other}"),
+    };
+    let path = dir.join(format!("seed-{}-{}{engine}.case", cfg.seed, cfg.profile));
     let case = Case {
         run: cfg.clone(),
         expect: Expect::Violation,
         explicit_ops: false,
+        check: None,
+        crash_state: None,
     };
     std::fs::write(&path, case.to_text())?;
     Ok(path)
@@ -195,6 +307,7 @@ struct Sweep {
 }
 
 fn explore(
+    engine: EngineKind,
     (a, b): (u64, u64),
     shard: Option<(u64, u64)>,
     ops: usize,
@@ -204,8 +317,9 @@ fn explore(
     let (i, n) = shard.unwrap_or((0, 1));
     let seeds: Vec<u64> = (a..b).filter(|s| (s - a) % n == i).collect();
     println!(
-        "explore seeds {a}..{b} shard {i}/{n} ({} seeds) profile {profile} ops {ops}",
-        seeds.len()
+        "explore seeds {a}..{b} shard {i}/{n} ({} seeds) profile {profile} ops {ops}{}",
+        seeds.len(),
+        engine_flag(engine)
     );
     let bar = indicatif::ProgressBar::new(seeds.len() as u64);
     bar.set_style(
@@ -218,7 +332,7 @@ fn explore(
     let started = Instant::now();
     let mut t = Sweep::default();
     for seed in seeds {
-        let cfg = RunConfig::from_seed(seed, ops, profile);
+        let cfg = RunConfig::from_seed_for(engine, seed, ops, profile);
         let r = run_guarded(&cfg);
         t.seeds += 1;
         t.ops += r.stats.ops_run;
@@ -259,30 +373,37 @@ fn print_sweep(t: &Sweep, wall_s: f64) {
     );
 }
 
-fn load(file: &Path) -> Result<Case, ExitCode> {
+pub(crate) fn load(file: &Path) -> Result<Case, ExitCode> {
     Case::load(file).map_err(|e| {
         eprintln!("error: {e}");
         ExitCode::from(2)
     })
 }
 
-fn repro(file: &Path) -> ExitCode {
+fn repro(file: &Path, save_image: Option<&Path>) -> ExitCode {
     let case = match load(file) {
         Ok(c) => c,
         Err(code) => return code,
     };
-    print!("{}", report::header(&case.run));
-    let r = run_guarded(&case.run);
-    print!("{}", report::body(&r));
-    let got = Expect::of(&r.outcome);
-    if got == case.expect {
-        println!("as expected ({got:?})");
-    } else {
-        println!(
-            "NOT as expected: the case expects {:?}, the run gave {got:?}",
-            case.expect
-        );
+    if let Some(state) = &case.crash_state {
+        return check_cmd::replay_state(&case, state);
     }
+    print!("{}", report::header(&case.run));
+    let (r, disks) = capture(|| run_guarded(&case.run));
+    print!("{}", report::body(&r));
+    if let (Some(path), Some(disk)) = (save_image, disks.last()) {
+        match save_durable_image(disk, path) {
+            Ok(n) => println!(
+                "saved the durable disk image ({n} bytes): crashlab db check {}",
+                path.display()
+            ),
+            Err(e) => {
+                eprintln!("error: cannot write {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
+    print_expectation(case.expect, Expect::of(&r.outcome), "run");
     if let Outcome::Violation(_) = r.outcome {
         for line in &r.trace_tail {
             println!("  {line}");
@@ -290,6 +411,15 @@ fn repro(file: &Path) -> ExitCode {
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
+}
+
+/// Whether a replay (`what`: the run, the state) ended as its case expects.
+pub(crate) fn print_expectation(expected: Expect, got: Expect, what: &str) {
+    if got == expected {
+        println!("as expected ({got:?})");
+    } else {
+        println!("NOT as expected: the case expects {expected:?}, the {what} gave {got:?}");
+    }
 }
 
 fn shrink_file(file: &Path, budget: usize) -> ExitCode {
@@ -310,6 +440,8 @@ fn shrink_file(file: &Path, budget: usize) -> ExitCode {
         run: s.run,
         expect: Expect::Violation,
         explicit_ops: true,
+        check: None,
+        crash_state: None,
     };
     if let Err(e) = std::fs::write(&out, shrunk.to_text()) {
         eprintln!("error: cannot write {}: {e}", out.display());

@@ -16,6 +16,9 @@ use std::time::Duration;
 
 const BUCKET: &[u8] = b"c";
 const VALUE: [u8; 100] = [0x5a; 100];
+/// The application's bytes in one transaction: a 16-byte key and its value (write amplification
+/// is bytes written over these).
+const USER_BYTES: usize = 16 + VALUE.len();
 /// Writer counts measured.
 pub const WRITERS: [usize; 4] = [1, 4, 16, 64];
 
@@ -51,6 +54,8 @@ impl Measured {
 
 pub fn table(scale: Scale) -> Table {
     let txns = transactions(scale);
+    // redb commits one transaction at a time whatever the writers: measured once.
+    let redb = super::redb::commits(txns);
     let mut rows = Vec::new();
     for writers in WRITERS {
         for (name, strategy) in VARIANTS {
@@ -61,6 +66,7 @@ pub fn table(scale: Scale) -> Table {
                 per(m.io.syncs),
                 per(m.io.writes),
                 per(m.io.bytes_written) / 1024.0,
+                per(m.io.bytes_written) / USER_BYTES as f64,
                 per(m.merge.bytes_copied),
                 per(m.merge.records_decoded),
                 per(m.merge.records_encoded),
@@ -69,6 +75,11 @@ pub fn table(scale: Scale) -> Table {
             ];
             rows.push((writer_group(writers), name.to_string(), values));
         }
+        rows.push((
+            writer_group(writers),
+            "redb".to_string(),
+            redb_row(&redb, txns),
+        ));
     }
     let description = format!(
         "per transaction of one put (16 B key, 100 B value), {txns} durable transactions, \
@@ -83,6 +94,7 @@ pub fn table(scale: Scale) -> Table {
             "syncs",
             "writes",
             "KiB_written",
+            "write_amp",
             "merge_B_copied",
             "decoded",
             "encoded",
@@ -132,6 +144,23 @@ pub fn measure(writers: usize, strategy: Option<MergeStrategy>, txns: u64) -> Me
         merge,
         io: disk.io_stats().since(&io0),
     }
+}
+
+/// redb's row: one durable commit per transaction; no merging ("-").
+fn redb_row(io: &crate::disk::IoStats, txns: u64) -> Vec<f64> {
+    let per = |v: u64| v as f64 / txns as f64;
+    vec![
+        1.0,
+        per(io.syncs),
+        per(io.writes),
+        per(io.bytes_written) / 1024.0,
+        per(io.bytes_written) / USER_BYTES as f64,
+        f64::NAN,
+        f64::NAN,
+        f64::NAN,
+        per(io.sim_time_ns) / 1000.0,
+        (txns as f64 * 1e9 / io.sim_time_ns.max(1) as f64).round(),
+    ]
 }
 
 /// The group label of a writer count: "1 writer", "4 writers".

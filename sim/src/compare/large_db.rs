@@ -81,9 +81,10 @@ pub fn tables(scale: Scale) -> (Table, Table) {
         .into_iter()
         .map(|(name, options)| (name, measure(&template, &options, size)))
         .collect();
+    let redb = super::redb::large_db(size);
     (
-        set_table(scale, size, &measured),
-        reopen_table(scale, size, &measured),
+        set_table(scale, size, &measured, &redb),
+        reopen_table(scale, size, &measured, &redb),
     )
 }
 
@@ -98,7 +99,28 @@ const SET_COLUMNS: [&str; 8] = [
     "sim_us",
 ];
 
-fn set_table(scale: Scale, size: Size, measured: &[(&str, Measured)]) -> Table {
+/// A redb Set's row: the disk's figures, "-" for counters only crashlab's engine keeps.
+fn redb_set_row(io: IoStats, sets: u64) -> Vec<f64> {
+    let per = |v: u64| v as f64 / sets as f64;
+    let none = f64::NAN;
+    vec![
+        per(io.syncs),
+        per(io.writes),
+        per(io.bytes_written) / 1024.0,
+        none,
+        none,
+        none,
+        none,
+        per(io.sim_time_ns) / 1000.0,
+    ]
+}
+
+fn set_table(
+    scale: Scale,
+    size: Size,
+    measured: &[(&str, Measured)],
+    redb: &super::redb::LargeDb,
+) -> Table {
     let mut rows = Vec::new();
     for (group, pick) in [
         (
@@ -122,6 +144,16 @@ fn set_table(scale: Scale, size: Size, measured: &[(&str, Measured)]) -> Table {
             ];
             rows.push((group.to_string(), name.to_string(), values));
         }
+        let io = if group == "large" {
+            redb.large_set
+        } else {
+            redb.fresh_set
+        };
+        rows.push((
+            group.to_string(),
+            "redb".to_string(),
+            redb_set_row(io, size.sets),
+        ));
     }
     let description = format!(
         "per durable Set (16 B key, 100 B value) after {} × {} KiB inserted then deleted (large) \
@@ -139,8 +171,13 @@ fn set_table(scale: Scale, size: Size, measured: &[(&str, Measured)]) -> Table {
     )
 }
 
-fn reopen_table(scale: Scale, size: Size, measured: &[(&str, Measured)]) -> Table {
-    let rows = measured
+fn reopen_table(
+    scale: Scale,
+    size: Size,
+    measured: &[(&str, Measured)],
+    redb: &super::redb::LargeDb,
+) -> Table {
+    let mut rows: Vec<_> = measured
         .iter()
         .map(|(name, m)| {
             let (c, io) = m.reopen;
@@ -153,6 +190,14 @@ fn reopen_table(scale: Scale, size: Size, measured: &[(&str, Measured)]) -> Tabl
             (String::new(), name.to_string(), values)
         })
         .collect();
+    let io = redb.reopen;
+    let redb_row = vec![
+        io.reads as f64,
+        io.bytes_read as f64 / 1024.0,
+        f64::NAN,
+        io.sim_time_ns as f64 / 1000.0,
+    ];
+    rows.push((String::new(), "redb".to_string(), redb_row));
     let description = format!(
         "per reopen of the database that once held {} × {} KiB",
         size.values,

@@ -19,6 +19,7 @@ pub mod buffers;
 pub mod commits;
 pub mod large_db;
 pub mod plot;
+pub mod redb;
 pub mod table;
 
 pub use table::{Row, Table};

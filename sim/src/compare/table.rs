@@ -131,8 +131,12 @@ fn cells(row: &Row) -> Vec<String> {
     cells
 }
 
-/// Integers as integers, everything else with two decimals: deterministic, and readable.
+/// Integers as integers, everything else with two decimals: deterministic, and readable; "-"
+/// for a figure the variant does not have (NaN, `null` in JSON).
 fn number(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".to_string();
+    }
     if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{v:.0}")
     } else {

@@ -49,6 +49,7 @@
 //! a sync costs its latency plus the bytes it made durable (so a failed or lying sync costs only
 //! its latency), `set_len` and `len` cost nothing.
 
+pub mod capture;
 mod cost;
 mod faults;
 mod sectors;
@@ -192,9 +193,11 @@ impl SimDisk {
             counts: FaultCounts::default(),
             stats: IoStats::default(),
         };
-        SimDisk {
+        let disk = SimDisk {
             inner: Arc::new(Mutex::new(inner)),
-        }
+        };
+        capture::created(&disk);
+        disk
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {

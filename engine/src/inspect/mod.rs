@@ -1,0 +1,187 @@
+//! Read-only inspection of a database file that is not trusted to be well formed: both metas, a
+//! map of every page, statistics, a full dump and the engine's `check`. `crashlab db` prints
+//! these.
+//!
+//! ```
+//! use crashlab_engine::inspect::{self, Image};
+//! use crashlab_engine::{Db, MemStorage, Options};
+//!
+//! let mem = MemStorage::new();
+//! let db = Db::open(mem.clone(), Options::default())?;
+//! db.update(|tx| tx.create_bucket(b"users")?.put(b"alice", b"1"))?;
+//! drop(db);
+//! let image = Image::open(mem)?;
+//! let (dump, problems) = inspect::dump(&image)?;
+//! assert!(problems.is_empty());
+//! assert_eq!(dump.buckets["7573657273"]["616c696365"], "31");
+//! # Ok::<(), crashlab_engine::Error>(())
+//! ```
+//!
+//! Invariants:
+//! - Nothing here writes to the storage.
+//! - Opening fails only when the file cannot be read at all: it is empty, neither meta is valid,
+//!   or it is shorter than the high-water mark of the meta in use. Everything wrong below the
+//!   metas is a [`Problem`] in the result, never a failure and never a panic; only an I/O error
+//!   stops a walk.
+//! - Every length, offset and count read from the file is checked before use; no allocation is
+//!   sized by a field beyond what the file length allows (a bitmap is sized by a high-water mark
+//!   only after it is checked against the file length).
+//! - No recursion: walks use explicit stacks, bounded by [`MAX_TREE_DEPTH`] levels per tree and
+//!   [`MAX_BUCKET_DEPTH`] levels of nesting, and enter each page at most once, so their work is
+//!   linear in the file whatever its references say.
+//!
+//! [`MAX_TREE_DEPTH`]: crate::limits::MAX_TREE_DEPTH
+//! [`MAX_BUCKET_DEPTH`]: crate::limits::MAX_BUCKET_DEPTH
+
+mod check;
+mod dump;
+mod free;
+mod pages;
+mod stats;
+mod survey;
+#[cfg(test)]
+mod tests;
+mod walk;
+
+pub use check::check;
+pub use dump::{dump, hex, Dump};
+pub use pages::{page_detail, page_map, PageBody, PageDetail, PageMap, PageRun, PageUse};
+pub use stats::{stats, NodeUsage, Stats};
+pub use walk::{BucketInfo, Buckets};
+
+use crate::db::{choose_meta, detect_page_size, read_slots};
+use crate::error::{Error, Result};
+use crate::meta::{Meta, META_SIZE};
+use crate::page::PAGE_HEADER_SIZE;
+use crate::pager::Pager;
+use crate::storage::Storage;
+use crate::types::PageId;
+use std::sync::Arc;
+
+/// One of the two meta pages as found in the file.
+#[derive(Debug)]
+pub struct MetaSlot {
+    /// Page 0 or page 1.
+    pub page: PageId,
+    /// The fields as stored, validated or not; `None` when the slot lies past the end of the
+    /// file or cannot be read.
+    pub stored: Option<Meta>,
+    /// Whether the stored checksum matches the stored fields.
+    pub checksum_ok: bool,
+    /// Why the slot is not valid (`None` when it is).
+    pub problem: Option<Error>,
+}
+
+impl MetaSlot {
+    pub fn is_valid(&self) -> bool {
+        self.problem.is_none()
+    }
+}
+
+/// An opened database file: its page size, both metas and the one in use.
+pub struct Image {
+    storage: Arc<dyn Storage>,
+    pager: Pager,
+    file_len: u64,
+    slots: [MetaSlot; 2],
+    meta: Meta,
+    in_use: PageId,
+}
+
+impl Image {
+    /// Read the metas of `storage` and choose one as [`crate::Db::open`] would. Fails with
+    /// `Truncated` (empty, or shorter than the high-water mark), `NoValidMeta` or `Io`.
+    pub fn open(storage: impl Storage + 'static) -> Result<Image> {
+        let storage: Arc<dyn Storage> = Arc::new(storage);
+        let file_len = storage.len().map_err(|e| Error::io("len", e))?;
+        if file_len == 0 {
+            let needed = (PAGE_HEADER_SIZE + META_SIZE) as u64;
+            return Err(Error::Truncated { len: 0, needed });
+        }
+        let page_size = detect_page_size(&*storage, true)?;
+        let meta = choose_meta(&*storage, page_size, true)?;
+        let needed = meta.high_water.0.saturating_mul(u64::from(page_size));
+        if file_len < needed {
+            return Err(Error::Truncated {
+                len: file_len,
+                needed,
+            });
+        }
+        let [m0, m1] = read_slots(&*storage, page_size, true);
+        let slots = [
+            slot(&*storage, PageId(0), 0, m0),
+            slot(&*storage, PageId(1), u64::from(page_size), m1),
+        ];
+        let in_use = if slots[0].problem.is_none() && slots[0].stored == Some(meta) {
+            PageId(0)
+        } else {
+            PageId(1)
+        };
+        let pager = Pager::new(Box::new(storage.clone()), page_size, 0);
+        Ok(Image {
+            storage,
+            pager,
+            file_len,
+            slots,
+            meta,
+            in_use,
+        })
+    }
+
+    pub fn page_size(&self) -> u32 {
+        self.pager.page_size()
+    }
+
+    pub fn file_len(&self) -> u64 {
+        self.file_len
+    }
+
+    /// Whole pages in the file (a partial last page is not counted).
+    pub fn file_pages(&self) -> u64 {
+        self.file_len / u64::from(self.page_size())
+    }
+
+    /// The meta in use: the valid one with the higher txid.
+    pub fn meta(&self) -> Meta {
+        self.meta
+    }
+
+    /// The page the meta in use was read from.
+    pub fn in_use(&self) -> PageId {
+        self.in_use
+    }
+
+    pub fn slots(&self) -> &[MetaSlot; 2] {
+        &self.slots
+    }
+
+    /// The other valid meta, when it is older than the one in use: the previous commit.
+    pub fn previous_meta(&self) -> Option<Meta> {
+        let other = &self.slots[1 - self.in_use.0 as usize];
+        let meta = other.stored.filter(|_| other.is_valid())?;
+        (meta.txid < self.meta.txid).then_some(meta)
+    }
+
+    pub(crate) fn pager(&self) -> &Pager {
+        &self.pager
+    }
+
+    pub(crate) fn storage(&self) -> Arc<dyn Storage> {
+        self.storage.clone()
+    }
+}
+
+/// A slot's stored fields next to its verdict (`checked`, as open judged it).
+fn slot(storage: &dyn Storage, page: PageId, offset: u64, checked: Result<Meta>) -> MetaSlot {
+    let mut buf = [0u8; PAGE_HEADER_SIZE + META_SIZE];
+    let read = storage.read_at(offset, &mut buf).is_ok();
+    let stored = read
+        .then(|| Meta::decode_unvalidated(&buf, page).ok())
+        .flatten();
+    MetaSlot {
+        page,
+        stored,
+        checksum_ok: read && Meta::checksum_matches(&buf),
+        problem: checked.err(),
+    }
+}

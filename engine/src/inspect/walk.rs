@@ -1,0 +1,302 @@
+//! The walk every view shares: each bucket's tree, from the root bucket down, with every page
+//! entered at most once.
+//!
+//! Damage does not stop the walk. A page that cannot be read or decoded, a reference outside
+//! `[2, high-water)`, a page reached twice, a tree deeper than [`MAX_TREE_DEPTH`] or buckets
+//! nested deeper than [`MAX_BUCKET_DEPTH`] becomes a [`Problem`] and the walk goes on with the
+//! rest; only an I/O error stops it. The stack is explicit and a bitmap over the high-water mark
+//! (which open checked against the file length) remembers the pages entered, so a file whose
+//! references form cycles or share children costs no more than one pass over its pages.
+
+use crate::bucket::{decode_header, BucketRoot};
+use crate::check::{reason_at, Problem, Report};
+use crate::error::{Error, Result};
+use crate::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
+use crate::meta::Meta;
+use crate::node::{Body, Child, LeafItem, Node};
+use crate::pager::Pager;
+use crate::rebuild::PageBitmap;
+use crate::types::{PageId, PageSpan};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// One bucket met by the walk. Index 0 is the root bucket (no name, nesting 0).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BucketInfo {
+    /// Index of the parent bucket; `None` for the root bucket.
+    pub parent: Option<usize>,
+    pub name: Vec<u8>,
+    /// 0 for the root bucket, 1 for a top-level bucket, and so on.
+    pub nesting: usize,
+    /// The root page; `None` for an inline bucket.
+    pub root: Option<PageId>,
+    pub sequence: u64,
+    /// Levels of the tree, from its root to its deepest leaf reached (1 = the root is a leaf).
+    pub depth: usize,
+    /// Plain keys (sub-buckets not counted).
+    pub keys: u64,
+    pub sub_buckets: u64,
+    /// Pages the bucket's own tree occupies, overflow included (0 for an inline bucket).
+    pub pages: u64,
+}
+
+/// Every bucket of a walk, indexed as the walk met them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Buckets {
+    list: Vec<BucketInfo>,
+}
+
+impl Buckets {
+    pub fn get(&self, index: usize) -> &BucketInfo {
+        &self.list[index]
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &BucketInfo> {
+        self.list.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// The names from the top level down to bucket `index` (empty for the root bucket).
+    pub fn path(&self, index: usize) -> Vec<&[u8]> {
+        let mut names = Vec::new();
+        let mut at = Some(index);
+        // Parents always precede their children, so this ends; nesting bounds its length.
+        while let Some(i) = at {
+            let b = &self.list[i];
+            if b.parent.is_some() {
+                names.push(b.name.as_slice());
+            }
+            at = b.parent;
+        }
+        names.reverse();
+        names
+    }
+}
+
+/// A branch or leaf page the walk entered.
+pub(crate) struct PageVisit<'n> {
+    pub span: PageSpan,
+    pub node: &'n Node,
+    pub bucket: usize,
+}
+
+/// What a view collects during the walk.
+pub(crate) trait Visitor {
+    fn page(&mut self, _visit: &PageVisit<'_>) {}
+    /// A plain key of bucket `bucket`.
+    fn item(&mut self, _bucket: usize, _key: &[u8], _value: &[u8]) {}
+}
+
+impl Visitor for () {}
+
+pub(crate) struct Walk {
+    pub buckets: Buckets,
+    /// Branch, leaf and overflow pages entered, and damaged pages referenced.
+    pub reached: PageBitmap,
+    /// Pages a bucket references that do not read as a branch or leaf, with that bucket.
+    pub damaged: BTreeMap<u64, usize>,
+    pub report: Report,
+}
+
+enum Work {
+    Page {
+        id: PageId,
+        bucket: usize,
+        level: usize,
+    },
+    /// An inline bucket's leaf, found in `page`.
+    Inline {
+        node: Arc<Node>,
+        bucket: usize,
+        page: PageId,
+    },
+}
+
+/// Walk every bucket of the snapshot `meta` (whose high-water mark the caller checked against
+/// the file length).
+pub(crate) fn walk(pager: &Pager, meta: &Meta, visitor: &mut dyn Visitor) -> Result<Walk> {
+    let root = BucketInfo {
+        parent: None,
+        name: Vec::new(),
+        nesting: 0,
+        root: Some(meta.root),
+        sequence: meta.sequence,
+        depth: 0,
+        keys: 0,
+        sub_buckets: 0,
+        pages: 0,
+    };
+    let mut w = Walk {
+        buckets: Buckets { list: vec![root] },
+        reached: PageBitmap::new(meta.high_water.0),
+        damaged: BTreeMap::new(),
+        report: Report::default(),
+    };
+    let mut stack = vec![Work::Page {
+        id: meta.root,
+        bucket: 0,
+        level: 0,
+    }];
+    while let Some(work) = stack.pop() {
+        match work {
+            Work::Page { id, bucket, level } => {
+                w.enter(
+                    pager,
+                    meta.high_water,
+                    (id, bucket, level),
+                    visitor,
+                    &mut stack,
+                )?;
+            }
+            Work::Inline { node, bucket, page } => {
+                w.leaf(&node, bucket, 0, page, visitor, &mut stack);
+            }
+        }
+    }
+    Ok(w)
+}
+
+impl Walk {
+    fn problem(&mut self, page: PageId, message: impl Into<String>) {
+        self.report.add(Some(page), message);
+    }
+
+    fn enter(
+        &mut self,
+        pager: &Pager,
+        high_water: PageId,
+        (id, bucket, level): (PageId, usize, usize),
+        visitor: &mut dyn Visitor,
+        stack: &mut Vec<Work>,
+    ) -> Result<()> {
+        if level >= MAX_TREE_DEPTH {
+            self.problem(id, format!("tree deeper than {MAX_TREE_DEPTH} levels"));
+            return Ok(());
+        }
+        if self.reached.get(id.0) {
+            self.problem(id, "page reached twice");
+            return Ok(());
+        }
+        let node = match pager.node(id, high_water) {
+            Ok(node) => node,
+            Err(e @ Error::Io { .. }) => return Err(e),
+            Err(e) => {
+                self.problem(id, reason_at(id, &e));
+                if id.0 >= 2 && id < high_water {
+                    self.reached.set(id.0);
+                    self.damaged.insert(id.0, bucket);
+                }
+                return Ok(());
+            }
+        };
+        let span = node.origin.expect("pager nodes carry their origin");
+        for p in span.ids().skip(1) {
+            if self.reached.set(p.0) {
+                self.problem(p, "overflow page reached twice");
+            }
+        }
+        self.reached.set(id.0);
+        self.buckets.list[bucket].pages += span.count;
+        visitor.page(&PageVisit {
+            span,
+            node: &node,
+            bucket,
+        });
+        match &node.body {
+            Body::Branch(items) => {
+                if items.is_empty() {
+                    self.problem(id, "branch page with no elements");
+                }
+                // Reversed, so the stack pops the children in key order.
+                for it in items.iter().rev() {
+                    if let Child::Page(child) = it.child {
+                        let level = level + 1;
+                        stack.push(Work::Page {
+                            id: child,
+                            bucket,
+                            level,
+                        });
+                    }
+                }
+            }
+            Body::Leaf(_) => self.leaf(&node, bucket, level, id, visitor, stack),
+        }
+        Ok(())
+    }
+
+    fn leaf(
+        &mut self,
+        node: &Node,
+        bucket: usize,
+        level: usize,
+        page: PageId,
+        visitor: &mut dyn Visitor,
+        stack: &mut Vec<Work>,
+    ) {
+        let Body::Leaf(items) = &node.body else {
+            return; // decode_header only gives leaves for inline buckets
+        };
+        let b = &mut self.buckets.list[bucket];
+        b.depth = b.depth.max(level + 1);
+        for it in items {
+            if it.is_bucket() {
+                self.sub_bucket(it, bucket, page, stack);
+            } else {
+                self.buckets.list[bucket].keys += 1;
+                visitor.item(bucket, &it.key, &it.value);
+            }
+        }
+    }
+
+    fn sub_bucket(&mut self, it: &LeafItem, parent: usize, page: PageId, stack: &mut Vec<Work>) {
+        let nesting = self.buckets.list[parent].nesting + 1;
+        if nesting > MAX_BUCKET_DEPTH {
+            let why = format!("buckets nested deeper than {MAX_BUCKET_DEPTH}");
+            return self.problem(page, why);
+        }
+        let header = match decode_header(&it.value, page) {
+            Ok(h) => h,
+            Err(e) => return self.problem(page, reason_at(page, &e)),
+        };
+        self.buckets.list[parent].sub_buckets += 1;
+        let bucket = self.buckets.list.len();
+        let (root, work) = match header.root {
+            BucketRoot::Page(id) => {
+                let level = 0;
+                (Some(id), Work::Page { id, bucket, level })
+            }
+            BucketRoot::Inline(node) => (None, Work::Inline { node, bucket, page }),
+        };
+        self.buckets.list.push(BucketInfo {
+            parent: Some(parent),
+            name: it.key.clone(),
+            nesting,
+            root,
+            sequence: header.sequence,
+            depth: 0,
+            keys: 0,
+            sub_buckets: 0,
+            pages: 0,
+        });
+        stack.push(work);
+    }
+
+    pub fn into_problems(self) -> Vec<Problem> {
+        self.report.into_problems()
+    }
+}
+
+/// Pages in `[2, high_water)` not set in `reached`.
+pub(crate) fn unreached(reached: &PageBitmap, high_water: PageId) -> Vec<PageId> {
+    (2..high_water.0)
+        .filter(|&p| !reached.get(p))
+        .map(PageId)
+        .collect()
+}

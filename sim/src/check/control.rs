@@ -1,0 +1,102 @@
+//! Negative controls for the crash-state checker: deliberate bugs it must find, each built as a
+//! storage wrapper (the I/O is wrong) or an engine debug hook (the engine is wrong). Hooks live in
+//! `Options::debug`, every flag off by default; only a control named here turns one on.
+//!
+//! | control | bug | built as |
+//! |---|---|---|
+//! | `no-barrier` (a) | no sync between a commit's data pages and its meta | `negative::NoBarrier` |
+//! | `meta-same-slot` (b) | every commit's meta goes to the same slot | `DebugHooks::meta_same_slot` |
+//! | `meta-unchecked` (c) | a meta's checksum is not verified on open | `DebugHooks::skip_meta_checksum` |
+//! | `no-growth-sync` (d) | file growth not made durable before use | `negative::GrowthBarrier` dropping the growth sync |
+//! | `reuse-under-readers` (e) | a freed page reused while a reader's snapshot references it | `DebugHooks::reuse_pages_under_readers` |
+//!
+//! `fdatasync-disk` is no bug: it is (d)'s disk model with the growth sync kept, on which a
+//! correct engine must pass — the twin that shows (d) is found because of the bug.
+
+use crate::disk::SimDisk;
+use crate::negative::{GrowthBarrier, NoBarrier};
+use crashlab_engine::{DebugHooks, Storage};
+use std::fmt;
+use std::str::FromStr;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Control {
+    #[default]
+    None,
+    NoBarrier,
+    MetaSameSlot,
+    MetaUnchecked,
+    NoGrowthSync,
+    ReuseUnderReaders,
+    FdatasyncDisk,
+}
+
+impl Control {
+    pub const ALL: [Control; 7] = [
+        Control::None,
+        Control::NoBarrier,
+        Control::MetaSameSlot,
+        Control::MetaUnchecked,
+        Control::NoGrowthSync,
+        Control::ReuseUnderReaders,
+        Control::FdatasyncDisk,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Control::None => "none",
+            Control::NoBarrier => "no-barrier",
+            Control::MetaSameSlot => "meta-same-slot",
+            Control::MetaUnchecked => "meta-unchecked",
+            Control::NoGrowthSync => "no-growth-sync",
+            Control::ReuseUnderReaders => "reuse-under-readers",
+            Control::FdatasyncDisk => "fdatasync-disk",
+        }
+    }
+
+    /// Whether the control is a deliberate bug (violations are the expected result).
+    pub fn is_bug(self) -> bool {
+        !matches!(self, Control::None | Control::FdatasyncDisk)
+    }
+
+    /// The engine debug hooks this control turns on.
+    pub fn hooks(self) -> DebugHooks {
+        DebugHooks {
+            meta_same_slot: self == Control::MetaSameSlot,
+            skip_meta_checksum: self == Control::MetaUnchecked,
+            reuse_pages_under_readers: self == Control::ReuseUnderReaders,
+        }
+    }
+
+    /// The storage the engine runs on: the disk, or a wrapper over it.
+    pub fn storage(self, disk: SimDisk, page_size: u32) -> Box<dyn Storage> {
+        match self {
+            Control::NoBarrier => Box::new(NoBarrier::new(disk, page_size)),
+            Control::NoGrowthSync => Box::new(GrowthBarrier::new(disk, true)),
+            Control::FdatasyncDisk => Box::new(GrowthBarrier::new(disk, false)),
+            _ => Box::new(disk),
+        }
+    }
+}
+
+impl fmt::Display for Control {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Control {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Control, String> {
+        Control::ALL
+            .into_iter()
+            .find(|c| c.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Control::ALL.iter().map(|c| c.name()).collect();
+                format!(
+                    "unknown control `{s}` (expected one of: {})",
+                    names.join(", ")
+                )
+            })
+    }
+}

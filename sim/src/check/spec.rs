@@ -1,0 +1,252 @@
+//! What a check case names beyond a runner case: the checker's parameters (`check = ...`) and,
+//! for a saved violation, the one crash state that shows it (`crash-state = ...`).
+//!
+//! ```text
+//! check = batched=false control=none sector_size=512 max_states=4096
+//! crash-state = call=17 keep=3,5,9                              # power cut after call 17
+//! crash-state = call=17 keep=none                               # ... keeping no pending sector
+//! crash-state = call=17 keep=3 recovery-call=4 recovery-keep=1  # and again during recovery
+//! crash-state = call=17 process-crash                           # the page cache survives
+//! crash-state = call=17 reader=0                                # open reader 0 reads its snapshot
+//! crash-state = live op=12                                      # the recorded run itself failed
+//! ```
+//! Calls count the recorded run's writes and syncs from 1; sectors are disk sector indexes.
+
+use super::control::Control;
+use crate::case::{flag, num, pairs};
+use crate::disk::SECTOR_SIZE_DEFAULT;
+use std::fmt;
+use std::str::FromStr;
+
+/// Most states enumerated per crash point by default: 2^12, so a crash point with up to 12
+/// effective pending sectors is enumerated exhaustively.
+pub const MAX_STATES_DEFAULT: u64 = 1 << 12;
+
+/// Smallest and largest sector sizes the checker accepts: below 16 bytes a page header is torn
+/// field by field for no new insight; above 4096 a sector holds several 512-byte pages.
+pub const SECTOR_SIZE_RANGE: (u32, u32) = (16, 4096);
+
+/// How a workload is checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckParams {
+    /// Commit through `Db::write` of `WriteBatch`es (or `Db::batch`), not `Db::update`.
+    pub batched: bool,
+    pub control: Control,
+    /// The disk's atomic unit, in bytes.
+    pub sector_size: u32,
+    /// Most states enumerated per crash point before the checker samples.
+    pub max_states: u64,
+}
+
+impl Default for CheckParams {
+    fn default() -> CheckParams {
+        CheckParams {
+            batched: false,
+            control: Control::None,
+            sector_size: SECTOR_SIZE_DEFAULT,
+            max_states: MAX_STATES_DEFAULT,
+        }
+    }
+}
+
+impl fmt::Display for CheckParams {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "batched={} control={} sector_size={} max_states={}",
+            self.batched, self.control, self.sector_size, self.max_states
+        )
+    }
+}
+
+/// Check a sector size: a power of two in [`SECTOR_SIZE_RANGE`].
+pub fn sector_size_valid(ss: u32) -> Result<u32, String> {
+    let (lo, hi) = SECTOR_SIZE_RANGE;
+    if ss.is_power_of_two() && (lo..=hi).contains(&ss) {
+        Ok(ss)
+    } else {
+        Err(format!(
+            "sector size {ss} is not a power of two in [{lo}, {hi}]"
+        ))
+    }
+}
+
+impl FromStr for CheckParams {
+    type Err = String;
+    fn from_str(s: &str) -> Result<CheckParams, String> {
+        let mut p = CheckParams::default();
+        for (k, v) in pairs(s)? {
+            match k {
+                "batched" => p.batched = flag(k, v)?,
+                "control" => p.control = v.parse()?,
+                "sector_size" => p.sector_size = sector_size_valid(num(k, v)?)?,
+                "max_states" => p.max_states = num(k, v)?,
+                _ => {
+                    return Err(format!(
+                        "unknown check parameter `{k}` (expected batched, control, sector_size or max_states)"
+                    ))
+                }
+            }
+        }
+        if p.max_states < 2 {
+            return Err("max_states must be at least 2".into());
+        }
+        Ok(p)
+    }
+}
+
+/// One crash state: where the power was cut and what survived (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CrashState {
+    /// A power cut after storage call `call` keeping exactly the pending sectors `keep`; with
+    /// `recovery`, a second power cut during the recovery of that image, after the recovery's
+    /// own call `.0`, keeping `.1`.
+    PowerCut {
+        call: u64,
+        keep: Vec<u64>,
+        recovery: Option<(u64, Vec<u64>)>,
+    },
+    /// A process crash after call `call`: everything written survives in the page cache.
+    ProcessCrash { call: u64 },
+    /// Open reader `reader` (by position) reads its snapshot at call `call`.
+    Reader { call: u64, reader: usize },
+    /// The recorded run itself failed, during operation `op`.
+    Live { op: usize },
+}
+
+fn sectors_text(keep: &[u64]) -> String {
+    if keep.is_empty() {
+        return "none".into();
+    }
+    let words: Vec<String> = keep.iter().map(u64::to_string).collect();
+    words.join(",")
+}
+
+fn parse_sectors(k: &str, v: &str) -> Result<Vec<u64>, String> {
+    if v == "none" {
+        return Ok(Vec::new());
+    }
+    v.split(',').map(|s| num(k, s)).collect()
+}
+
+impl fmt::Display for CrashState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CrashState::PowerCut {
+                call,
+                keep,
+                recovery,
+            } => {
+                write!(f, "call={call} keep={}", sectors_text(keep))?;
+                if let Some((rcall, rkeep)) = recovery {
+                    write!(
+                        f,
+                        " recovery-call={rcall} recovery-keep={}",
+                        sectors_text(rkeep)
+                    )?;
+                }
+                Ok(())
+            }
+            CrashState::ProcessCrash { call } => write!(f, "call={call} process-crash"),
+            CrashState::Reader { call, reader } => write!(f, "call={call} reader={reader}"),
+            CrashState::Live { op } => write!(f, "live op={op}"),
+        }
+    }
+}
+
+const CRASH_STATE_USAGE: &str =
+    "expected `call=N keep=S,..|none [recovery-call=N recovery-keep=S,..|none]`, \
+     `call=N process-crash`, `call=N reader=N` or `live op=N`";
+
+impl FromStr for CrashState {
+    type Err = String;
+    fn from_str(s: &str) -> Result<CrashState, String> {
+        let words: Vec<&str> = s.split_whitespace().collect();
+        let value = |w: &str, k: &str| w.strip_prefix(k)?.strip_prefix('=').map(str::to_string);
+        let bad = || format!("{CRASH_STATE_USAGE}, found `{s}`");
+        match words.as_slice() {
+            ["live", op] => Ok(CrashState::Live {
+                op: num("op", &value(op, "op").ok_or_else(bad)?)?,
+            }),
+            [call, rest @ ..] => {
+                let call = num("call", &value(call, "call").ok_or_else(bad)?)?;
+                match rest {
+                    ["process-crash"] => Ok(CrashState::ProcessCrash { call }),
+                    [r] if r.starts_with("reader=") => Ok(CrashState::Reader {
+                        call,
+                        reader: num("reader", &value(r, "reader").ok_or_else(bad)?)?,
+                    }),
+                    [keep] => Ok(CrashState::PowerCut {
+                        call,
+                        keep: parse_sectors("keep", &value(keep, "keep").ok_or_else(bad)?)?,
+                        recovery: None,
+                    }),
+                    [keep, rcall, rkeep] => Ok(CrashState::PowerCut {
+                        call,
+                        keep: parse_sectors("keep", &value(keep, "keep").ok_or_else(bad)?)?,
+                        recovery: Some((
+                            num(
+                                "recovery-call",
+                                &value(rcall, "recovery-call").ok_or_else(bad)?,
+                            )?,
+                            parse_sectors(
+                                "recovery-keep",
+                                &value(rkeep, "recovery-keep").ok_or_else(bad)?,
+                            )?,
+                        )),
+                    }),
+                    _ => Err(bad()),
+                }
+            }
+            [] => Err(bad()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crash_states_and_params_round_trip_through_text() {
+        let states = [
+            CrashState::PowerCut {
+                call: 17,
+                keep: vec![3, 5, 9],
+                recovery: None,
+            },
+            CrashState::PowerCut {
+                call: 2,
+                keep: vec![],
+                recovery: Some((4, vec![1])),
+            },
+            CrashState::ProcessCrash { call: 8 },
+            CrashState::Reader { call: 9, reader: 1 },
+            CrashState::Live { op: 12 },
+        ];
+        for s in states {
+            assert_eq!(s.to_string().parse::<CrashState>(), Ok(s.clone()), "{s}");
+        }
+        let p = CheckParams {
+            batched: true,
+            control: Control::MetaSameSlot,
+            sector_size: 64,
+            max_states: 100,
+        };
+        assert_eq!(p.to_string().parse::<CheckParams>(), Ok(p));
+    }
+
+    #[test]
+    fn malformed_text_says_what_was_expected() {
+        let e = "call=x keep=1".parse::<CrashState>().unwrap_err();
+        assert!(e.contains("not a valid value for `call`"), "{e}");
+        let e = "call=1 keep=1 recovery-call=2"
+            .parse::<CrashState>()
+            .unwrap_err();
+        assert!(e.contains("expected `call=N keep="), "{e}");
+        let e = "sector_size=100".parse::<CheckParams>().unwrap_err();
+        assert!(e.contains("power of two"), "{e}");
+        let e = "control=chaos".parse::<CheckParams>().unwrap_err();
+        assert!(e.contains("expected one of"), "{e}");
+    }
+}
