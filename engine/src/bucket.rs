@@ -113,18 +113,21 @@ impl<'a> Bucket<'a> {
 
     /// The value stored under `key`; `None` when absent or when the key names a sub-bucket.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let it = tree::lookup(self.root.clone(), key, &self.rd)?;
-        Ok(it.filter(|it| !it.is_bucket()).map(|it| it.value))
+        let value = tree::lookup_with(self.root.clone(), key, &self.rd, |it| {
+            (!it.is_bucket()).then(|| it.value.clone())
+        })?;
+        Ok(value.flatten())
     }
 
     /// The sub-bucket `name`, if it exists.
     pub fn bucket(&self, name: &[u8]) -> Result<Option<Bucket<'a>>> {
-        match tree::lookup(self.root.clone(), name, &self.rd)? {
-            Some(it) if it.is_bucket() => {
-                let h = decode_header(&it.value, self.root.page())?;
-                Ok(Some(Bucket::from_header(self.rd, h)?))
-            }
-            _ => Ok(None),
+        let page = self.root.page();
+        let header = tree::lookup_with(self.root.clone(), name, &self.rd, |it| {
+            it.is_bucket().then(|| decode_header(&it.value, page))
+        })?;
+        match header.flatten() {
+            Some(h) => Ok(Some(Bucket::from_header(self.rd, h?)?)),
+            None => Ok(None),
         }
     }
 

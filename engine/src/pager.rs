@@ -6,6 +6,10 @@
 //! which happens only after no open transaction can reach it; the committing writer then
 //! replaces the entry. Eviction is first-in first-out, which is deterministic.
 //!
+//! The writer takes a cached node out of the cache instead of copying it when nobody else holds
+//! it ([`Pager::node_for_update`]): its commit frees that page and caches the new version, so
+//! the entry could only go stale, and moving the node saves copying every key and value.
+//!
 //! Every read is validated against the snapshot's high-water mark and the file length before a
 //! buffer is allocated, so a corrupt header can never ask for more memory than the file holds.
 
@@ -14,14 +18,43 @@ use crate::node::Node;
 use crate::page::{PageHeader, PageKind};
 use crate::storage::Storage;
 use crate::types::{PageId, PageSpan};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+/// A fixed, unseeded hash of a page id (a multiply by an odd constant), so that the cache behaves
+/// the same on every run. The map is never iterated, so its order cannot leak into results; a
+/// hash map rather than a B-tree because every page a reader visits is a lookup here.
+#[derive(Default)]
+struct PageIdHasher(u64);
+
+impl Hasher for PageIdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type PageMap<V> = HashMap<PageId, V, BuildHasherDefault<PageIdHasher>>;
+
 #[derive(Default)]
 struct Cache {
-    map: BTreeMap<PageId, Arc<Node>>,
-    order: VecDeque<PageId>,
+    /// Each entry with the insertion number it was queued under in `order`.
+    map: PageMap<(u64, Arc<Node>)>,
+    /// Insertion order for eviction. An entry whose number no longer matches the map's (the
+    /// node was taken, or the id cached again since) is stale and skipped.
+    order: VecDeque<(PageId, u64)>,
+    next_insertion: u64,
     hits: u64,
     pages_read: u64,
     bytes_read: u64,
@@ -84,7 +117,7 @@ impl Pager {
         }
         {
             let mut c = self.lock();
-            if let Some(n) = c.map.get(&id).cloned() {
+            if let Some((_, n)) = c.map.get(&id).cloned() {
                 c.hits += 1;
                 return Ok(n);
             }
@@ -98,6 +131,24 @@ impl Pager {
         let node = Arc::new(node);
         self.insert(id, node.clone());
         Ok(node)
+    }
+
+    /// The node at `id` as an owned value for the write transaction that is about to replace
+    /// it (counted like [`Pager::node`]). When only the cache holds the node, it is moved out of
+    /// the cache rather than copied; when a reader holds it too, it is copied and stays cached.
+    pub fn node_for_update(&self, id: PageId, high_water: PageId) -> Result<Node> {
+        let shared = self.node(id, high_water)?;
+        {
+            let mut c = self.lock();
+            let only_cached = c.map.get(&id).is_some_and(|(_, n)| Arc::ptr_eq(n, &shared))
+                && Arc::strong_count(&shared) == 2;
+            if only_cached {
+                c.map.remove(&id);
+                c.compact_order();
+            }
+        }
+        // Under the lock nobody could clone it out of the map; outside, nobody can reach it.
+        Ok(Arc::try_unwrap(shared).unwrap_or_else(|n| Node::clone(&n)))
     }
 
     /// Read page `id` and its overflow pages, checking the header's id and type first.
@@ -161,18 +212,35 @@ impl Pager {
             return;
         }
         let mut c = self.lock();
-        if c.map.insert(id, node).is_none() {
-            c.order.push_back(id);
-        }
+        let n = c.next_insertion;
+        c.next_insertion += 1;
+        c.map.insert(id, (n, node));
+        c.order.push_back((id, n));
         while c.map.len() > self.capacity {
             match c.order.pop_front() {
-                Some(old) => {
-                    c.map.remove(&old);
+                Some((old, n)) => {
+                    if c.map.get(&old).is_some_and(|(m, _)| *m == n) {
+                        c.map.remove(&old);
+                    }
                 }
                 None => break,
             }
         }
+        c.compact_order();
         debug_assert!(c.map.len() <= self.capacity);
+    }
+}
+
+impl Cache {
+    /// Drop stale `order` entries once they outnumber the live ones three to one (amortised
+    /// O(1) per call), so that taking nodes out of a cache that never fills cannot grow `order`
+    /// without bound.
+    fn compact_order(&mut self) {
+        if self.order.len() > 4 * self.map.len() + 1024 {
+            let map = &self.map;
+            self.order
+                .retain(|(id, n)| map.get(id).is_some_and(|(m, _)| m == n));
+        }
     }
 }
 

@@ -164,6 +164,9 @@ impl SizedBuf {
         self.bytes.push(byte);
     }
 
+    // Inlined: the freelist page appends one 8-byte id at a time, and a call (plus a `memcpy`
+    // call for 8 bytes) per id was a tenth of a delete's instructions.
+    #[inline]
     pub fn extend_from_slice(&mut self, bytes: &[u8]) {
         self.ensure(bytes.len());
         self.bytes.extend_from_slice(bytes);
@@ -178,14 +181,20 @@ impl SizedBuf {
 
     /// Make room for `additional` more bytes: double the capacity (from `GROW_INITIAL_CAPACITY`
     /// if none yet) until they fit, in one growth, and count it.
+    #[inline]
     pub fn ensure(&mut self, additional: usize) {
         let needed = self
             .len()
             .checked_add(additional)
             .expect("buffer size overflows usize");
-        if needed <= self.capacity {
-            return;
+        if needed > self.capacity {
+            self.grow_to_fit(needed);
         }
+    }
+
+    /// The slow path of [`SizedBuf::ensure`], kept out of line.
+    #[cold]
+    fn grow_to_fit(&mut self, needed: usize) {
         let mut capacity = if self.capacity == 0 {
             GROW_INITIAL_CAPACITY
         } else {

@@ -97,6 +97,17 @@ fn empty_branch(page: PageId) -> Error {
 
 /// The leaf item stored under `key`, if any.
 pub fn lookup(root: NodeRef<'_>, key: &[u8], rd: &Reader<'_>) -> Result<Option<LeafItem>> {
+    lookup_with(root, key, rd, LeafItem::clone)
+}
+
+/// `f` applied to the leaf item stored under `key`, if any: reads that need only part of the
+/// item (a value, a bucket header) copy only that part.
+pub fn lookup_with<T>(
+    root: NodeRef<'_>,
+    key: &[u8],
+    rd: &Reader<'_>,
+    f: impl FnOnce(&LeafItem) -> T,
+) -> Result<Option<T>> {
     let mut node = root;
     for _ in 0..MAX_TREE_DEPTH {
         match &node.body {
@@ -111,19 +122,19 @@ pub fn lookup(root: NodeRef<'_>, key: &[u8], rd: &Reader<'_>) -> Result<Option<L
                 return Ok(items
                     .binary_search_by(|it| it.key.as_slice().cmp(key))
                     .ok()
-                    .map(|i| items[i].clone()));
+                    .map(|i| f(&items[i])));
             }
         }
     }
     Err(too_deep(node.page()))
 }
 
-/// Turn a page reference into an owned node (a copy of the cached one, remembering its origin
-/// so spill frees it) and return it.
+/// Turn a page reference into an owned node (taken from the cache or copied, remembering its
+/// origin so spill frees it) and return it.
 pub fn materialize<'c>(child: &'c mut Child, rd: &Reader<'_>) -> Result<&'c mut Node> {
     if let Child::Page(id) = *child {
-        let shared = rd.node(id)?;
-        *child = Child::Node(Box::new(Node::clone(&shared)));
+        let node = rd.pager.node_for_update(id, rd.high_water)?;
+        *child = Child::Node(Box::new(node));
     }
     match child {
         Child::Node(n) => Ok(n),

@@ -1,0 +1,231 @@
+//! Criterion benchmarks of the seed shapes for crashlab's engine (each freelist × freelist-sync
+//! configuration) and for redb, LMDB and SQLite, side by side. bbolt runs the same shapes from
+//! `tools/bbolt/bench`; `tools/bench/run-all.sh` runs both and joins the results.
+//!
+//! Every database is a real file in its own temporary directory under `/tmp` (or `TMPDIR`),
+//! pre-filled with 10,000 keys in transactions of 1,000 (see `crashlab_bench::shape`).
+//!
+//! | group       | one iteration                                                            |
+//! |-------------|--------------------------------------------------------------------------|
+//! | `get`       | one read transaction, one get (keys visited in a scattered fixed order)  |
+//! | `get100`    | one read transaction, 100 gets                                           |
+//! | `set`       | one write transaction putting one new key                                |
+//! | `set100`    | one write transaction putting 100 new keys                               |
+//! | `delete`    | one write transaction deleting one existing key (refilled untimed)       |
+//! | `large_set` | one write transaction putting one new key on the large DB (`large.rs`)   |
+//! | `reopen`    | open the large DB (durable settings) and close it                        |
+//!
+//! Benchmark ids are `group/engine/mode`; reads use the durable settings and mode `read`.
+//! Set `CRASHLAB_BENCH_ENGINES` and/or `CRASHLAB_BENCH_GROUPS` to comma-separated names to run
+//! a subset (their setup is skipped too, unlike criterion's own filter).
+
+use crashlab_bench::engines::{Engine, Which, ENGINES};
+use crashlab_bench::shape::{BATCH, FILL_BATCH, PREFILL, VALUE};
+use crashlab_bench::{large, Kv, Mode};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+/// Short settings, so that the whole run (every engine, sync included) takes minutes.
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args()
+}
+
+/// Whether `name` is in the comma-separated list in environment variable `var` (or the
+/// variable is unset).
+fn selected(var: &str, name: &str) -> bool {
+    match std::env::var(var) {
+        Ok(list) => list.split(',').any(|s| s.trim() == name),
+        Err(_) => true,
+    }
+}
+
+fn engines() -> impl Iterator<Item = &'static Engine> {
+    ENGINES
+        .iter()
+        .filter(|e| selected("CRASHLAB_BENCH_ENGINES", e.name))
+}
+
+fn tempdir() -> TempDir {
+    tempfile::tempdir().expect("create temp dir")
+}
+
+/// A fresh database of `engine` in `mode`, holding keys `0..keys`.
+fn open_filled(engine: &Engine, mode: Mode, dir: &TempDir, keys: u64) -> Box<dyn Kv> {
+    let mut kv = engine.open(dir.path(), mode);
+    fill(&mut *kv, 0..keys);
+    kv
+}
+
+/// Put keys `range`, `FILL_BATCH` per transaction.
+fn fill(kv: &mut dyn Kv, range: std::ops::Range<u64>) {
+    for start in range.clone().step_by(FILL_BATCH as usize) {
+        kv.put(start..(start + FILL_BATCH).min(range.end), &VALUE);
+    }
+}
+
+/// One iteration of a shape: operation number `i` on the database.
+type Op = fn(&mut dyn Kv, u64);
+
+fn get_one(kv: &mut dyn Kv, i: u64) {
+    kv.get(i..i + 1);
+}
+
+fn get_hundred(kv: &mut dyn Kv, i: u64) {
+    kv.get(i * BATCH..(i + 1) * BATCH);
+}
+
+fn set_one(kv: &mut dyn Kv, i: u64) {
+    kv.put(PREFILL + i..PREFILL + i + 1, &VALUE);
+}
+
+fn set_hundred(kv: &mut dyn Kv, i: u64) {
+    let start = PREFILL + i * BATCH;
+    kv.put(start..start + BATCH, &VALUE);
+}
+
+/// Measure `op` under criterion; a running count gives every iteration a fresh `i`.
+fn measure(g: &mut BenchmarkGroup<'_, WallTime>, id: BenchmarkId, kv: &mut dyn Kv, op: Op) {
+    let mut i = 0;
+    g.bench_function(id, |b| {
+        b.iter(|| {
+            op(kv, i);
+            i += 1;
+        })
+    });
+}
+
+/// A read shape: one database per engine, durable settings.
+fn bench_reads(c: &mut Criterion, name: &str, op: Op) {
+    if !selected("CRASHLAB_BENCH_GROUPS", name) {
+        return;
+    }
+    let mut g = c.benchmark_group(name);
+    for e in engines().filter(|e| e.measures_reads()) {
+        let dir = tempdir();
+        let mut kv = open_filled(e, Mode::Sync, &dir, PREFILL);
+        measure(&mut g, BenchmarkId::new(e.name, "read"), &mut *kv, op);
+    }
+    g.finish();
+}
+
+/// A write shape in every mode of every engine.
+fn bench_writes(c: &mut Criterion, name: &str, op: Op) {
+    if !selected("CRASHLAB_BENCH_GROUPS", name) {
+        return;
+    }
+    let mut g = c.benchmark_group(name);
+    for e in engines() {
+        for &mode in e.modes {
+            let dir = tempdir();
+            let mut kv = open_filled(e, mode, &dir, PREFILL);
+            measure(&mut g, BenchmarkId::new(e.name, mode.name()), &mut *kv, op);
+        }
+    }
+    g.finish();
+}
+
+/// Deletes run from the left edge of the tree in key order. Before each timed batch of `iters`
+/// deletes, an untimed refill appends keys at the right edge so that the batch only deletes
+/// keys that exist and 10,000 keys remain after it.
+fn bench_delete(c: &mut Criterion) {
+    if !selected("CRASHLAB_BENCH_GROUPS", "delete") {
+        return;
+    }
+    let mut g = c.benchmark_group("delete");
+    for e in engines() {
+        for &mode in e.modes {
+            let dir = tempdir();
+            let mut kv = open_filled(e, mode, &dir, PREFILL);
+            // Keys `next..filled` are present.
+            let (mut next, mut filled) = (0, PREFILL);
+            g.bench_function(BenchmarkId::new(e.name, mode.name()), |b| {
+                b.iter_custom(|iters| {
+                    let want = next + iters + PREFILL;
+                    fill(&mut *kv, filled..want);
+                    filled = want;
+                    let start = Instant::now();
+                    for n in next..next + iters {
+                        kv.delete(n..n + 1);
+                    }
+                    next += iters;
+                    start.elapsed()
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+/// The engine family that can share one large template (crashlab's four configurations open
+/// the same file; each first commit puts it in that configuration's steady state).
+fn family(e: &Engine) -> &'static str {
+    match e.which {
+        Which::Crashlab(_, _) => "crashlab",
+        _ => e.name,
+    }
+}
+
+/// Groups `large_set` and `reopen`, one template per engine family.
+fn bench_large(c: &mut Criterion) {
+    let want_set = selected("CRASHLAB_BENCH_GROUPS", "large_set");
+    let want_reopen = selected("CRASHLAB_BENCH_GROUPS", "reopen");
+    if !want_set && !want_reopen {
+        return;
+    }
+    let mut families: Vec<&str> = engines().map(family).collect();
+    families.dedup();
+    for fam in families {
+        let members: Vec<&Engine> = engines().filter(|e| family(e) == fam).collect();
+        let dir = tempdir();
+        let start = Instant::now();
+        large::build_template(&mut *members[0].open(dir.path(), Mode::NoSync));
+        large::flush_os_cache();
+        eprintln!("large template for {fam}: built in {:.1?}", start.elapsed());
+        let mut run = 0;
+        for e in members {
+            if want_set {
+                let mut g = c.benchmark_group("large_set");
+                g.sample_size(10);
+                for &mode in e.modes {
+                    let mut kv = e.open(dir.path(), mode);
+                    let mut i = 0;
+                    g.bench_function(BenchmarkId::new(e.name, mode.name()), |b| {
+                        b.iter(|| {
+                            let k = large::set_key(run, i);
+                            kv.put(k..k + 1, &VALUE);
+                            i += 1;
+                        })
+                    });
+                    run += 1;
+                }
+                g.finish();
+            }
+            if want_reopen {
+                let mut g = c.benchmark_group("reopen");
+                g.sample_size(10);
+                g.bench_function(BenchmarkId::new(e.name, Mode::Sync.name()), |b| {
+                    b.iter(|| drop(black_box(e.open(dir.path(), Mode::Sync))))
+                });
+                g.finish();
+            }
+        }
+    }
+}
+
+fn main() {
+    let mut c = config();
+    bench_reads(&mut c, "get", get_one);
+    bench_reads(&mut c, "get100", get_hundred);
+    bench_writes(&mut c, "set", set_one);
+    bench_writes(&mut c, "set100", set_hundred);
+    bench_delete(&mut c);
+    bench_large(&mut c);
+    c.final_summary();
+}

@@ -1,0 +1,83 @@
+//! Run one shape a fixed number of times, with no timing, so that `valgrind --tool=cachegrind`
+//! can count its instructions: repeatable figures where wall time on a shared VM is not.
+//!
+//! ```sh
+//! cargo build --release --example instructions
+//! valgrind --tool=cachegrind --cache-sim=no target/release/examples/instructions ENGINE SHAPE MODE N
+//! ```
+//!
+//! ENGINE is a name from `engines::ENGINES`; SHAPE is `get`, `get100`, `set`, `set100` or
+//! `delete`; MODE is `sync`, `normal` or `no_sync` (reads ignore it). The database is pre-filled
+//! as in the benchmarks. `delete` runs as the benchmark does: before every 1,000 deletes from the
+//! left edge, 1,000 keys are appended at the right edge, so each round's refill is counted too.
+//! Instructions per operation = (count at N − count at 0) / N: the difference removes the
+//! setup (and, for `delete`, what remains is the deletes plus the refills, 1:1).
+//!
+//! The large-DB Set: `CRASHLAB_LARGE_DIR=DIR instructions ENGINE build MODE 0` builds the
+//! template in DIR (natively: it writes 2 GB), then `CRASHLAB_LARGE_DIR=DIR instructions ENGINE
+//! large_set MODE N` under cachegrind, at N = 0 and N = k.
+
+use crashlab_bench::engines::{Engine, ENGINES};
+use crashlab_bench::large;
+use crashlab_bench::shape::{BATCH, FILL_BATCH, PREFILL, VALUE};
+use crashlab_bench::Mode;
+use std::path::Path;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [engine, shape, mode, n] = &args[..] else {
+        eprintln!("usage: instructions ENGINE SHAPE MODE N");
+        std::process::exit(2);
+    };
+    let engine = ENGINES
+        .iter()
+        .find(|e| e.name == engine)
+        .unwrap_or_else(|| panic!("no engine {engine}"));
+    let mode = match mode.as_str() {
+        "sync" => Mode::Sync,
+        "normal" => Mode::Normal,
+        "no_sync" => Mode::NoSync,
+        other => panic!("no mode {other}"),
+    };
+    let n: u64 = n.parse().expect("N is a number");
+    if let Ok(large) = std::env::var("CRASHLAB_LARGE_DIR") {
+        large_db(engine, mode, shape, n, Path::new(&large));
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut kv = engine.open(dir.path(), mode);
+    for start in (0..PREFILL).step_by(FILL_BATCH as usize) {
+        kv.put(start..start + FILL_BATCH, &VALUE);
+    }
+    for i in 0..n {
+        if shape == "delete" && i % FILL_BATCH == 0 {
+            kv.put(PREFILL + i..PREFILL + i + FILL_BATCH, &VALUE);
+        }
+        match shape.as_str() {
+            "get" => kv.get(i..i + 1),
+            "get100" => kv.get(i * BATCH..(i + 1) * BATCH),
+            "set" => kv.put(PREFILL + i..PREFILL + i + 1, &VALUE),
+            "set100" => kv.put(PREFILL + i * BATCH..PREFILL + (i + 1) * BATCH, &VALUE),
+            "delete" => kv.delete(i..i + 1),
+            other => panic!("no shape {other}"),
+        }
+    }
+}
+
+/// With `CRASHLAB_LARGE_DIR` set: shape `build` builds the large template in that directory
+/// (run it natively, once); shape `large_set` opens it and runs N one-key Sets, each with a key
+/// no earlier run used (the run number is N, so the N = 0 and N = k runs of one measurement
+/// never collide). The open is in both runs and cancels out.
+fn large_db(engine: &Engine, mode: Mode, shape: &str, n: u64, dir: &Path) {
+    let mut kv = engine.open(dir, mode);
+    match shape {
+        "build" => large::build_template(&mut *kv),
+        "large_set" => {
+            for i in 0..n {
+                let k = large::set_key(1_000 + n, i);
+                kv.put(k..k + 1, &VALUE);
+            }
+        }
+        other => panic!("no large-DB shape {other}"),
+    }
+}

@@ -1,0 +1,68 @@
+//! crashlab's engine on a real file (`FileStorage`: pread/pwrite, fdatasync).
+
+use crate::kv::{Kv, Mode};
+use crate::shape::{key, scattered, BUCKET};
+use crashlab_engine::{Db, FreelistKind, Options};
+use std::hint::black_box;
+use std::ops::Range;
+use std::path::Path;
+
+pub struct Crashlab {
+    db: Db,
+}
+
+impl Crashlab {
+    pub fn open(dir: &Path, freelist: FreelistKind, no_freelist_sync: bool, mode: Mode) -> Self {
+        let options = Options {
+            freelist,
+            no_freelist_sync,
+            no_sync: mode == Mode::NoSync,
+            ..Options::default()
+        };
+        let db = Db::open_path(dir.join("bench.db"), options).expect("crashlab: open");
+        // Only a new database commits at open, so that reopening measures the open alone.
+        let exists = db.view(|tx| Ok(tx.bucket(BUCKET.as_bytes())?.is_some()));
+        if !exists.expect("crashlab: look up bucket") {
+            db.update(|tx| tx.create_bucket(BUCKET.as_bytes()).map(drop))
+                .expect("crashlab: create bucket");
+        }
+        Crashlab { db }
+    }
+}
+
+impl Kv for Crashlab {
+    fn put(&mut self, keys: Range<u64>, value: &[u8]) {
+        self.db
+            .update(|tx| {
+                let mut b = tx.bucket_mut(BUCKET.as_bytes())?.expect("bucket exists");
+                keys.clone().try_for_each(|n| b.put(&key(n), value))
+            })
+            .unwrap_or_else(|e| panic!("crashlab: put {keys:?}: {e}"));
+    }
+
+    fn get(&mut self, reads: Range<u64>) {
+        self.db
+            .view(|tx| {
+                let b = tx.bucket(BUCKET.as_bytes())?.expect("bucket exists");
+                for i in reads.clone() {
+                    let v = b.get(&key(scattered(i)))?;
+                    assert!(v.is_some(), "crashlab: read {i} found no value");
+                    black_box(v);
+                }
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("crashlab: get {reads:?}: {e}"));
+    }
+
+    fn delete(&mut self, keys: Range<u64>) {
+        self.db
+            .update(|tx| {
+                let mut b = tx.bucket_mut(BUCKET.as_bytes())?.expect("bucket exists");
+                for n in keys.clone() {
+                    assert!(b.delete(&key(n))?, "crashlab: key {n} missing");
+                }
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("crashlab: delete {keys:?}: {e}"));
+    }
+}

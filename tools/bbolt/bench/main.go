@@ -1,0 +1,423 @@
+// Command bench runs crashlab's seed benchmark shapes on bbolt itself (go.etcd.io/bbolt 1.3.6
+// from Debian), with the same keys, values and schedule as the Rust benchmarks in
+// bench/benches/peers.rs, so that tools/bench/run-all.sh can put them in one table.
+//
+// Usage: bench [-engines a,b] [-groups g,h] [-warmup 1s] [-measure 3s] [-samples 20]
+//
+// Shapes (groups): get, get100, set, set100, delete, large_set, reopen — see peers.rs. Sizes:
+// 16-byte keys (a counter as a big-endian u128), 100-byte values, 10,000 keys pre-filled in
+// transactions of 1,000; the large DB held 2,000 values of 1 MiB (20 per transaction), all
+// deleted (500 per transaction). One key per transaction unless the shape says otherwise.
+//
+// Engines: bbolt-{array,hashmap}-{synced,nosync}: the freelist type × whether the freelist is
+// written at commit (NoFreelistSync). Modes: "sync" (bbolt's default: fdatasync at commit),
+// "no_sync" (DB.NoSync); reads and reopen use the durable settings.
+//
+// Measurement, close to criterion's: warm up for -warmup, then -samples samples of equal
+// iteration counts sized to fill -measure; the figure is the median of the samples' mean
+// time per iteration. Output on stdout, one JSON object per benchmark:
+//
+//	{"id":"set/bbolt-array-synced/no_sync","median_ns":12345.6,"samples":20,"iters_per_sample":40}
+//
+// Progress goes to stderr.
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+const (
+	keySize          = 16
+	valueSize        = 100
+	prefill          = 10000
+	fillBatch        = 1000
+	batch            = 100
+	stride           = 7919
+	largeValues      = 2000
+	largeValueSize   = 1 << 20
+	largeFillBatch   = 20
+	largeDeleteBatch = 500
+	largeSetBase     = 1 << 40
+	largeSetStride   = 1 << 32
+)
+
+var (
+	bucket = []byte("bench")
+	value  = make([]byte, valueSize)
+)
+
+func init() {
+	for i := range value {
+		value[i] = 0x5a
+	}
+}
+
+// key is counter n as 16 big-endian bytes.
+func key(n uint64) []byte {
+	k := make([]byte, keySize)
+	binary.BigEndian.PutUint64(k[8:], n)
+	return k
+}
+
+// scattered is the pre-filled key read by read number i.
+func scattered(i uint64) uint64 { return (i % prefill) * stride % prefill }
+
+type engine struct {
+	name           string
+	freelist       bolt.FreelistType
+	noFreelistSync bool
+	measuresReads  bool
+}
+
+var engines = []engine{
+	{"bbolt-array-synced", bolt.FreelistArrayType, false, true},
+	{"bbolt-array-nosync", bolt.FreelistArrayType, true, false},
+	{"bbolt-hashmap-synced", bolt.FreelistMapType, false, false},
+	{"bbolt-hashmap-nosync", bolt.FreelistMapType, true, false},
+}
+
+var modes = []string{"sync", "no_sync"}
+
+func (e engine) open(path string, mode string) *bolt.DB {
+	opts := &bolt.Options{
+		Timeout:        time.Second,
+		NoSync:         mode == "no_sync",
+		NoFreelistSync: e.noFreelistSync,
+		FreelistType:   e.freelist,
+	}
+	db, err := bolt.Open(path, 0o600, opts)
+	must(err, "open %s", path)
+	// Only a new database commits at open, so that reopening measures the open alone.
+	exists := false
+	must(db.View(func(tx *bolt.Tx) error {
+		exists = tx.Bucket(bucket) != nil
+		return nil
+	}), "look up bucket")
+	if !exists {
+		must(db.Update(func(tx *bolt.Tx) error {
+			_, err := tx.CreateBucket(bucket)
+			return err
+		}), "create bucket")
+	}
+	return db
+}
+
+func must(err error, what string, args ...interface{}) {
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %s: %v\n", fmt.Sprintf(what, args...), err)
+		os.Exit(1)
+	}
+}
+
+func put(db *bolt.DB, from, to uint64, v []byte) {
+	must(db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucket)
+		for n := from; n < to; n++ {
+			if err := b.Put(key(n), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}), "put %d..%d", from, to)
+}
+
+func get(db *bolt.DB, from, to uint64) {
+	must(db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucket)
+		for i := from; i < to; i++ {
+			if b.Get(key(scattered(i))) == nil {
+				return fmt.Errorf("read %d found no value", i)
+			}
+		}
+		return nil
+	}), "get %d..%d", from, to)
+}
+
+func del(db *bolt.DB, from, to uint64) {
+	must(db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucket)
+		for n := from; n < to; n++ {
+			if b.Get(key(n)) == nil {
+				return fmt.Errorf("key %d missing", n)
+			}
+			if err := b.Delete(key(n)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}), "delete %d..%d", from, to)
+}
+
+func fill(db *bolt.DB, from, to uint64) {
+	for s := from; s < to; s += fillBatch {
+		e := s + fillBatch
+		if e > to {
+			e = to
+		}
+		put(db, s, e, value)
+	}
+}
+
+// Measurement settings, from the flags.
+var (
+	warmup  time.Duration
+	measure time.Duration
+	samples int
+)
+
+// Samples of the large-DB groups, as in peers.rs (each iteration can take milliseconds).
+const largeSamples = 10
+
+// run measures a routine that performs iters iterations and returns the time they took.
+func run(id string, routine func(iters uint64) time.Duration) {
+	runN(id, samples, routine)
+}
+
+func runN(id string, samples int, routine func(iters uint64) time.Duration) {
+	// Double the iterations until the warm-up time is spent; the last (largest) round, the
+	// least disturbed by start-up effects, estimates the time per iteration.
+	var warmTime, last time.Duration
+	var lastIters uint64
+	for n := uint64(1); warmTime < warmup; n *= 2 {
+		last = routine(n)
+		warmTime += last
+		lastIters = n
+	}
+	perIter := float64(last) / float64(lastIters)
+	iters := uint64(float64(measure) / float64(samples) / perIter)
+	if iters == 0 {
+		iters = 1
+	}
+	means := make([]float64, samples)
+	for s := range means {
+		means[s] = float64(routine(iters)) / float64(iters)
+	}
+	sort.Float64s(means)
+	median := means[samples/2]
+	if samples%2 == 0 {
+		median = (means[samples/2-1] + means[samples/2]) / 2
+	}
+	out, _ := json.Marshal(map[string]interface{}{
+		"id": id, "median_ns": median, "samples": samples, "iters_per_sample": iters,
+	})
+	fmt.Println(string(out))
+	fmt.Fprintf(os.Stderr, "%-40s %12.2f us/op  (%d x %d iters)\n", id, median/1e3, samples, iters)
+}
+
+// simple turns an operation on iteration number i into a timed routine.
+func simple(op func(i uint64)) func(uint64) time.Duration {
+	var i uint64
+	return func(iters uint64) time.Duration {
+		start := time.Now()
+		for end := i + iters; i < end; i++ {
+			op(i)
+		}
+		return time.Since(start)
+	}
+}
+
+func tempDir() string {
+	dir, err := os.MkdirTemp("", "bbolt-bench")
+	must(err, "temp dir")
+	return dir
+}
+
+func openFilled(e engine, mode string) (*bolt.DB, string) {
+	dir := tempDir()
+	db := e.open(filepath.Join(dir, "bench.db"), mode)
+	fill(db, 0, prefill)
+	return db, dir
+}
+
+func benchReads(sel func(string, string) bool, group string, op func(db *bolt.DB, i uint64)) {
+	for _, e := range engines {
+		if !e.measuresReads || !sel(group, e.name) {
+			continue
+		}
+		db, dir := openFilled(e, "sync")
+		run(group+"/"+e.name+"/read", simple(func(i uint64) { op(db, i) }))
+		must(db.Close(), "close")
+		os.RemoveAll(dir)
+	}
+}
+
+func benchWrites(sel func(string, string) bool, group string, op func(db *bolt.DB, i uint64)) {
+	for _, e := range engines {
+		if !sel(group, e.name) {
+			continue
+		}
+		for _, mode := range modes {
+			db, dir := openFilled(e, mode)
+			run(group+"/"+e.name+"/"+mode, simple(func(i uint64) { op(db, i) }))
+			must(db.Close(), "close")
+			os.RemoveAll(dir)
+		}
+	}
+}
+
+// benchDelete deletes from the left edge in key order; before each timed batch an untimed
+// refill keeps 10,000 keys after it, as peers.rs does.
+func benchDelete(sel func(string, string) bool) {
+	for _, e := range engines {
+		if !sel("delete", e.name) {
+			continue
+		}
+		for _, mode := range modes {
+			db, dir := openFilled(e, mode)
+			next, filled := uint64(0), uint64(prefill)
+			run("delete/"+e.name+"/"+mode, func(iters uint64) time.Duration {
+				want := next + iters + prefill
+				fill(db, filled, want)
+				filled = want
+				start := time.Now()
+				for n := next; n < next+iters; n++ {
+					del(db, n, n+1)
+				}
+				next += iters
+				return time.Since(start)
+			})
+			must(db.Close(), "close")
+			os.RemoveAll(dir)
+		}
+	}
+}
+
+// benchLarge builds one large template and runs large_set and reopen for every configuration
+// on it in turn (each first commit puts the file in that configuration's steady state).
+func benchLarge(sel func(string, string) bool) {
+	wantSet := func(e engine) bool { return sel("large_set", e.name) }
+	wantReopen := func(e engine) bool { return sel("reopen", e.name) }
+	any := false
+	for _, e := range engines {
+		any = any || wantSet(e) || wantReopen(e)
+	}
+	if !any {
+		return
+	}
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "bench.db")
+	start := time.Now()
+	db := engines[0].open(path, "no_sync")
+	big := make([]byte, largeValueSize)
+	for i := range big {
+		big[i] = 0xa5
+	}
+	for s := uint64(0); s < largeValues; s += largeFillBatch {
+		put(db, s, s+largeFillBatch, big)
+	}
+	for s := uint64(0); s < largeValues; s += largeDeleteBatch {
+		del(db, s, s+largeDeleteBatch)
+	}
+	must(db.Close(), "close template")
+	// Write the template back now, so that the kernel is not still flushing it while the Sets
+	// on it are measured (peers.rs does the same).
+	syscall.Sync()
+	fmt.Fprintf(os.Stderr, "large template for bbolt: built in %v\n", time.Since(start))
+	runNo := uint64(0)
+	for _, e := range engines {
+		if wantSet(e) {
+			for _, mode := range modes {
+				db := e.open(path, mode)
+				base := uint64(largeSetBase) + runNo*largeSetStride
+				runN("large_set/"+e.name+"/"+mode, largeSamples, simple(func(i uint64) { put(db, base+i, base+i+1, value) }))
+				must(db.Close(), "close")
+				runNo++
+			}
+		}
+		if wantReopen(e) {
+			runN("reopen/"+e.name+"/sync", largeSamples, simple(func(uint64) {
+				must(e.open(path, "sync").Close(), "close")
+			}))
+		}
+	}
+}
+
+func main() {
+	enginesFlag := flag.String("engines", "", "comma-separated engine names (default: all)")
+	groupsFlag := flag.String("groups", "", "comma-separated groups (default: all)")
+	flag.DurationVar(&warmup, "warmup", time.Second, "warm-up time per benchmark")
+	flag.DurationVar(&measure, "measure", 3*time.Second, "measurement time per benchmark")
+	flag.IntVar(&samples, "samples", 20, "samples per benchmark")
+	count := flag.String("count", "", "ENGINE/SHAPE/MODE: run that shape -n times untimed and exit "+
+		"(for valgrind --tool=cachegrind; shapes get, get100, set, set100, delete)")
+	countN := flag.Uint64("n", 0, "operations for -count")
+	flag.Parse()
+	if *count != "" {
+		countOps(*count, *countN)
+		return
+	}
+	in := func(list, name string) bool {
+		if list == "" {
+			return true
+		}
+		for _, s := range strings.Split(list, ",") {
+			if strings.TrimSpace(s) == name {
+				return true
+			}
+		}
+		return false
+	}
+	sel := func(group, name string) bool { return in(*groupsFlag, group) && in(*enginesFlag, name) }
+
+	benchReads(sel, "get", func(db *bolt.DB, i uint64) { get(db, i, i+1) })
+	benchReads(sel, "get100", func(db *bolt.DB, i uint64) { get(db, i*batch, (i+1)*batch) })
+	benchWrites(sel, "set", func(db *bolt.DB, i uint64) { put(db, prefill+i, prefill+i+1, value) })
+	benchWrites(sel, "set100", func(db *bolt.DB, i uint64) {
+		put(db, prefill+i*batch, prefill+(i+1)*batch, value)
+	})
+	benchDelete(sel)
+	benchLarge(sel)
+}
+
+// countOps runs one shape n times with no timing, as bench/examples/instructions.rs does for
+// the Rust engines: instructions per operation = (count at n − count at 0) / n. For delete,
+// every 1,000 deletes from the left edge follow a refill of 1,000 keys at the right edge.
+func countOps(spec string, n uint64) {
+	parts := strings.Split(spec, "/")
+	if len(parts) != 3 {
+		must(fmt.Errorf("want ENGINE/SHAPE/MODE"), "-count %q", spec)
+	}
+	var e *engine
+	for i := range engines {
+		if engines[i].name == parts[0] {
+			e = &engines[i]
+		}
+	}
+	if e == nil {
+		must(fmt.Errorf("no such engine"), "-count %q", spec)
+	}
+	db, dir := openFilled(*e, parts[2])
+	defer os.RemoveAll(dir)
+	for i := uint64(0); i < n; i++ {
+		switch parts[1] {
+		case "get":
+			get(db, i, i+1)
+		case "get100":
+			get(db, i*batch, (i+1)*batch)
+		case "set":
+			put(db, prefill+i, prefill+i+1, value)
+		case "set100":
+			put(db, prefill+i*batch, prefill+(i+1)*batch, value)
+		case "delete":
+			if i%fillBatch == 0 {
+				fill(db, prefill+i, prefill+i+fillBatch)
+			}
+			del(db, i, i+1)
+		default:
+			must(fmt.Errorf("no such shape"), "-count %q", spec)
+		}
+	}
+	must(db.Close(), "close")
+}
