@@ -73,20 +73,31 @@ fn shared_child_file(fanout: u8, levels: u64) -> Vec<u8> {
     file
 }
 
-#[test]
-fn check_enters_a_shared_page_once() {
-    let (fanout, levels) = (4, 8); // 4^8 = 65,536 visits before the fix; 10 pages after it
+/// The shared-child file opened read-only.
+fn open_shared(fanout: u8, levels: u64) -> Db {
     let storage = MemStorage::from_bytes(shared_child_file(fanout, levels));
     let options = Options {
         read_only: true,
         ..Options::default()
     };
-    let db = Db::open(storage, options).unwrap();
+    Db::open(storage, options).unwrap()
+}
+
+/// Pages `f` visited (cache hits and reads).
+fn visits<T>(db: &Db, f: impl FnOnce(&Db) -> T) -> (T, u64) {
     let before = db.counters();
-    let problems = db.check().unwrap();
+    let out = f(db);
     let after = db.counters();
-    let visits =
+    let n =
         (after.page_cache_hits + after.pages_read) - (before.page_cache_hits + before.pages_read);
+    (out, n)
+}
+
+#[test]
+fn check_enters_a_shared_page_once() {
+    let (fanout, levels) = (4, 8); // 4^8 = 65,536 visits before the fix; 10 pages after it
+    let db = open_shared(fanout, levels);
+    let (problems, visits) = visits(&db, |db| db.check().unwrap());
     assert!(
         visits < 50,
         "check visited {visits} pages of a 13-page file"
@@ -103,30 +114,23 @@ fn check_enters_a_shared_page_once() {
 #[test]
 fn a_cursor_refuses_to_walk_a_shared_leaf_twice() {
     for (fanout, levels) in [(4, 8), (20, 12)] {
-        let storage = MemStorage::from_bytes(shared_child_file(fanout, levels));
-        let options = Options {
-            read_only: true,
-            ..Options::default()
-        };
-        let db = Db::open(storage, options).unwrap();
-        let before = db.counters();
-        let walked = db.view(|tx| {
-            let b = tx.bucket(b"b")?.expect("bucket b");
-            let mut c = b.cursor();
-            let mut keys = vec![c.first()?.expect("a first key").0];
-            while let Some((k, _)) = c.next()? {
-                keys.push(k);
-            }
-            Ok(keys)
+        let db = open_shared(fanout, levels);
+        let (walked, visits) = visits(&db, |db| {
+            db.view(|tx| {
+                let b = tx.bucket(b"b")?.expect("bucket b");
+                let mut c = b.cursor();
+                let mut keys = vec![c.first()?.expect("a first key").0];
+                while let Some((k, _)) = c.next()? {
+                    keys.push(k);
+                }
+                Ok(keys)
+            })
         });
-        let after = db.counters();
         let e = match walked {
             Ok(keys) => panic!("a shared leaf walked as {} keys", keys.len()),
             Err(e) => e,
         };
         assert!(e.to_string().contains("out of order"), "{e}");
-        let visits = (after.page_cache_hits + after.pages_read)
-            - (before.page_cache_hits + before.pages_read);
         assert!(visits < 100, "{visits} page visits for fanout {fanout}");
     }
 }
