@@ -275,3 +275,52 @@ fn check_rejects_bad_input_with_exit_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("cannot replay"), "{}", text(&o));
 }
+
+#[test]
+fn check_runs_against_redb_and_rejects_what_redb_lacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let seed = ["check", "--seed", "5", "--ops", "10", "--engine", "redb"];
+    let o = crashlab(
+        &[&seed[..], &["--sector-size", "4096"]].concat(),
+        dir.path(),
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(t.contains("engine: redb · two-phase commit"), "{t}");
+    assert!(t.contains("violations: 0 states"), "{t}");
+
+    let args = [
+        &seed[..],
+        &["--sector-size", "4096", "--control", "no-barrier"],
+        &["--stop-at-first", "--found-dir", "found"],
+    ]
+    .concat();
+    let o = crashlab(&args, dir.path());
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    let saved = "found/check-5-no-barrier-redb-0.case";
+    assert!(t.contains(&format!("repro: crashlab repro {saved}")), "{t}");
+    let case = std::fs::read_to_string(dir.path().join(saved)).unwrap();
+    assert!(case.contains("engine = redb"), "{case}");
+    let o = crashlab(&["repro", saved], dir.path());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("as expected (Violation)"), "{}", text(&o));
+
+    for (extra, needle) in [
+        (
+            &["--control", "meta-same-slot"][..],
+            "debug hook in crashlab's engine",
+        ),
+        (&["--batched"][..], "--batched is crashlab's WriteBatch"),
+        (
+            &["--variants"][..],
+            "--variants varies crashlab's engine options",
+        ),
+    ] {
+        let o = crashlab(&[&seed[..], extra].concat(), dir.path());
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", text(&o));
+        assert!(text(&o).contains(needle), "{extra:?}: {}", text(&o));
+    }
+    let o = crashlab(&["check", "--case", saved, "--engine", "redb"], dir.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}

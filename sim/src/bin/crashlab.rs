@@ -142,6 +142,9 @@ enum Command {
         /// Where to save a case for each violation.
         #[arg(long, default_value = "corpus/found")]
         found_dir: PathBuf,
+        /// The engine under test with --seed: crashlab or redb (a case names its own engine).
+        #[arg(long, conflicts_with = "case")]
+        engine: Option<EngineKind>,
     },
 }
 
@@ -219,13 +222,16 @@ fn main() -> ExitCode {
             variants,
             stop_at_first,
             found_dir,
+            engine,
         } => {
             let base = match (case, seed) {
                 (Some(file), _) => match load(&file) {
                     Ok(case) => CheckConfig::from_case(&case),
                     Err(code) => return code,
                 },
-                (None, Some(seed)) => CheckConfig::from_seed(seed, ops),
+                (None, Some(seed)) => {
+                    CheckConfig::from_seed_for(engine.unwrap_or_default(), seed, ops)
+                }
                 (None, None) => unreachable!("clap requires --case or --seed"),
             };
             let overrides = check_cmd::Overrides {

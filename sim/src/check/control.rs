@@ -68,10 +68,11 @@ impl Control {
         }
     }
 
-    /// The storage the engine runs on: the disk, or a wrapper over it.
-    pub fn storage(self, disk: SimDisk, page_size: u32) -> Box<dyn Storage> {
+    /// The storage the engine runs on: the disk, or a wrapper over it. `meta_len`: the bytes
+    /// at the start of the file that hold the engine's meta (control (a) keeps their syncs).
+    pub fn storage(self, disk: SimDisk, meta_len: u64) -> Box<dyn Storage> {
         match self {
-            Control::NoBarrier => Box::new(NoBarrier::new(disk, page_size)),
+            Control::NoBarrier => Box::new(NoBarrier::with_meta_len(disk, meta_len)),
             Control::NoGrowthSync => Box::new(GrowthBarrier::new(disk, true)),
             Control::FdatasyncDisk => Box::new(GrowthBarrier::new(disk, false)),
             _ => Box::new(disk),

@@ -14,12 +14,15 @@
 //! The database is created, and made durable, before recording starts: a power cut during
 //! creation leaves an unopenable file in bbolt too, and it is out of scope.
 
+use super::adapter;
 use super::book::{Allowed, Book, ModelId};
 use super::record::{lock, Context, Log, OpenReader, Recorder, SharedLog};
 use super::CheckConfig;
 use crate::apply::{apply_checked, engine_apply, model_apply, path_refs, ApplyFailure};
 use crate::disk::{DiskConfig, SimDisk};
-use crate::op::{value_bytes, Op};
+use crate::engines::redb::RedbDb;
+use crate::engines::EngineKind;
+use crate::op::{value_bytes, Name, Op};
 use crate::runner::{read_model, read_snapshot};
 use crashlab_engine::batch::{Record, WriteBatch};
 use crashlab_engine::{Db, Options, ReadTx, Storage};
@@ -35,6 +38,15 @@ pub(crate) struct LiveFinding {
     pub op: usize,
     pub kind: &'static str,
     pub detail: String,
+}
+
+/// A finding of the operation before `next`, the index of the next operation.
+pub(crate) fn finding_at(next: usize, kind: &'static str, detail: impl ToString) -> LiveFinding {
+    LiveFinding {
+        op: next.saturating_sub(1),
+        kind,
+        detail: detail.to_string(),
+    }
 }
 
 pub(crate) struct Recording {
@@ -56,6 +68,9 @@ pub(crate) fn new_disk(cfg: &CheckConfig) -> SimDisk {
 
 /// Record the workload of `cfg`.
 pub(crate) fn record(cfg: &CheckConfig, book: &mut Book) -> Recording {
+    if cfg.engine == EngineKind::Redb {
+        return adapter::record::<RedbDb>(cfg, book);
+    }
     let disk = new_disk(cfg);
     let options = cfg.engine_options();
     let log = Log::shared(cfg.params.sector_size, Context::default());
@@ -81,18 +96,38 @@ pub(crate) fn record(cfg: &CheckConfig, book: &mut Book) -> Recording {
 /// The name of the bucket a recovery probe writes to; no workload uses it.
 pub(crate) const PROBE_BUCKET: &[u8] = b"crashlab-probe";
 
+/// The key the recovery probe puts; its value is the workload's value for that key, one byte
+/// long (so an engine reached through the adapter, which writes workload values, writes it too).
+pub(crate) const PROBE_KEY: &[u8] = b"k";
+
+pub(crate) fn probe_put() -> Op {
+    Op::Put {
+        path: vec![Name::new(PROBE_BUCKET)],
+        key: Name::new(PROBE_KEY),
+        len: 1,
+        version: 0,
+    }
+}
+
+fn probe_value() -> Vec<u8> {
+    value_bytes(&Name::new(PROBE_KEY), 1, 0)
+}
+
 /// `state` after the recovery probe's commit (which, like the engine's, changes nothing when a
 /// workload already made the probe's key a bucket).
 pub(crate) fn probed(state: &KvModel) -> KvModel {
     let mut m = state.clone();
     let path = [PROBE_BUCKET.to_vec()];
     let _ = m.create_bucket(&path);
-    let _ = m.put(&path, b"k", b"v");
+    let _ = m.put(&path, PROBE_KEY, &probe_value());
     m
 }
 
 /// Record a recovery of `image`: open it and commit the probe, with `allowed` in force.
 pub(crate) fn record_recovery(cfg: &CheckConfig, image: &[u8], allowed: usize) -> Log {
+    if cfg.engine == EngineKind::Redb {
+        return adapter::record_recovery::<RedbDb>(cfg, image, allowed);
+    }
     let disk = new_disk(cfg);
     disk.write_at(0, image).expect("a fault-free disk");
     disk.sync().expect("a fault-free disk");
@@ -103,17 +138,17 @@ pub(crate) fn record_recovery(cfg: &CheckConfig, image: &[u8], allowed: usize) -
     let log = Log::shared(cfg.params.sector_size, context);
     let storage = recorder(cfg, &disk, &log);
     if let Ok(db) = Db::open(storage, cfg.engine_options()) {
-        let _ = db.update(|tx| tx.create_bucket_if_missing(PROBE_BUCKET)?.put(b"k", b"v"));
+        let value = probe_value();
+        let _ = db.update(|tx| {
+            tx.create_bucket_if_missing(PROBE_BUCKET)?
+                .put(PROBE_KEY, &value)
+        });
     }
     Log::take(&log)
 }
 
 fn recorder(cfg: &CheckConfig, disk: &SimDisk, log: &SharedLog) -> Recorder {
-    let inner = cfg
-        .params
-        .control
-        .storage(disk.clone(), cfg.options.page_size);
-    Recorder::new(inner, disk.clone(), log.clone())
+    Recorder::new(cfg.storage(disk.clone()), disk.clone(), log.clone())
 }
 
 enum End {
@@ -138,11 +173,7 @@ type Step<T> = Result<T, LiveFinding>;
 
 impl Driver<'_> {
     fn finding(&self, kind: &'static str, detail: impl ToString) -> LiveFinding {
-        LiveFinding {
-            op: self.next.saturating_sub(1),
-            kind,
-            detail: detail.to_string(),
-        }
+        finding_at(self.next, kind, detail)
     }
 
     fn run(&mut self) -> Step<()> {

@@ -98,6 +98,7 @@ impl<'a> Explorer<'a> {
         image: impl FnOnce() -> Vec<u8>,
     ) -> (Option<(&'static str, String)>, Option<ModelId>) {
         let Explorer {
+            cfg,
             cache,
             book,
             report,
@@ -106,7 +107,7 @@ impl<'a> Explorer<'a> {
         } = self;
         let rec = cache.entry(id).or_insert_with(|| {
             report.distinct += 1;
-            recover(image(), options, book)
+            recover(cfg, image(), options, book)
         });
         let recovered = match rec {
             Recovery::State(Some(m)) => Some(*m),
@@ -131,7 +132,7 @@ impl<'a> Explorer<'a> {
 
     /// Every power-cut state of `p` under `max` states.
     fn power_cuts(&mut self, p: &CrashPoint, level: &Level, max: u64) -> Coverage {
-        let spp = u64::from(self.cfg.options.page_size / self.cfg.params.sector_size).max(1);
+        let spp = u64::from(self.cfg.page_size() / self.cfg.params.sector_size).max(1);
         let salt = p.call.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let mut rng = SimRng::derive(self.cfg.seed ^ salt, "check-sample");
         // A re-crash runs inside an outer crash point's enumeration: restore its coverage.
@@ -334,7 +335,9 @@ impl Explorer<'_> {
         let kept = positions_of(p, keep)?;
         let ss = self.sector_size();
         let image = build(&p.durable, kept.iter().map(|&i| &p.pending[i as usize]), ss);
-        let Recovery::State(Some(state)) = recover(image.clone(), &self.options, &self.book) else {
+        let Recovery::State(Some(state)) =
+            recover(self.cfg, image.clone(), &self.options, &self.book)
+        else {
             return Err("the first recovery does not reach a committed state".into());
         };
         let log = self.recovery_log(p, &image, state);

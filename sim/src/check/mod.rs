@@ -25,7 +25,12 @@
 //!
 //! Negative controls ([`control`]) prove it sees real bugs: each must be found, and a correct
 //! engine must pass the same workload.
+//!
+//! Engines: crashlab's own is driven directly (batched commits, readers' snapshot metas, debug
+//! hooks); any other engine — redb — through the runner's adapter trait ([`adapter`]): the same
+//! recording, enumeration, oracle and minimisation, with the controls that are storage wrappers.
 
+mod adapter;
 mod book;
 pub mod control;
 mod drive;
@@ -45,6 +50,7 @@ pub use states::Coverage;
 
 use crate::case::{Case, Expect};
 use crate::disk::DiskConfig;
+use crate::engines::EngineKind;
 use crate::op::Op;
 use crate::profile::{self, Profile};
 use crate::runner::RunConfig;
@@ -57,6 +63,8 @@ use std::time::Duration;
 /// Everything that determines a check.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CheckConfig {
+    /// The engine under test.
+    pub engine: EngineKind,
     /// Seeds the disk and every sampled choice.
     pub seed: u64,
     /// The engine's options; debug hooks come from `params.control`.
@@ -79,15 +87,24 @@ impl CheckConfig {
     /// A check of `ops` generated from `seed` (no power cuts in the workload: the checker makes
     /// them), with the options the seed draws.
     pub fn from_seed(seed: u64, ops: usize) -> CheckConfig {
-        CheckConfig::new(
-            seed,
-            profile::engine_options(seed),
-            workload::generate(seed, ops, false),
-        )
+        CheckConfig::from_seed_for(EngineKind::Crashlab, seed, ops)
+    }
+
+    /// [`CheckConfig::from_seed`] for `engine`: its workload generator leaves out what it lacks.
+    pub fn from_seed_for(engine: EngineKind, seed: u64, ops: usize) -> CheckConfig {
+        CheckConfig {
+            engine,
+            ..CheckConfig::new(
+                seed,
+                profile::engine_options(seed),
+                workload::generate_for(engine, seed, ops, false),
+            )
+        }
     }
 
     pub fn new(seed: u64, options: Options, ops: Vec<Op>) -> CheckConfig {
         CheckConfig {
+            engine: EngineKind::Crashlab,
             seed,
             options,
             ops,
@@ -106,6 +123,7 @@ impl CheckConfig {
             case.run.options.clone(),
             case.run.ops.clone(),
         );
+        cfg.engine = case.run.engine;
         cfg.params = case.check.unwrap_or_default();
         if case.run.profile == Profile::NoBarrier && cfg.params.control == Control::None {
             cfg.params.control = Control::NoBarrier;
@@ -117,18 +135,74 @@ impl CheckConfig {
     pub fn to_case(&self, state: CrashState) -> Case {
         Case {
             run: RunConfig {
-                engine: crate::engines::EngineKind::Crashlab,
-                seed: self.seed,
                 profile: Profile::None,
-                options: self.options.clone(),
-                disk: DiskConfig::default(),
-                ops: self.ops.clone(),
+                ..self.run_config()
             },
             expect: Expect::Violation,
             explicit_ops: true,
             check: Some(self.params),
             crash_state: Some(state),
         }
+    }
+
+    /// The run this check records, as the runner's adapter sees it: redb draws its commit
+    /// protocol and its non-durable commits from the seed, and control (a) forces two-phase
+    /// commit, the protocol that relies on the barrier the control drops.
+    pub fn run_config(&self) -> RunConfig {
+        let profile = if self.params.control == Control::NoBarrier {
+            Profile::NoBarrier
+        } else {
+            Profile::None
+        };
+        RunConfig {
+            engine: self.engine,
+            seed: self.seed,
+            profile,
+            options: self.options.clone(),
+            disk: DiskConfig::default(),
+            ops: self.ops.clone(),
+        }
+    }
+
+    /// The storage the engine runs on: the disk, or the control's wrapper over it.
+    pub(crate) fn storage(&self, disk: crate::disk::SimDisk) -> Box<dyn crashlab_engine::Storage> {
+        use crate::engines::{crashlab::CrashlabDb, redb::RedbDb, EngineDb};
+        let run = self.run_config();
+        let meta_len = match self.engine {
+            EngineKind::Crashlab => CrashlabDb::meta_region_len(&run),
+            EngineKind::Redb => RedbDb::meta_region_len(&run),
+        };
+        self.params.control.storage(disk, meta_len)
+    }
+
+    /// The engine's page size: sectors per page, for the page-level tier of the enumeration.
+    pub fn page_size(&self) -> u32 {
+        match self.engine {
+            EngineKind::Crashlab => self.options.page_size,
+            EngineKind::Redb => crate::engines::redb::REDB_PAGE_SIZE,
+        }
+    }
+
+    /// Why this check cannot run on its engine, if it cannot: batched commits and the controls
+    /// built as debug hooks exist in crashlab's engine only.
+    pub fn unsupported(&self) -> Option<String> {
+        if self.engine == EngineKind::Crashlab {
+            return None;
+        }
+        if self.params.batched {
+            return Some(format!(
+                "--batched is crashlab's WriteBatch; {} has none",
+                self.engine
+            ));
+        }
+        if self.params.control.hooks() != Default::default() {
+            return Some(format!(
+                "control {} is a debug hook in crashlab's engine; with --engine {} use \
+                 no-barrier, no-growth-sync or fdatasync-disk",
+                self.params.control, self.engine
+            ));
+        }
+        None
     }
 
     /// This check for every freelist kind × freelist synced or not × batched or not × pre-size

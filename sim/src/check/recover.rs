@@ -4,8 +4,12 @@
 //! of the whole database and `check()`. Bytes from disk are untrusted: any typed error is
 //! `Corrupt`, and a panic is caught and kept as `Panic` — always a violation, an engine bug.
 
+use super::adapter;
 use super::book::{Allowed, Book, ModelId};
 use super::record::OpenReader;
+use super::CheckConfig;
+use crate::engines::redb::RedbDb;
+use crate::engines::EngineKind;
 use crate::runner::{panic_message, read_model};
 use crashlab_engine::{Db, MemStorage, Options};
 use crashlab_models::KvModel;
@@ -22,8 +26,20 @@ pub(crate) enum Recovery {
     Panic(String),
 }
 
-/// Recover `image` as the application would.
-pub(crate) fn recover(image: Vec<u8>, options: &Options, book: &Book) -> Recovery {
+/// Recover `image` as the application would, on the check's engine.
+pub(crate) fn recover(
+    cfg: &CheckConfig,
+    image: Vec<u8>,
+    options: &Options,
+    book: &Book,
+) -> Recovery {
+    match cfg.engine {
+        EngineKind::Crashlab => recover_crashlab(image, options, book),
+        EngineKind::Redb => adapter::recover::<RedbDb>(cfg, image, book),
+    }
+}
+
+fn recover_crashlab(image: Vec<u8>, options: &Options, book: &Book) -> Recovery {
     guarded(book, || {
         let db = Db::open(MemStorage::from_bytes(image), options.clone())
             .map_err(|e| format!("open failed: {e}"))?;
@@ -64,7 +80,7 @@ pub(crate) fn reader_view(
     })
 }
 
-fn guarded(book: &Book, f: impl FnOnce() -> Result<KvModel, String>) -> Recovery {
+pub(crate) fn guarded(book: &Book, f: impl FnOnce() -> Result<KvModel, String>) -> Recovery {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(model)) => Recovery::State(book.find(&model)),
         Ok(Err(e)) => Recovery::Corrupt(e),

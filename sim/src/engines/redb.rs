@@ -30,8 +30,11 @@ use redb::{
 use std::cell::{Cell, RefCell};
 use std::io;
 
-/// redb's header page: its two commit slots live in the first page (4 KiB).
-const REDB_HEADER_LEN: u64 = 4096;
+/// redb's page size with its default builder (crashlab's checker enumerates per page).
+pub const REDB_PAGE_SIZE: u32 = 4096;
+
+/// redb's header page: its two commit slots live in the first page.
+const REDB_HEADER_LEN: u64 = REDB_PAGE_SIZE as u64;
 
 /// A storage of ours as redb's backend.
 struct Backend(Box<dyn Storage>);

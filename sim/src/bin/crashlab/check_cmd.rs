@@ -5,6 +5,8 @@
 use crashlab_sim::case::{format_options, presize_name, Case, Expect};
 use crashlab_sim::check::spec::sector_size_valid;
 use crashlab_sim::check::{self, CheckConfig, CheckReport, Control, CrashState, Replayed};
+use crashlab_sim::engines::redb::RedbChoices;
+use crashlab_sim::engines::EngineKind;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -43,7 +45,10 @@ fn configure(mut cfg: CheckConfig, o: &Overrides) -> Result<CheckConfig, String>
     if o.stop_at_first {
         cfg.stop_after = Some(1);
     }
-    Ok(cfg)
+    match cfg.unsupported() {
+        Some(why) => Err(why),
+        None => Ok(cfg),
+    }
 }
 
 /// Check `base` (from a case or a seed) with the command line's settings.
@@ -53,6 +58,13 @@ pub fn run(base: CheckConfig, o: &Overrides, variants: bool, found_dir: &Path) -
         Err(m) => return bad_input(m),
     };
     if variants {
+        if cfg.engine != EngineKind::Crashlab {
+            return bad_input(format!(
+                "--variants varies crashlab's engine options; {} draws its commit protocol \
+                 and durability from the seed",
+                cfg.engine
+            ));
+        }
         return run_variants(&cfg);
     }
     print!("{}", header(&cfg));
@@ -69,12 +81,26 @@ pub fn run(base: CheckConfig, o: &Overrides, variants: bool, found_dir: &Path) -
 }
 
 fn header(cfg: &CheckConfig) -> String {
+    let engine = match cfg.engine {
+        EngineKind::Crashlab => format!("options: {}", format_options(&cfg.options)),
+        EngineKind::Redb => {
+            let c = RedbChoices::from_seed(cfg.seed, cfg.run_config().profile);
+            format!(
+                "engine: redb · {} commit · {:.0} % of commits Durability::None",
+                if c.two_phase {
+                    "two-phase"
+                } else {
+                    "one-phase"
+                },
+                100.0 * c.non_durable_share
+            )
+        }
+    };
     format!(
-        "check seed {} ops {} · {}\n  options: {}\n",
+        "check seed {} ops {} · {}\n  {engine}\n",
         cfg.seed,
         cfg.ops.len(),
         cfg.params,
-        format_options(&cfg.options)
     )
 }
 
@@ -82,7 +108,14 @@ fn header(cfg: &CheckConfig) -> String {
 fn save_found(cfg: &CheckConfig, report: &CheckReport, dir: &Path) {
     for (i, f) in report.found.iter().enumerate() {
         let case = cfg.to_case(f.state.clone());
-        let name = format!("check-{}-{}-{}.case", cfg.seed, cfg.params.control, i);
+        let engine = match cfg.engine {
+            EngineKind::Crashlab => String::new(),
+            other => format!("-{other}"),
+        };
+        let name = format!(
+            "check-{}-{}{engine}-{}.case",
+            cfg.seed, cfg.params.control, i
+        );
         match save(dir, &name, &case) {
             Ok(path) => println!("  repro: crashlab repro {}", path.display()),
             Err(e) => eprintln!("could not save a case under {}: {e}", dir.display()),
