@@ -4,9 +4,13 @@
 //! snapshot accepted by mistake cannot hide a lost finding.
 
 use crashlab_sim::compare::{self, Scale, Table};
+use crashlab_sim::engines::EngineKind;
+
+/// Both engines' rows: what the snapshots pin.
+const BOTH: [EngineKind; 2] = [EngineKind::Crashlab, EngineKind::Redb];
 
 fn tables() -> Vec<Table> {
-    compare::run(None, Scale::Small).expect("every scenario runs")
+    compare::run(None, Scale::Small, &BOTH).expect("every scenario runs")
 }
 
 fn find<'a>(tables: &'a [Table], scenario: &str) -> &'a Table {
@@ -163,7 +167,7 @@ fn buffers_show_what_each_policy_pays() {
 
 #[test]
 fn unknown_scenarios_are_an_error() {
-    let e = compare::run(Some("nope"), Scale::Small).unwrap_err();
+    let e = compare::run(Some("nope"), Scale::Small, &BOTH).unwrap_err();
     assert!(e.contains("unknown scenario `nope`"), "{e}");
     assert!(e.contains("large-db-set"), "{e}");
 }
@@ -181,5 +185,47 @@ fn plots_are_svg_files() {
             "{}",
             f.display()
         );
+    }
+}
+
+#[test]
+fn engine_selection_keeps_rows_and_ratios() {
+    let both = tables();
+    let only = |engines: &[EngineKind]| compare::run(None, Scale::Small, engines).unwrap();
+    let crashlab = only(&[EngineKind::Crashlab]);
+    let redb = only(&[EngineKind::Redb]);
+    assert_eq!(crashlab.len(), 4);
+    for t in &crashlab {
+        assert!(t
+            .rows
+            .iter()
+            .all(|r| r.engine == EngineKind::Crashlab && r.variant != "redb"));
+    }
+    let names: Vec<&str> = redb.iter().map(|t| t.scenario.as_str()).collect();
+    assert_eq!(names, ["large-db-set", "large-db-reopen", "commits"]);
+    for t in &redb {
+        let full = find(&both, &t.scenario);
+        assert!(!t.rows.is_empty());
+        for r in &t.rows {
+            assert_eq!((r.engine, r.variant.as_str()), (EngineKind::Redb, "redb"));
+            let same = full
+                .rows
+                .iter()
+                .find(|x| x.group == r.group && x.variant == r.variant)
+                .expect("the row is in the full table");
+            // Against crashlab's baseline, which the redb-only table does not show.
+            assert!(r.ratio.is_some(), "{}: {r:?}", t.scenario);
+            assert_eq!(same.ratio, r.ratio);
+        }
+    }
+    // crashlab's rows do not depend on whether redb was measured beside them.
+    for t in &crashlab {
+        let full = find(&both, &t.scenario);
+        let kept: Vec<_> = full
+            .rows
+            .iter()
+            .filter(|r| r.engine == EngineKind::Crashlab)
+            .collect();
+        assert_eq!(kept, t.rows.iter().collect::<Vec<_>>());
     }
 }

@@ -5,7 +5,7 @@
 //! commit protocols, and finds a missing barrier there as it does in crashlab's engine.
 
 use crashlab_sim::case::Case;
-use crashlab_sim::check::{check, replay, CheckConfig, Control, CrashState, Replayed};
+use crashlab_sim::check::{check, replay, state_image, CheckConfig, Control, CrashState, Replayed};
 use crashlab_sim::disk::FaultCounts;
 use crashlab_sim::engines::redb::RedbChoices;
 use crashlab_sim::engines::EngineKind;
@@ -177,4 +177,61 @@ fn the_checker_finds_a_missing_barrier_in_redb_and_each_finding_replays_from_its
             other => panic!("{} does not replay: {other:?}", f.state),
         }
     }
+}
+
+/// Open `image` with redb's own file backend (no crashlab code on the path) and read every
+/// table: the panic message, if redb panics.
+fn open_with_redbs_file_backend(image: &[u8]) -> Option<String> {
+    use redb::{ReadableDatabase, ReadableTable, TableDefinition, TableHandle};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("image.redb");
+    std::fs::write(&path, image).unwrap();
+    let read_all = || -> Result<(), redb::Error> {
+        let db = redb::Database::open(&path)?;
+        let tx = db.begin_read()?;
+        for handle in tx.list_tables()? {
+            let def = TableDefinition::<&[u8], &[u8]>::new(handle.name());
+            for item in tx.open_table(def)?.iter()? {
+                item?;
+            }
+        }
+        Ok(())
+    };
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let got = std::panic::catch_unwind(read_all);
+    std::panic::set_hook(hook);
+    let payload = got.err()?;
+    let text = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned());
+    Some(text.unwrap_or_default())
+}
+
+/// Finding redb-001 (docs/findings): both saved images make redb's own `Database::open` panic,
+/// outside the simulator. When this fails, redb changed: re-triage the finding.
+#[test]
+fn finding_redb_001_images_panic_in_redbs_own_open() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for name in [
+        "redb-001-crash-image.db",
+        "redb-001-missing-barrier-image.db",
+    ] {
+        let image = std::fs::read(root.join("docs/findings").join(name)).unwrap();
+        let panic = open_with_redbs_file_backend(&image);
+        assert_eq!(
+            panic.as_deref(),
+            Some("internal error: entered unreachable code"),
+            "{name}"
+        );
+    }
+    // The missing-barrier image is exactly what its case's crash state leaves.
+    let case = Case::load(&root.join("corpus/redb/finding-001-via-missing-barrier.case")).unwrap();
+    let state = case.crash_state.clone().expect("a crash state");
+    let image = state_image(&CheckConfig::from_case(&case), &state).unwrap();
+    assert_eq!(
+        image,
+        std::fs::read(root.join("docs/findings/redb-001-missing-barrier-image.db")).unwrap()
+    );
 }

@@ -139,7 +139,19 @@ fn compare_prints_tables_or_json_and_rejects_bad_input() {
     assert!(t.starts_with("== commits (small)"), "{t}");
     assert!(t.contains("64 writers  append"), "{t}");
 
-    let o = crashlab(&["compare", "--scale", "small", "--json"], dir.path());
+    assert!(!t.contains("redb"), "crashlab's rows only by default: {t}");
+
+    let o = crashlab(
+        &[
+            "compare",
+            "--scale",
+            "small",
+            "--json",
+            "--engine",
+            "crashlab,redb",
+        ],
+        dir.path(),
+    );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let tables: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
     let names: Vec<&str> = tables
@@ -165,6 +177,41 @@ fn compare_prints_tables_or_json_and_rejects_bad_input() {
         .find(|r| r["variant"] == "redb")
         .expect("a redb row");
     assert!(redb["values"][5].is_null(), "{redb}");
+    assert_eq!(redb["engine"], "redb");
+
+    // redb alone: its rows in the scenarios it shares, ratios still against crashlab's baseline.
+    let o = crashlab(
+        &["compare", "--scale", "small", "--engine", "redb"],
+        dir.path(),
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("== large-db-set") && t.contains("== commits"),
+        "{t}"
+    );
+    assert!(!t.contains("== buffers") && !t.contains("append"), "{t}");
+    let o = crashlab(
+        &[
+            "compare",
+            "--scale",
+            "small",
+            "--engine",
+            "redb",
+            "--scenario",
+            "buffers",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains("`buffers` has no rows for redb"),
+        "{}",
+        text(&o)
+    );
+    let o = crashlab(&["compare", "--engine", "sqlite"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("unknown engine `sqlite`"), "{}", text(&o));
 
     let o = crashlab(&["compare", "--scenario", "nope"], dir.path());
     assert_eq!(o.status.code(), Some(2));

@@ -95,9 +95,12 @@ enum Command {
         /// Print the tables as JSON.
         #[arg(long)]
         json: bool,
-        /// Also write SVG charts into this directory.
+        /// Also write SVG charts into this directory (crashlab's variants).
         #[arg(long)]
         plot: Option<PathBuf>,
+        /// Whose rows: crashlab, redb, or both (`--engine crashlab,redb`) [default: crashlab].
+        #[arg(long, value_delimiter = ',')]
+        engine: Vec<EngineKind>,
     },
     /// Inspect, check and dump a database file or a saved disk image (read-only).
     Db {
@@ -203,12 +206,21 @@ fn main() -> ExitCode {
             scale,
             json,
             plot,
-        } => ExitCode::from(compare::cli(
-            scenario.as_deref(),
-            scale,
-            json,
-            plot.as_deref(),
-        )),
+            engine,
+        } => {
+            let engines = if engine.is_empty() {
+                vec![EngineKind::Crashlab]
+            } else {
+                engine
+            };
+            ExitCode::from(compare::cli(
+                scenario.as_deref(),
+                scale,
+                &engines,
+                json,
+                plot.as_deref(),
+            ))
+        }
         Command::Db { command } => crashlab_sim::db_cli::run(&command),
         Command::Check {
             case,
@@ -392,7 +404,7 @@ fn repro(file: &Path, save_image: Option<&Path>) -> ExitCode {
         Err(code) => return code,
     };
     if let Some(state) = &case.crash_state {
-        return check_cmd::replay_state(&case, state);
+        return check_cmd::replay_state(&case, state, save_image);
     }
     print!("{}", report::header(&case.run));
     let (r, disks) = capture(|| run_guarded(&case.run));

@@ -332,9 +332,21 @@ impl Explorer<'_> {
         call: u64,
         again: &[u64],
     ) -> Result<Option<(&'static str, String)>, String> {
-        let kept = positions_of(p, keep)?;
-        let ss = self.sector_size();
-        let image = build(&p.durable, kept.iter().map(|&i| &p.pending[i as usize]), ss);
+        let (log, q) = self.recovery_point(p, keep, call)?;
+        let q = &log.points[q];
+        let kept = positions_of(q, again)?;
+        Ok(self.judge_state(q, &kept))
+    }
+
+    /// The recorded recovery of the state `keep` of `p`, and the index of its crash point
+    /// after storage call `call`.
+    fn recovery_point(
+        &mut self,
+        p: &CrashPoint,
+        keep: &[u64],
+        call: u64,
+    ) -> Result<(Log, usize), String> {
+        let image = power_cut_image(p, keep, self.sector_size())?;
         let Recovery::State(Some(state)) =
             recover(self.cfg, image.clone(), &self.options, &self.book)
         else {
@@ -344,11 +356,43 @@ impl Explorer<'_> {
         let q = log
             .points
             .iter()
-            .find(|q| q.call == call)
+            .position(|q| q.call == call)
             .ok_or_else(|| format!("the recovery makes no storage call {call}"))?;
-        let kept = positions_of(q, again)?;
-        Ok(self.judge_state(q, &kept))
+        Ok((log, q))
     }
+
+    /// The disk image of `state` at `p`: what `crashlab db` and the engine itself can open.
+    pub fn state_image(&mut self, p: &CrashPoint, state: &CrashState) -> Result<Vec<u8>, String> {
+        match state {
+            CrashState::PowerCut {
+                keep,
+                recovery: None,
+                ..
+            } => power_cut_image(p, keep, self.sector_size()),
+            CrashState::PowerCut {
+                keep,
+                recovery: Some((call, again)),
+                ..
+            } => {
+                let (log, q) = self.recovery_point(p, keep, *call)?;
+                power_cut_image(&log.points[q], again, self.sector_size())
+            }
+            CrashState::ProcessCrash { .. } => Ok(p.current.to_vec()),
+            CrashState::Reader { .. } | CrashState::Live { .. } => {
+                Err(format!("{state} is no single disk image"))
+            }
+        }
+    }
+}
+
+/// The image a power cut at `p` leaves when it keeps the disk sectors `keep`.
+fn power_cut_image(p: &CrashPoint, keep: &[u64], ss: usize) -> Result<Vec<u8>, String> {
+    let kept = positions_of(p, keep)?;
+    Ok(build(
+        &p.durable,
+        kept.iter().map(|&i| &p.pending[i as usize]),
+        ss,
+    ))
 }
 
 /// Whether `state` is a power cut at crash point `call` of `level`.

@@ -273,6 +273,39 @@ pub enum Replayed {
     Missing(String),
 }
 
+/// The disk image one crash state of `cfg`'s workload leaves (a power cut or a process crash;
+/// readers' views and live failures are no single image).
+pub fn state_image(cfg: &CheckConfig, state: &CrashState) -> Result<Vec<u8>, String> {
+    let mut book = Book::default();
+    let rec = drive::record(cfg, &mut book);
+    let mut ex = Explorer::new(cfg, book);
+    let p = crash_point(&rec, state)?;
+    ex.state_image(p, state)
+}
+
+/// The recorded crash point a (non-live) state is at.
+fn crash_point<'r>(
+    rec: &'r drive::Recording,
+    state: &CrashState,
+) -> Result<&'r record::CrashPoint, String> {
+    let call = match state {
+        CrashState::PowerCut { call, .. }
+        | CrashState::ProcessCrash { call }
+        | CrashState::Reader { call, .. } => *call,
+        CrashState::Live { op } => return Err(format!("op {op} of the run itself is no crash")),
+    };
+    rec.log
+        .points
+        .iter()
+        .find(|p| p.call == call)
+        .ok_or_else(|| {
+            format!(
+                "the recorded run makes {} storage calls, not {call}",
+                rec.log.points.len()
+            )
+        })
+}
+
 /// Replay one crash state of `cfg`'s workload.
 pub fn replay(cfg: &CheckConfig, state: &CrashState) -> Replayed {
     let mut book = Book::default();
@@ -288,17 +321,8 @@ pub fn replay(cfg: &CheckConfig, state: &CrashState) -> Replayed {
             None => Replayed::Clean,
         };
     }
-    let call = match state {
-        CrashState::PowerCut { call, .. }
-        | CrashState::ProcessCrash { call }
-        | CrashState::Reader { call, .. } => *call,
-        CrashState::Live { .. } => unreachable!("handled above"),
-    };
-    let Some(p) = rec.log.points.iter().find(|p| p.call == call) else {
-        return Replayed::Missing(format!(
-            "the recorded run makes {} storage calls, not {call}",
-            rec.log.points.len()
-        ));
-    };
-    ex.replay(p, state)
+    match crash_point(&rec, state) {
+        Ok(p) => ex.replay(p, state),
+        Err(m) => Replayed::Missing(m),
+    }
 }

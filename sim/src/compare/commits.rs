@@ -9,6 +9,7 @@
 //! committed with one `Db::write`. Only device time is simulated (the cost model), so merging's
 //! CPU work shows in the merge counters, not in the time.
 
+use super::redb::REDB_VARIANT;
 use super::{quiet_disk, Scale, Table};
 use crashlab_engine::batch::{MergeStrategy, MergeWork, WriteBatch};
 use crashlab_engine::{Counters, Db, Options};
@@ -52,10 +53,11 @@ impl Measured {
     }
 }
 
-pub fn table(scale: Scale) -> Table {
+/// The table, with redb's rows when `with_redb`.
+pub fn table(scale: Scale, with_redb: bool) -> Table {
     let txns = transactions(scale);
     // redb commits one transaction at a time whatever the writers: measured once.
-    let redb = super::redb::commits(txns);
+    let redb = with_redb.then(|| super::redb::commits(txns));
     let mut rows = Vec::new();
     for writers in WRITERS {
         for (name, strategy) in VARIANTS {
@@ -75,11 +77,13 @@ pub fn table(scale: Scale) -> Table {
             ];
             rows.push((writer_group(writers), name.to_string(), values));
         }
-        rows.push((
-            writer_group(writers),
-            "redb".to_string(),
-            redb_row(&redb, txns),
-        ));
+        if let Some(redb) = &redb {
+            rows.push((
+                writer_group(writers),
+                REDB_VARIANT.to_string(),
+                redb_row(redb, txns),
+            ));
+        }
     }
     let description = format!(
         "per transaction of one put (16 B key, 100 B value), {txns} durable transactions, \

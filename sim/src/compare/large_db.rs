@@ -10,6 +10,7 @@
 //! one per transaction) and one reopen. The same Sets on an empty database form the `fresh`
 //! group.
 
+use super::redb::REDB_VARIANT;
 use super::{quiet_disk, Scale, Table};
 use crate::disk::{IoStats, SimDisk};
 use crashlab_engine::{Counters, Db, FreelistKind, Options};
@@ -73,18 +74,18 @@ pub struct Measured {
     pub reopen: (Counters, IoStats),
 }
 
-/// The Set table and the reopen table.
-pub fn tables(scale: Scale) -> (Table, Table) {
+/// The Set table and the reopen table, with redb's rows when `with_redb`.
+pub fn tables(scale: Scale, with_redb: bool) -> (Table, Table) {
     let size = Size::of(scale);
     let template = template(size);
     let measured: Vec<_> = variants()
         .into_iter()
         .map(|(name, options)| (name, measure(&template, &options, size)))
         .collect();
-    let redb = super::redb::large_db(size);
+    let redb = with_redb.then(|| super::redb::large_db(size));
     (
-        set_table(scale, size, &measured, &redb),
-        reopen_table(scale, size, &measured, &redb),
+        set_table(scale, size, &measured, redb.as_ref()),
+        reopen_table(scale, size, &measured, redb.as_ref()),
     )
 }
 
@@ -119,7 +120,7 @@ fn set_table(
     scale: Scale,
     size: Size,
     measured: &[(&str, Measured)],
-    redb: &super::redb::LargeDb,
+    redb: Option<&super::redb::LargeDb>,
 ) -> Table {
     let mut rows = Vec::new();
     for (group, pick) in [
@@ -144,16 +145,18 @@ fn set_table(
             ];
             rows.push((group.to_string(), name.to_string(), values));
         }
-        let io = if group == "large" {
-            redb.large_set
-        } else {
-            redb.fresh_set
-        };
-        rows.push((
-            group.to_string(),
-            "redb".to_string(),
-            redb_set_row(io, size.sets),
-        ));
+        if let Some(redb) = redb {
+            let io = if group == "large" {
+                redb.large_set
+            } else {
+                redb.fresh_set
+            };
+            rows.push((
+                group.to_string(),
+                REDB_VARIANT.to_string(),
+                redb_set_row(io, size.sets),
+            ));
+        }
     }
     let description = format!(
         "per durable Set (16 B key, 100 B value) after {} × {} KiB inserted then deleted (large) \
@@ -175,7 +178,7 @@ fn reopen_table(
     scale: Scale,
     size: Size,
     measured: &[(&str, Measured)],
-    redb: &super::redb::LargeDb,
+    redb: Option<&super::redb::LargeDb>,
 ) -> Table {
     let mut rows: Vec<_> = measured
         .iter()
@@ -190,14 +193,16 @@ fn reopen_table(
             (String::new(), name.to_string(), values)
         })
         .collect();
-    let io = redb.reopen;
-    let redb_row = vec![
-        io.reads as f64,
-        io.bytes_read as f64 / 1024.0,
-        f64::NAN,
-        io.sim_time_ns as f64 / 1000.0,
-    ];
-    rows.push((String::new(), "redb".to_string(), redb_row));
+    if let Some(redb) = redb {
+        let io = redb.reopen;
+        let redb_row = vec![
+            io.reads as f64,
+            io.bytes_read as f64 / 1024.0,
+            f64::NAN,
+            io.sim_time_ns as f64 / 1000.0,
+        ];
+        rows.push((String::new(), REDB_VARIANT.to_string(), redb_row));
+    }
     let description = format!(
         "per reopen of the database that once held {} × {} KiB",
         size.values,

@@ -14,6 +14,11 @@
 //!
 //! Every table names a baseline variant; each row's ratio divides its value in the table's
 //! ratio column by the baseline row's value in the same group.
+//!
+//! `--engine redb` adds (or, alone, shows only) redb's rows in the scenarios it shares with
+//! crashlab's engine — large-db-set, large-db-reopen and commits — on the same disk and cost
+//! model, with ratios against crashlab's baseline. `buffers` compares crashlab's own pre-size
+//! policies and has no redb row.
 
 pub mod buffers;
 pub mod commits;
@@ -25,6 +30,7 @@ pub mod table;
 pub use table::{Row, Table};
 
 use crate::disk::{DiskConfig, SimDisk};
+use crate::engines::EngineKind;
 use std::path::Path;
 
 /// How big a scenario runs.
@@ -51,34 +57,63 @@ impl std::str::FromStr for Scale {
 /// The scenarios, in the order `compare` runs them.
 pub const SCENARIOS: [&str; 4] = ["large-db-set", "large-db-reopen", "commits", "buffers"];
 
-/// The tables of `scenario` (or of every scenario) at `scale`.
-pub fn run(scenario: Option<&str>, scale: Scale) -> Result<Vec<Table>, String> {
-    let wanted = |name: &str| scenario.is_none_or(|s| s == name);
+/// The tables of `scenario` (or of every scenario) at `scale`, with the rows of `engines`.
+/// crashlab's variants are always measured (other engines' ratios are against its baseline);
+/// another engine only when asked for. A scenario an engine has no rows in is left out, or is
+/// an error when it is the scenario asked for.
+pub fn run(
+    scenario: Option<&str>,
+    scale: Scale,
+    engines: &[EngineKind],
+) -> Result<Vec<Table>, String> {
     if let Some(s) = scenario {
         if !SCENARIOS.contains(&s) {
             let known = SCENARIOS.join(", ");
             return Err(format!("unknown scenario `{s}`; expected one of {known}"));
         }
     }
+    if engines.is_empty() {
+        return Err("no engine to compare".into());
+    }
+    let wanted = |name: &str| scenario.is_none_or(|s| s == name);
+    let with_redb = engines.contains(&EngineKind::Redb);
     let mut tables = Vec::new();
     if wanted("large-db-set") || wanted("large-db-reopen") {
-        let (set, reopen) = large_db::tables(scale);
+        let (set, reopen) = large_db::tables(scale, with_redb);
         tables.extend(wanted("large-db-set").then_some(set));
         tables.extend(wanted("large-db-reopen").then_some(reopen));
     }
     if wanted("commits") {
-        tables.push(commits::table(scale));
+        tables.push(commits::table(scale, with_redb));
     }
     if wanted("buffers") {
         tables.push(buffers::table(scale));
     }
-    Ok(tables)
+    let kept: Vec<Table> = tables.into_iter().filter_map(|t| t.only(engines)).collect();
+    match scenario {
+        Some(s) if kept.is_empty() => Err(format!(
+            "`{s}` has no rows for {}: it compares crashlab's own variants",
+            names(engines)
+        )),
+        _ => Ok(kept),
+    }
+}
+
+fn names(engines: &[EngineKind]) -> String {
+    let names: Vec<&str> = engines.iter().map(|e| e.name()).collect();
+    names.join(", ")
 }
 
 /// `crashlab compare`: print the tables (text or JSON) and write the charts; the exit code
 /// (0, or 2 for an unknown scenario or an unwritable plot directory).
-pub fn cli(scenario: Option<&str>, scale: Scale, json: bool, plot: Option<&Path>) -> u8 {
-    let tables = match run(scenario, scale) {
+pub fn cli(
+    scenario: Option<&str>,
+    scale: Scale,
+    engines: &[EngineKind],
+    json: bool,
+    plot: Option<&Path>,
+) -> u8 {
+    let tables = match run(scenario, scale, engines) {
         Ok(tables) => tables,
         Err(e) => {
             eprintln!("crashlab compare: {e}");

@@ -6,6 +6,9 @@
 //! redb runs on the same fault-free simulated disk and cost model, every commit with
 //! `Durability::Immediate`, one table standing in for the bucket.
 
+/// The variant name of redb's row in every table it appears in.
+pub const REDB_VARIANT: &str = "redb";
+
 use super::large_db::Size;
 use super::quiet_disk;
 use crate::disk::{IoStats, SimDisk};

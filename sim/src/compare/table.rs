@@ -1,7 +1,9 @@
 //! A comparison table: one row per variant, one column per counter, and a ratio against a
 //! baseline variant. Rendered as text (what snapshots hold) or serialised as JSON.
 
+use super::redb::REDB_VARIANT;
 use super::Scale;
+use crate::engines::EngineKind;
 use std::fmt::Write as _;
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -23,6 +25,9 @@ pub struct Table {
 pub struct Row {
     /// Rows are compared with the baseline row of the same group ("" when there is one group).
     pub group: String,
+    /// The engine the row measures: crashlab's variants, or another engine's row (whose variant
+    /// is the engine's name), compared with crashlab's baseline.
+    pub engine: EngineKind,
     pub variant: String,
     pub values: Vec<f64>,
     /// This row's ratio-column value over its group's baseline's (None without a baseline or
@@ -56,6 +61,11 @@ impl Table {
                 let base = value_of(group).filter(|b| *b != 0.0);
                 Row {
                     group: group.clone(),
+                    engine: if variant == REDB_VARIANT {
+                        EngineKind::Redb
+                    } else {
+                        EngineKind::Crashlab
+                    },
                     variant: variant.clone(),
                     values: values.clone(),
                     ratio: base.map(|b| values[at] / b),
@@ -71,6 +81,13 @@ impl Table {
             ratio_column: ratio_column.to_string(),
             rows,
         }
+    }
+
+    /// This table with the rows of `engines` only (ratios stay against the baseline, which may
+    /// be left out); `None` when no row is left.
+    pub fn only(mut self, engines: &[EngineKind]) -> Option<Table> {
+        self.rows.retain(|r| engines.contains(&r.engine));
+        (!self.rows.is_empty()).then_some(self)
     }
 
     /// The value of `column` in the row of `group` and `variant`.

@@ -21,7 +21,8 @@ use std::fmt;
 use std::str::FromStr;
 
 /// Which engine a run drives. Case files without an `engine` line mean [`EngineKind::Crashlab`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum EngineKind {
     #[default]
     Crashlab,

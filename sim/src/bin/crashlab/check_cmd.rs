@@ -168,11 +168,26 @@ fn run_variants(base: &CheckConfig) -> ExitCode {
     }
 }
 
-/// `crashlab repro` of a case that names a crash state.
-pub fn replay_state(case: &Case, state: &CrashState) -> ExitCode {
+/// `crashlab repro` of a case that names a crash state; `save_image`: where to write the disk
+/// image the state leaves.
+pub fn replay_state(case: &Case, state: &CrashState, save_image: Option<&Path>) -> ExitCode {
     let cfg = CheckConfig::from_case(case);
     print!("{}", header(&cfg));
     println!("crash state: {state}");
+    if let Some(path) = save_image {
+        let image = match check::state_image(&cfg, state) {
+            Ok(image) => image,
+            Err(m) => return bad_input(format!("cannot save an image: {m}")),
+        };
+        if let Err(e) = std::fs::write(path, &image) {
+            return bad_input(format!("cannot write {}: {e}", path.display()));
+        }
+        println!(
+            "saved the crash state's disk image ({} bytes): crashlab db check {}",
+            image.len(),
+            path.display()
+        );
+    }
     let got = match check::replay(&cfg, state) {
         Replayed::Missing(m) => return bad_input(format!("cannot replay this state: {m}")),
         Replayed::Violation { kind, detail } => {
