@@ -14,7 +14,9 @@
 //!   counterpart of.
 
 use super::book::{Allowed, Book};
-use super::drive::{finding_at, new_disk, probe_put, LiveFinding, Recording, PROBE_BUCKET};
+use super::drive::{
+    finding_at, new_disk, probe_put, recovered, LiveFinding, Recording, PROBE_BUCKET,
+};
 use super::record::{lock, Context, Log, Recorder, SharedLog};
 use super::recover::{guarded, Recovery};
 use super::CheckConfig;
@@ -185,15 +187,8 @@ impl<E: EngineDb> Driver<'_, E> {
     fn verify(&mut self, db: &mut E, power_cut: bool) -> Step<()> {
         let observed = read_all(db).map_err(|e| self.finding("recovery read", e))?;
         let problems = db.check().map_err(|e| self.finding("check", e))?;
-        if let Some(p) = problems.first() {
-            return Err(self.finding("check", format!("{} problems, first: {p}", problems.len())));
-        }
-        let found = if power_cut {
-            self.oracle.recover_after_power_cut(&observed)
-        } else {
-            self.oracle.recover_after_reopen(&observed)
-        };
-        found.map_err(|v| self.finding("durability", v))?;
+        recovered(&mut self.oracle, &observed, &problems, power_cut)
+            .map_err(|(kind, detail)| self.finding(kind, detail))?;
         self.set_allowed();
         Ok(())
     }

@@ -215,15 +215,8 @@ impl Driver<'_> {
     fn verify(&mut self, db: &Db, power_cut: bool) -> Step<()> {
         let observed = read_model(db).map_err(|e| self.finding("recovery read", e))?;
         let problems = db.check().map_err(|e| self.finding("check", e))?;
-        if let Some(p) = problems.first() {
-            return Err(self.finding("check", format!("{} problems, first: {p}", problems.len())));
-        }
-        let found = if power_cut {
-            self.oracle.recover_after_power_cut(&observed)
-        } else {
-            self.oracle.recover_after_reopen(&observed)
-        };
-        found.map_err(|v| self.finding("durability", v))?;
+        recovered(&mut self.oracle, &observed, &problems, power_cut)
+            .map_err(|(kind, detail)| self.finding(kind, detail))?;
         self.set_allowed();
         Ok(())
     }
@@ -367,6 +360,25 @@ impl Driver<'_> {
         self.commits += 1;
         Ok(())
     }
+}
+
+/// Judge a recovery of the recorded run: the engine's check found nothing and the oracle allows
+/// `observed` (which becomes the chain's end). The violation's kind and detail otherwise.
+pub(crate) fn recovered(
+    oracle: &mut DurabilityOracle,
+    observed: &KvModel,
+    problems: &[impl std::fmt::Display],
+    power_cut: bool,
+) -> Result<(), (&'static str, String)> {
+    if let Some(p) = problems.first() {
+        return Err(("check", format!("{} problems, first: {p}", problems.len())));
+    }
+    let found = if power_cut {
+        oracle.recover_after_power_cut(observed)
+    } else {
+        oracle.recover_after_reopen(observed)
+    };
+    found.map(drop).map_err(|v| ("durability", v.to_string()))
 }
 
 /// The puts and deletes of `ops` as one batch, its buffer sized by the options' policy.
