@@ -117,6 +117,8 @@ impl Case {
         };
         let mut fields: Vec<(usize, String, String)> = Vec::new();
         let mut ops: Option<Vec<Op>> = None;
+        // The line of each listed operation, for errors found once the engine is known.
+        let mut op_lines: Vec<usize> = Vec::new();
         for (i, raw) in text.lines().enumerate() {
             let n = i + 1;
             let line = raw.split('#').next().unwrap_or("").trim();
@@ -125,6 +127,7 @@ impl Case {
             }
             if let Some(list) = ops.as_mut() {
                 list.push(line.parse::<Op>().map_err(|m| err(n, m))?);
+                op_lines.push(n);
             } else if line == "[ops]" {
                 ops = Some(Vec::new());
             } else {
@@ -179,6 +182,15 @@ impl Case {
             Some((n, _, v)) => Some(v.parse::<CrashState>().map_err(|m| err(*n, m))?),
             None => None,
         };
+        if let (false, Some(list)) = (engine.nested_buckets(), &ops) {
+            let nested = list
+                .iter()
+                .position(|op| op.path().is_some_and(|p| p.len() > 1));
+            if let Some(i) = nested {
+                let message = format!("{engine} has no nested buckets: `{}`", list[i]);
+                return Err(err(op_lines[i], message));
+            }
+        }
         let explicit_ops = ops.is_some();
         let ops = match (ops, get("ops")) {
             (Some(list), _) => list,
@@ -190,7 +202,7 @@ impl Case {
             }
             (None, None) => return Err(err(1, "expected `ops = N` or an `[ops]` section".into())),
         };
-        Ok(Case {
+        let case = Case {
             run: RunConfig {
                 engine,
                 seed,
@@ -203,7 +215,15 @@ impl Case {
             explicit_ops,
             check,
             crash_state,
-        })
+        };
+        if let (Some((n, _, _)), Some(why)) = (
+            get("check"),
+            case.check
+                .and_then(|_| crate::check::CheckConfig::from_case(&case).unsupported()),
+        ) {
+            return Err(err(*n, why));
+        }
+        Ok(case)
     }
 
     /// The file text; operations are written out when `explicit_ops` is set.

@@ -114,6 +114,17 @@ impl fmt::Display for Name {
     }
 }
 
+impl Op {
+    /// The bucket path the operation names, if any.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Op::CreateBucket(p) | Op::DeleteBucket(p) | Op::Scan { path: p } => Some(p),
+            Op::Put { path, .. } | Op::Delete { path, .. } | Op::Get { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+}
+
 pub fn path_to_string(p: &Path) -> String {
     p.iter().map(Name::to_string).collect::<Vec<_>>().join("/")
 }

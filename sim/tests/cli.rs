@@ -358,7 +358,7 @@ fn check_runs_against_redb_and_rejects_what_redb_lacks() {
             &["--control", "meta-same-slot"][..],
             "debug hook in crashlab's engine",
         ),
-        (&["--batched"][..], "--batched is crashlab's WriteBatch"),
+        (&["--batched"][..], "(--batched) are crashlab's WriteBatch"),
         (
             &["--variants"][..],
             "--variants varies crashlab's engine options",
@@ -370,4 +370,21 @@ fn check_runs_against_redb_and_rejects_what_redb_lacks() {
     }
     let o = crashlab(&["check", "--case", saved, "--engine", "redb"], dir.path());
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+
+    // A redb case that names what redb lacks is malformed: file, line, reason.
+    for (case, needle) in [
+        (
+            "engine = redb\nseed = 1\n[ops]\ncreate a\ncreate a/b\n",
+            "bad.case:5: redb has no nested buckets: `create a/b`",
+        ),
+        (
+            "engine = redb\nseed = 1\ncheck = batched=true\ncrash-state = call=1 keep=none\nops = 5\n",
+            "bad.case:3: batched commits (--batched)",
+        ),
+    ] {
+        std::fs::write(dir.path().join("bad.case"), case).unwrap();
+        let o = crashlab(&["repro", "bad.case"], dir.path());
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains(needle), "{}", text(&o));
+    }
 }

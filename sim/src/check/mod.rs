@@ -191,7 +191,7 @@ impl CheckConfig {
         }
         if self.params.batched {
             return Some(format!(
-                "--batched is crashlab's WriteBatch; {} has none",
+                "batched commits (--batched) are crashlab's WriteBatch; {} has none",
                 self.engine
             ));
         }
