@@ -187,7 +187,7 @@ fn the_checker_finds_the_storage_controls_in_redb_and_each_finding_replays_from_
 }
 
 /// Open `image` with redb's own file backend (no crashlab code on the path) and read every
-/// table: the panic message, if redb panics.
+/// table: the panic message and location, if redb panics.
 fn open_with_redbs_file_backend(image: &[u8]) -> Option<String> {
     use redb::{ReadableDatabase, ReadableTable, TableDefinition, TableHandle};
     let dir = tempfile::tempdir().unwrap();
@@ -204,16 +204,7 @@ fn open_with_redbs_file_backend(image: &[u8]) -> Option<String> {
         }
         Ok(())
     };
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let got = std::panic::catch_unwind(read_all);
-    std::panic::set_hook(hook);
-    let payload = got.err()?;
-    let text = payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned());
-    Some(text.unwrap_or_default())
+    crashlab_sim::guard::catch(read_all).err()
 }
 
 /// Finding redb-001 (docs/findings): both saved images make redb's own `Database::open` panic,
@@ -229,7 +220,10 @@ fn finding_redb_001_images_panic_in_redbs_own_open() {
         let panic = open_with_redbs_file_backend(&image);
         assert_eq!(
             panic.as_deref(),
-            Some("internal error: entered unreachable code"),
+            Some(
+                "internal error: entered unreachable code \
+                 (at redb-4.6.0/src/tree_store/btree.rs:1110:22)"
+            ),
             "{name}"
         );
     }

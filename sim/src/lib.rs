@@ -9,6 +9,7 @@ pub mod compare;
 pub mod db_cli;
 pub mod disk;
 pub mod engines;
+pub mod guard;
 pub mod negative;
 pub mod op;
 pub mod profile;

@@ -121,36 +121,24 @@ pub struct Report {
 /// Like [`run`], but an engine panic becomes a `panic` violation instead of ending the process,
 /// so a sweep goes on and the seed is reported.
 pub fn run_guarded(cfg: &RunConfig) -> Report {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cfg))) {
+    match crate::guard::catch(|| run(cfg)) {
         Ok(report) => report,
-        Err(payload) => {
-            let detail = panic_message(payload.as_ref());
-            Report {
-                outcome: Outcome::Violation(Violation {
-                    op_index: 0,
-                    kind: "panic",
-                    detail,
-                }),
-                stats: RunStats::default(),
-                trace_hash: 0,
-                trace_events: 0,
-                trace_tail: Vec::new(),
-                counters: Counters::default(),
-                faults: FaultCounts::default(),
-                io: IoStats::default(),
-                image_hash: 0,
-            }
-        }
+        Err(detail) => Report {
+            outcome: Outcome::Violation(Violation {
+                op_index: 0,
+                kind: "panic",
+                detail,
+            }),
+            stats: RunStats::default(),
+            trace_hash: 0,
+            trace_events: 0,
+            trace_tail: Vec::new(),
+            counters: Counters::default(),
+            faults: FaultCounts::default(),
+            io: IoStats::default(),
+            image_hash: 0,
+        },
     }
-}
-
-/// The message a panic carried.
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "non-string panic payload".into())
 }
 
 /// Run a case to its end or its first violation, inside a madsim runtime seeded with the run's

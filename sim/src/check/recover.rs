@@ -10,10 +10,9 @@ use super::record::OpenReader;
 use super::CheckConfig;
 use crate::engines::redb::RedbDb;
 use crate::engines::EngineKind;
-use crate::runner::{panic_message, read_model};
+use crate::runner::read_model;
 use crashlab_engine::{Db, MemStorage, Options};
 use crashlab_models::KvModel;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// What opening an image gave.
 #[derive(Clone, Debug)]
@@ -81,10 +80,10 @@ pub(crate) fn reader_view(
 }
 
 pub(crate) fn guarded(book: &Book, f: impl FnOnce() -> Result<KvModel, String>) -> Recovery {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    match crate::guard::catch(f) {
         Ok(Ok(model)) => Recovery::State(book.find(&model)),
         Ok(Err(e)) => Recovery::Corrupt(e),
-        Err(payload) => Recovery::Panic(panic_message(payload.as_ref())),
+        Err(panic) => Recovery::Panic(panic),
     }
 }
 

@@ -1,0 +1,102 @@
+//! Running engine code that may panic. A panic on a crash image or in a seeded run is a finding,
+//! reported as a violation; what makes it actionable is where the engine panicked, which the
+//! panic's payload does not carry. [`catch`] returns the message with its location, and prints
+//! nothing for a panic it catches (the caller reports it); a panic anywhere else — a failing
+//! test, a bug in crashlab — reaches the previous hook as before.
+
+use std::cell::{Cell, RefCell};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Once;
+
+thread_local! {
+    /// How many [`catch`] calls this thread is inside.
+    static CATCHING: Cell<u32> = const { Cell::new(0) };
+    /// Where the last caught panic on this thread happened.
+    static LOCATION: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+static HOOK: Once = Once::new();
+
+fn install_hook() {
+    HOOK.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if CATCHING.with(Cell::get) == 0 {
+                return previous(info);
+            }
+            let at = info
+                .location()
+                .map(|l| format!("{}:{}:{}", portable(l.file()), l.line(), l.column()));
+            LOCATION.with(|s| *s.borrow_mut() = at);
+        }));
+    });
+}
+
+/// A source path without the machine's cargo home: `redb-4.6.0/src/...` rather than
+/// `/home/me/.cargo/registry/src/index.crates.io-.../redb-4.6.0/src/...`, so a message (which
+/// may go into a trace) is the same on every machine.
+fn portable(file: &str) -> &str {
+    match file.find("/registry/src/") {
+        Some(i) => {
+            let rest = &file[i + "/registry/src/".len()..];
+            rest.split_once('/').map_or(rest, |(_index, path)| path)
+        }
+        None => file,
+    }
+}
+
+/// Run `f`; a panic in it becomes `Err("message (at file:line:column)")`.
+pub fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    install_hook();
+    CATCHING.with(|c| c.set(c.get() + 1));
+    let got = panic::catch_unwind(AssertUnwindSafe(f));
+    CATCHING.with(|c| c.set(c.get() - 1));
+    got.map_err(|payload| {
+        let message = panic_message(payload.as_ref());
+        match LOCATION.with(|s| s.borrow_mut().take()) {
+            Some(at) => format!("{message} (at {at})"),
+            None => message,
+        }
+    })
+}
+
+/// The message a panic carried.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "non-string panic payload".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_caught_panic_names_its_message_and_location() {
+        let line = line!() + 1;
+        let e = catch(|| -> u32 { panic!("boom {}", 7) }).unwrap_err();
+        assert!(e.starts_with("boom 7 (at "), "{e}");
+        assert!(e.contains(&format!("sim/src/guard.rs:{line}:")), "{e}");
+        assert_eq!(catch(|| 5), Ok(5));
+    }
+
+    #[test]
+    fn nested_catches_each_report_their_own_panic() {
+        let outer = catch(|| {
+            let inner = catch(|| panic!("inner")).unwrap_err();
+            assert!(inner.starts_with("inner (at "), "{inner}");
+            panic!("outer")
+        })
+        .unwrap_err();
+        assert!(outer.starts_with("outer (at "), "{outer}");
+    }
+
+    #[test]
+    fn registry_paths_lose_the_machines_cargo_home() {
+        let p = "/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/redb-4.6.0/src/a.rs";
+        assert_eq!(portable(p), "redb-4.6.0/src/a.rs");
+        assert_eq!(portable("engine/src/db.rs"), "engine/src/db.rs");
+    }
+}
