@@ -186,6 +186,36 @@ fn the_checker_finds_the_storage_controls_in_redb_and_each_finding_replays_from_
     }
 }
 
+/// An engine panic in a run is a violation reported like any other: the operation it happened
+/// in, the trace up to it and the run's figures, with the panic's source line.
+#[test]
+fn a_panic_in_a_run_keeps_its_operation_trace_and_figures() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let case =
+        Case::load(&root.join("corpus/redb/finding-001-panic-on-corrupt-page.case")).unwrap();
+    let r = crashlab_sim::runner::run_guarded(&case.run);
+    let Outcome::Violation(v) = &r.outcome else {
+        panic!("{:?}", r.outcome)
+    };
+    assert_eq!(v.kind, "panic");
+    assert!(
+        v.detail
+            .ends_with("(at redb-4.6.0/src/tree_store/btree.rs:1110:22)"),
+        "{v:?}"
+    );
+    assert!(v.op_index > 0 && v.op_index < case.run.ops.len(), "{v:?}");
+    assert!(r.stats.commits > 0 && r.io.writes > 0, "{r:?}");
+    assert!(
+        r.trace_tail.iter().any(|l| l.contains("power cut")),
+        "{:#?}",
+        r.trace_tail
+    );
+    assert_eq!(
+        r.trace_hash,
+        crashlab_sim::runner::run_guarded(&case.run).trace_hash
+    );
+}
+
 /// Open `image` with redb's own file backend (no crashlab code on the path) and read every
 /// table: the panic message and location, if redb panics.
 fn open_with_redbs_file_backend(image: &[u8]) -> Option<String> {

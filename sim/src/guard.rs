@@ -4,9 +4,13 @@
 //! nothing for a panic it catches (the caller reports it); a panic anywhere else — a failing
 //! test, a bug in crashlab — reaches the previous hook as before.
 
+use std::any::Any;
 use std::cell::{Cell, RefCell};
+use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
+use std::pin::Pin;
 use std::sync::Once;
+use std::task::{Context, Poll};
 
 thread_local! {
     /// How many [`catch`] calls this thread is inside.
@@ -51,17 +55,42 @@ pub fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     CATCHING.with(|c| c.set(c.get() + 1));
     let got = panic::catch_unwind(AssertUnwindSafe(f));
     CATCHING.with(|c| c.set(c.get() - 1));
-    got.map_err(|payload| {
-        let message = panic_message(payload.as_ref());
-        match LOCATION.with(|s| s.borrow_mut().take()) {
-            Some(at) => format!("{message} (at {at})"),
-            None => message,
+    got.map_err(located)
+}
+
+/// The message of a caught panic with the location the hook recorded for it.
+fn located(payload: Box<dyn Any + Send>) -> String {
+    let message = panic_message(payload.as_ref());
+    match LOCATION.with(|s| s.borrow_mut().take()) {
+        Some(at) => format!("{message} (at {at})"),
+        None => message,
+    }
+}
+
+/// [`catch`] for a future: a panic while it is polled ends it with `Err`. What the future
+/// borrowed is the caller's again afterwards, so a run that panics can still report its trace.
+pub fn catch_future<F: Future>(f: F) -> impl Future<Output = Result<F::Output, String>> {
+    install_hook();
+    CatchUnwind(Box::pin(f))
+}
+
+struct CatchUnwind<F>(Pin<Box<F>>);
+
+impl<F: Future> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, String>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let fut = self.0.as_mut();
+        match catch(|| fut.poll(cx)) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Err(panic) => Poll::Ready(Err(panic)),
         }
-    })
+    }
 }
 
 /// The message a panic carried.
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+pub fn panic_message(payload: &(dyn Any + Send)) -> String {
     payload
         .downcast_ref::<String>()
         .cloned()
@@ -91,6 +120,20 @@ mod tests {
         })
         .unwrap_err();
         assert!(outer.starts_with("outer (at "), "{outer}");
+    }
+
+    #[test]
+    fn a_future_that_panics_ends_with_its_message_and_leaves_its_borrows() {
+        let mut polled = 0u32;
+        let rt = madsim::runtime::Runtime::with_seed_and_config(1, madsim::Config::default());
+        let got = rt.block_on(catch_future(async {
+            polled += 1;
+            madsim::time::sleep(std::time::Duration::from_millis(1)).await;
+            polled += 1;
+            panic!("after {polled} steps")
+        }));
+        assert!(got.unwrap_err().starts_with("after 2 steps (at "));
+        assert_eq!(polled, 2, "the counter is the caller's again");
     }
 
     #[test]

@@ -154,15 +154,20 @@ pub fn run(cfg: &RunConfig) -> Report {
 
 async fn run_async<D: EngineDb>(cfg: &RunConfig) -> Report {
     let mut sim = Sim::<D>::new(cfg);
-    let outcome = match sim.drive().await {
-        Ok(()) => Outcome::Ok,
+    let outcome = match crate::guard::catch_future(sim.drive()).await {
+        // An engine panic: always a violation, reported with the run's trace so far.
+        Err(panic) => match sim.violation("panic", panic) {
+            Stop::Violation(v) => Outcome::Violation(v),
+            Stop::DiskFailure(_) => unreachable!("violation() makes a violation"),
+        },
+        Ok(Ok(())) => Outcome::Ok,
         // The engine keeps no checksums on data pages (bbolt's format): under the corruption
         // profile a wrong answer is undetected corruption the disk caused, not a broken promise.
-        Err(Stop::Violation(v)) if cfg.profile == Profile::Corruption => {
+        Ok(Err(Stop::Violation(v))) if cfg.profile == Profile::Corruption => {
             Outcome::DiskFailure(format!("undetected corruption: {v}"))
         }
-        Err(Stop::Violation(v)) => Outcome::Violation(v),
-        Err(Stop::DiskFailure(s)) => Outcome::DiskFailure(s),
+        Ok(Err(Stop::Violation(v))) => Outcome::Violation(v),
+        Ok(Err(Stop::DiskFailure(s))) => Outcome::DiskFailure(s),
     };
     sim.trace.record(format!("outcome {outcome:?}"));
     Report {
