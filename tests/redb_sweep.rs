@@ -9,7 +9,6 @@ use crashlab_sim::check::{check, replay, state_image, CheckConfig, Control, Cras
 use crashlab_sim::disk::FaultCounts;
 use crashlab_sim::engines::redb::RedbChoices;
 use crashlab_sim::engines::EngineKind;
-use crashlab_sim::op::Op;
 use crashlab_sim::profile::Profile;
 use crashlab_sim::runner::{run, Outcome, RunConfig};
 
@@ -34,13 +33,9 @@ fn a_redb_seed_run_twice_gives_the_same_trace_and_image() {
 fn the_redb_workload_has_top_level_buckets_only() {
     for seed in 0..20 {
         for op in redb(seed, 300, Profile::Default).ops {
-            let path = match &op {
-                Op::CreateBucket(p) | Op::DeleteBucket(p) => p,
-                Op::Put { path, .. } | Op::Delete { path, .. } => path,
-                Op::Get { path, .. } | Op::Scan { path } => path,
-                _ => continue,
-            };
-            assert_eq!(path.len(), 1, "seed {seed}: {op}");
+            if let Some(path) = op.path() {
+                assert_eq!(path.len(), 1, "seed {seed}: {op}");
+            }
         }
     }
 }

@@ -15,10 +15,11 @@
 
 use super::book::{Allowed, Book};
 use super::drive::{
-    finding_at, new_disk, probe_put, recovered, LiveFinding, Recording, PROBE_BUCKET,
+    finding_at, new_disk, probe_put, recovered, End, LiveFinding, Recording, Step, PROBE_BUCKET,
+    READERS_MAX,
 };
 use super::record::{lock, Context, Log, Recorder, SharedLog};
-use super::recover::{guarded, Recovery};
+use super::recover::{guarded, no_problems, Recovery};
 use super::CheckConfig;
 use crate::apply::{apply_checked_with, ApplyFailure};
 use crate::engines::{EngineDb, EngineError, ErrorKind};
@@ -26,9 +27,6 @@ use crate::op::{Name, Op};
 use crate::runner::RunConfig;
 use crashlab_engine::{MemStorage, Storage};
 use crashlab_models::{CommitOutcome, DurabilityOracle, KvModel};
-
-/// Readers open at once, at most (as in the runner).
-const READERS_MAX: usize = 4;
 
 /// Record the workload of `cfg` on engine `E`.
 pub(crate) fn record<E: EngineDb>(cfg: &CheckConfig, book: &mut Book) -> Recording {
@@ -61,10 +59,7 @@ pub(crate) fn recover<E: EngineDb>(cfg: &CheckConfig, image: Vec<u8>, book: &Boo
         let mut db = E::open(storage, &run, 0).map_err(|e| format!("open failed: {e}"))?;
         let model = read_all(&db).map_err(|e| format!("read failed: {e}"))?;
         let problems = db.check().map_err(|e| format!("check failed: {e}"))?;
-        match problems.first() {
-            Some(p) => Err(format!("check: {} problems, first: {p}", problems.len())),
-            None => Ok(model),
-        }
+        no_problems(&problems).map(|()| model)
     })
 }
 
@@ -100,14 +95,6 @@ fn probe<E: EngineDb>(db: &E) -> Result<bool, EngineError> {
 fn read_all<E: EngineDb>(db: &E) -> Result<KvModel, EngineError> {
     E::read_snapshot(&db.begin_read()?)
 }
-
-enum End {
-    Done,
-    Reopen,
-    Crash,
-}
-
-type Step<T> = Result<T, LiveFinding>;
 
 struct Driver<'a, E> {
     cfg: &'a CheckConfig,

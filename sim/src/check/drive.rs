@@ -17,6 +17,7 @@
 use super::adapter;
 use super::book::{Allowed, Book, ModelId};
 use super::record::{lock, Context, Log, OpenReader, Recorder, SharedLog};
+use super::recover::no_problems;
 use super::CheckConfig;
 use crate::apply::{apply_checked, engine_apply, model_apply, path_refs, ApplyFailure};
 use crate::disk::{DiskConfig, SimDisk};
@@ -30,7 +31,7 @@ use crashlab_models::{CommitOutcome, DurabilityOracle, KvModel};
 use std::sync::Arc;
 
 /// Readers open at once, at most (as in the runner).
-const READERS_MAX: usize = 4;
+pub(crate) const READERS_MAX: usize = 4;
 
 /// A failure of the recorded run itself.
 #[derive(Clone, Debug)]
@@ -151,7 +152,8 @@ fn recorder(cfg: &CheckConfig, disk: &SimDisk, log: &SharedLog) -> Recorder {
     Recorder::new(cfg.storage(disk.clone()), disk.clone(), log.clone())
 }
 
-enum End {
+/// How a session of the recorded run ended.
+pub(crate) enum End {
     Done,
     Reopen,
     Crash,
@@ -169,7 +171,7 @@ struct Driver<'a> {
     commits: u64,
 }
 
-type Step<T> = Result<T, LiveFinding>;
+pub(crate) type Step<T> = Result<T, LiveFinding>;
 
 impl Driver<'_> {
     fn finding(&self, kind: &'static str, detail: impl ToString) -> LiveFinding {
@@ -370,9 +372,7 @@ pub(crate) fn recovered(
     problems: &[impl std::fmt::Display],
     power_cut: bool,
 ) -> Result<(), (&'static str, String)> {
-    if let Some(p) = problems.first() {
-        return Err(("check", format!("{} problems, first: {p}", problems.len())));
-    }
+    no_problems(problems).map_err(|m| ("check", m))?;
     let found = if power_cut {
         oracle.recover_after_power_cut(observed)
     } else {

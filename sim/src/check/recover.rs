@@ -44,11 +44,16 @@ fn recover_crashlab(image: Vec<u8>, options: &Options, book: &Book) -> Recovery 
             .map_err(|e| format!("open failed: {e}"))?;
         let model = read_model(&db).map_err(|e| format!("read failed: {e}"))?;
         let problems = db.check().map_err(|e| format!("check failed: {e}"))?;
-        match problems.first() {
-            Some(p) => Err(format!("check: {} problems, first: {p}", problems.len())),
-            None => Ok(model),
-        }
+        no_problems(&problems).map(|()| model)
     })
+}
+
+/// `Err` naming how many problems an engine's integrity check found, and the first.
+pub(crate) fn no_problems(problems: &[impl std::fmt::Display]) -> Result<(), String> {
+    match problems.first() {
+        Some(p) => Err(format!("check: {} problems, first: {p}", problems.len())),
+        None => Ok(()),
+    }
 }
 
 /// What `reader` reads at a crash point whose page cache holds `current`: the image with the
