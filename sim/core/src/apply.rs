@@ -1,26 +1,15 @@
 //! Data operations applied to the engine and to the model side by side: the engine's answer is
-//! compared with the model's, and the model follows only what both did. Used by the runner and
-//! by the crash-state checker's recorded run.
+//! compared with the model's, and the model follows only what both did.
 
-use crate::op::{value_bytes, Op, Path};
-use crashlab_engine::{Error, WriteTx};
+use crate::op::{value_bytes, Name, Op};
 use crashlab_models::{KvModel, ModelError};
 
-pub(crate) fn owned(p: &Path) -> Vec<Vec<u8>> {
+pub fn owned(p: &[Name]) -> Vec<Vec<u8>> {
     p.iter().map(|n| n.0.clone()).collect()
 }
 
-pub(crate) fn path_refs(p: &Path) -> Vec<&[u8]> {
+pub fn path_refs(p: &[Name]) -> Vec<&[u8]> {
     p.iter().map(|n| n.0.as_slice()).collect()
-}
-
-fn model_error(e: &Error) -> Option<ModelError> {
-    match e {
-        Error::BucketNotFound => Some(ModelError::BucketNotFound),
-        Error::BucketExists => Some(ModelError::BucketExists),
-        Error::IncompatibleValue { .. } => Some(ModelError::Incompatible),
-        _ => None,
-    }
 }
 
 /// How a data operation went when engine and model agreed.
@@ -31,25 +20,16 @@ pub(crate) enum Applied {
 }
 
 /// How a data operation went when they did not.
-pub(crate) enum ApplyFailure<E = Error> {
+pub(crate) enum ApplyFailure<E> {
     /// Engine and model disagree: a violation.
     Mismatch(String),
     /// The engine failed with an error the model has no counterpart for.
     Engine(E),
 }
 
-/// Apply a data operation in `tx` and to `model`. `model` changes only when both did it.
-pub(crate) fn apply_checked(
-    tx: &mut WriteTx<'_>,
-    model: &mut KvModel,
-    op: &Op,
-) -> Result<Applied, ApplyFailure> {
-    apply_checked_with(model, op, |op| engine_apply(tx, op), model_error)
-}
-
-/// [`apply_checked`] for any engine: `engine` applies the operation, `refusal` says which
-/// of its errors are refusals the model also makes.
-pub(crate) fn apply_checked_with<E>(
+/// Apply a data operation in the engine (`engine`) and to `model`; `model` changes only when
+/// both did it. `refusal` says which of the engine's errors are refusals the model also makes.
+pub(crate) fn apply_checked<E>(
     model: &mut KvModel,
     op: &Op,
     engine: impl FnOnce(&Op) -> Result<(), E>,
@@ -87,41 +67,6 @@ pub(crate) fn model_apply(m: &mut KvModel, op: &Op) -> Result<(), ModelError> {
             version,
         } => m.put(&owned(path), &key.0, &value_bytes(key, *len, *version)),
         Op::Delete { path, key } => m.delete(&owned(path), &key.0).map(|_| ()),
-        other => unreachable!("{other} is not a data operation"),
-    }
-}
-
-/// Apply a data operation in the engine's write transaction alone.
-pub(crate) fn engine_apply(tx: &mut WriteTx<'_>, op: &Op) -> Result<(), Error> {
-    let missing = || Err(Error::BucketNotFound);
-    match op {
-        Op::CreateBucket(p) | Op::DeleteBucket(p) => {
-            let (name, parent) = p.split_last().expect("paths are non-empty");
-            let parent = parent.to_vec();
-            match tx.bucket_path_mut(&path_refs(&parent)) {
-                Ok(Some(mut b)) if matches!(op, Op::CreateBucket(_)) => {
-                    b.create_bucket(&name.0).map(|_| ())
-                }
-                Ok(Some(mut b)) => b.delete_bucket(&name.0),
-                Ok(None) => missing(),
-                Err(e) => Err(e),
-            }
-        }
-        Op::Put {
-            path,
-            key,
-            len,
-            version,
-        } => match tx.bucket_path_mut(&path_refs(path)) {
-            Ok(Some(mut b)) => b.put(&key.0, &value_bytes(key, *len, *version)),
-            Ok(None) => missing(),
-            Err(e) => Err(e),
-        },
-        Op::Delete { path, key } => match tx.bucket_path_mut(&path_refs(path)) {
-            Ok(Some(mut b)) => b.delete(&key.0).map(|_| ()),
-            Ok(None) => missing(),
-            Err(e) => Err(e),
-        },
         other => unreachable!("{other} is not a data operation"),
     }
 }

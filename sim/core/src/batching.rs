@@ -11,7 +11,7 @@
 //! - nothing else exists, and `check()` passes.
 
 use crate::disk::{FaultConfig, SimDisk};
-use crate::negative::{PowerSwitch, Switched};
+use crate::power::{PowerSwitch, Switched};
 use crate::profile::{self, Profile};
 use crate::rng::SimRng;
 use crate::trace::Trace;
@@ -45,7 +45,7 @@ impl BatchRunConfig {
             merge_strategy: strategy,
             max_batch_size: *r.pick(&[4usize, 16, 1000]),
             max_batch_delay: Duration::from_micros(r.range(0, 2000)),
-            ..profile::engine_options(seed)
+            ..<Options as crate::adapter::EngineConfig>::from_seed(seed, profile)
         };
         BatchRunConfig {
             seed,

@@ -2,12 +2,13 @@
 //!
 //! ```text
 //! # crashlab case
-//! engine = crashlab          # crashlab | redb (absent: crashlab)
+//! engine = crashlab          # the engine's name (absent: crashlab)
 //! seed = 273
 //! profile = default
 //! expect = ok                 # ok | violation | disk-failure
 //! ops = 300                   # generate this many from the seed (when there is no [ops])
 //! options = page_size=1024 fill_percent=1 no_sync=false no_freelist_sync=false freelist=hashmap page_cache_pages=1024 presize=estimate
+//!                             # the engine's own options, in its own words (see its adapter)
 //! faults = read_eio=0 write_eio=0.012 sync_eio=0.03 latent=0 bit_flip=0 misdirect=0 enospc=none lying_sync=false garbage_unwritten=true
 //! [ops]                       # optional: explicit operations, one per line (see `op.rs`)
 //! create a
@@ -19,17 +20,20 @@
 //! its path, line number and what was expected.
 //!
 //! A case for the crash-state checker may add `check = ...` (its parameters) and, when it saves
-//! a violation, `crash-state = ...` (the one state that shows it); see `check/spec.rs`. Such a
+//! a violation, `crash-state = ...` (the one state that shows it); see `spec.rs`. Such a
 //! case replays through the checker, not the runner.
+//!
+//! A case is typed by its engine's configuration (`Case<C>`); [`engine_name`] reads which engine
+//! a file names, so the command line can pick the engine once and parse the rest.
 
-use crate::check::{CheckParams, CrashState};
+use crate::adapter::EngineConfig;
+use crate::config::RunConfig;
 use crate::disk::{DiskConfig, FaultConfig};
-use crate::engines::EngineKind;
 use crate::op::Op;
 use crate::profile::{self, Profile};
-use crate::runner::{Outcome, RunConfig};
+use crate::spec::{CheckParams, CrashState};
+use crate::verdict::Outcome;
 use crate::workload;
-use crashlab_engine::{FreelistKind, Options, PresizePolicy};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -73,8 +77,8 @@ impl Expect {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct Case {
-    pub run: RunConfig,
+pub struct Case<C> {
+    pub run: RunConfig<C>,
     pub expect: Expect,
     /// Whether the operations are written out (otherwise they come from the seed).
     pub explicit_ops: bool,
@@ -98,18 +102,37 @@ impl std::fmt::Display for CaseError {
     }
 }
 
-impl Case {
-    pub fn load(path: &Path) -> Result<Case, CaseError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| CaseError {
-            file: file.clone(),
-            line: 0,
-            message: format!("cannot read: {e}"),
-        })?;
-        Case::parse(&text, &file)
+/// The text of a case file, read whole.
+pub fn read(path: &Path) -> Result<String, CaseError> {
+    std::fs::read_to_string(path).map_err(|e| CaseError {
+        file: path.display().to_string(),
+        line: 0,
+        message: format!("cannot read: {e}"),
+    })
+}
+
+/// The engine a case's text names (`engine = NAME`; absent: crashlab), and its line.
+pub fn engine_name(text: &str) -> (String, usize) {
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line == "[ops]" {
+            break;
+        }
+        if let Some((k, v)) = line.split_once('=') {
+            if k.trim() == "engine" {
+                return (v.trim().to_string(), i + 1);
+            }
+        }
+    }
+    ("crashlab".to_string(), 1)
+}
+
+impl<C: EngineConfig> Case<C> {
+    pub fn load(path: &Path) -> Result<Case<C>, CaseError> {
+        Case::parse(&read(path)?, &path.display().to_string())
     }
 
-    pub fn parse(text: &str, file: &str) -> Result<Case, CaseError> {
+    pub fn parse(text: &str, file: &str) -> Result<Case<C>, CaseError> {
         let err = |line: usize, message: String| CaseError {
             file: file.to_string(),
             line,
@@ -151,10 +174,14 @@ impl Case {
         }
         let (sn, _, sv) = get("seed").ok_or_else(|| err(1, "missing `seed = N`".into()))?;
         let seed = parse_seed(sv).map_err(|m| err(*sn, m))?;
-        let engine = match get("engine") {
-            Some((n, _, v)) => v.parse::<EngineKind>().map_err(|m| err(*n, m))?,
-            None => EngineKind::Crashlab,
+        let (engine_line, named) = match get("engine") {
+            Some((n, _, v)) => (*n, v.as_str()),
+            None => (1, "crashlab"),
         };
+        if named != C::ENGINE {
+            let message = format!("the case is for engine `{named}`, not {}", C::ENGINE);
+            return Err(err(engine_line, message));
+        }
         let profile = match get("profile") {
             Some((n, _, v)) => v.parse::<Profile>().map_err(|m| err(*n, m))?,
             None => Profile::Default,
@@ -163,10 +190,11 @@ impl Case {
             Some((n, _, v)) => parse_expect(v).map_err(|m| err(*n, m))?,
             None => Expect::Ok,
         };
-        let options = match get("options") {
-            Some((n, _, v)) => parse_options(v).map_err(|m| err(*n, m))?,
-            None => profile::engine_options(seed),
+        let engine = match get("options") {
+            Some((n, _, v)) => C::parse_case_text(v, seed, profile).map_err(|m| err(*n, m))?,
+            None => C::from_seed(seed, profile),
         };
+        let caps = engine.capabilities();
         let disk = match get("faults") {
             Some((n, _, v)) => DiskConfig {
                 faults: parse_faults(v).map_err(|m| err(*n, m))?,
@@ -182,12 +210,12 @@ impl Case {
             Some((n, _, v)) => Some(v.parse::<CrashState>().map_err(|m| err(*n, m))?),
             None => None,
         };
-        if let (false, Some(list)) = (engine.nested_buckets(), &ops) {
+        if let (false, Some(list)) = (caps.nested_buckets, &ops) {
             let nested = list
                 .iter()
                 .position(|op| op.path().is_some_and(|p| p.len() > 1));
             if let Some(i) = nested {
-                let message = format!("{engine} has no nested buckets: `{}`", list[i]);
+                let message = format!("{} has no nested buckets: `{}`", C::ENGINE, list[i]);
                 return Err(err(op_lines[i], message));
             }
         }
@@ -198,43 +226,41 @@ impl Case {
                 let count = v
                     .parse::<usize>()
                     .map_err(|_| err(*n, format!("expected a number of ops, found `{v}`")))?;
-                workload::generate_for(engine, seed, count, true)
+                workload::generate(seed, count, true, &caps)
             }
             (None, None) => return Err(err(1, "expected `ops = N` or an `[ops]` section".into())),
         };
-        let case = Case {
+        if let (Some((n, _, _)), Some(params)) = (get("check"), check) {
+            params
+                .supported_by(&engine)
+                .map_err(|why| err(*n, why))?;
+        }
+        Ok(Case {
             run: RunConfig {
-                engine,
                 seed,
                 profile,
-                options,
                 disk,
                 ops,
+                engine,
             },
             expect,
             explicit_ops,
             check,
             crash_state,
-        };
-        if let (Some((n, _, _)), Some(why)) = (
-            get("check"),
-            case.check
-                .and_then(|_| crate::check::CheckConfig::from_case(&case).unsupported()),
-        ) {
-            return Err(err(*n, why));
-        }
-        Ok(case)
+        })
     }
 
     /// The file text; operations are written out when `explicit_ops` is set.
     pub fn to_text(&self) -> String {
         let r = &self.run;
         let mut s = String::from("# crashlab case — replay with: crashlab repro <this file>\n");
-        let _ = writeln!(s, "engine = {}", r.engine);
+        let _ = writeln!(s, "engine = {}", C::ENGINE);
         let _ = writeln!(s, "seed = {}", r.seed);
         let _ = writeln!(s, "profile = {}", r.profile);
         let _ = writeln!(s, "expect = {}", self.expect.name());
-        let _ = writeln!(s, "options = {}", format_options(&r.options));
+        if let Some(options) = r.engine.to_case_text() {
+            let _ = writeln!(s, "options = {options}");
+        }
         let _ = writeln!(s, "faults = {}", format_faults(&r.disk.faults));
         if let Some(c) = &self.check {
             let _ = writeln!(s, "check = {c}");
@@ -274,7 +300,7 @@ fn parse_expect(s: &str) -> Result<Expect, String> {
     }
 }
 
-pub(crate) fn pairs(s: &str) -> Result<Vec<(&str, &str)>, String> {
+pub fn pairs(s: &str) -> Result<Vec<(&str, &str)>, String> {
     s.split_whitespace()
         .map(|w| {
             w.split_once('=')
@@ -283,87 +309,17 @@ pub(crate) fn pairs(s: &str) -> Result<Vec<(&str, &str)>, String> {
         .collect()
 }
 
-pub(crate) fn num<T: std::str::FromStr>(k: &str, v: &str) -> Result<T, String> {
+pub fn num<T: std::str::FromStr>(k: &str, v: &str) -> Result<T, String> {
     v.parse()
         .map_err(|_| format!("`{v}` is not a valid value for `{k}`"))
 }
 
-pub(crate) fn flag(k: &str, v: &str) -> Result<bool, String> {
+pub fn flag(k: &str, v: &str) -> Result<bool, String> {
     match v {
         "true" => Ok(true),
         "false" => Ok(false),
         _ => Err(format!("expected true or false for `{k}`, found `{v}`")),
     }
-}
-
-pub fn format_options(o: &Options) -> String {
-    let freelist = match o.freelist {
-        FreelistKind::Array => "array",
-        FreelistKind::Hashmap => "hashmap",
-    };
-    format!(
-        "page_size={} fill_percent={} no_sync={} no_freelist_sync={} freelist={freelist} page_cache_pages={} presize={}",
-        o.page_size, o.fill_percent, o.no_sync, o.no_freelist_sync, o.page_cache_pages,
-        presize_name(o.presize)
-    )
-}
-
-pub fn presize_name(p: PresizePolicy) -> &'static str {
-    match p {
-        PresizePolicy::Grow => "grow",
-        PresizePolicy::Exact => "exact",
-        PresizePolicy::Estimate => "estimate",
-    }
-}
-
-fn parse_presize(v: &str) -> Result<PresizePolicy, String> {
-    [
-        PresizePolicy::Grow,
-        PresizePolicy::Exact,
-        PresizePolicy::Estimate,
-    ]
-    .into_iter()
-    .find(|p| presize_name(*p) == v)
-    .ok_or_else(|| format!("expected grow, exact or estimate for `presize`, found `{v}`"))
-}
-
-fn parse_options(s: &str) -> Result<Options, String> {
-    let mut o = Options::default();
-    for (k, v) in pairs(s)? {
-        match k {
-            "page_size" => o.page_size = num(k, v)?,
-            "fill_percent" => o.fill_percent = num(k, v)?,
-            "no_sync" => o.no_sync = flag(k, v)?,
-            "no_freelist_sync" => o.no_freelist_sync = flag(k, v)?,
-            "page_cache_pages" => o.page_cache_pages = num(k, v)?,
-            "presize" => o.presize = parse_presize(v)?,
-            "freelist" => {
-                o.freelist = match v {
-                    "array" => FreelistKind::Array,
-                    "hashmap" => FreelistKind::Hashmap,
-                    _ => {
-                        return Err(format!(
-                            "expected array or hashmap for `freelist`, found `{v}`"
-                        ))
-                    }
-                }
-            }
-            _ => return Err(format!("unknown option `{k}`")),
-        }
-    }
-    if !crashlab_engine::page::page_size_valid(o.page_size) {
-        return Err(format!(
-            "page_size {} is not a power of two in [512, 65536]",
-            o.page_size
-        ));
-    }
-    if !(0.1..=1.0).contains(&o.fill_percent) {
-        return Err(format!(
-            "fill_percent {} is outside [0.1, 1]",
-            o.fill_percent
-        ));
-    }
-    Ok(o)
 }
 
 pub fn format_faults(f: &FaultConfig) -> String {
@@ -399,6 +355,10 @@ fn parse_faults(s: &str) -> Result<FaultConfig, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crashlab_engine::{Options, PresizePolicy};
+
+    type Case = super::Case<Options>;
+    type RunConfig = crate::config::RunConfig<Options>;
 
     #[test]
     fn a_case_round_trips_with_and_without_explicit_ops() {
@@ -418,7 +378,7 @@ mod tests {
     #[test]
     fn a_check_case_round_trips_with_its_parameters_and_crash_state() {
         let mut run = RunConfig::from_seed(5, 20, Profile::None);
-        run.options.presize = PresizePolicy::Grow;
+        run.engine.presize = PresizePolicy::Grow;
         let case = Case {
             run,
             expect: Expect::Violation,

@@ -1,6 +1,7 @@
-//! Negative controls for the crash-state checker: deliberate bugs it must find, each built as a
-//! storage wrapper (the I/O is wrong) or an engine debug hook (the engine is wrong). Hooks live in
-//! `Options::debug`, every flag off by default; only a control named here turns one on.
+//! Negative controls: deliberate bugs the harness must find, each built as a storage wrapper (the
+//! I/O is wrong, any engine) or an engine debug hook (the engine is wrong; an engine's
+//! [`EngineConfig::with_control`](crate::adapter::EngineConfig::with_control) turns its hook on,
+//! or says it has none). crashlab's hooks live in `Options::debug`, every flag off by default.
 //!
 //! | control | bug | built as |
 //! |---|---|---|
@@ -15,7 +16,7 @@
 
 use crate::disk::SimDisk;
 use crate::negative::{GrowthBarrier, NoBarrier};
-use crashlab_engine::{DebugHooks, Storage};
+use crashlab_engine::Storage;
 use std::fmt;
 use std::str::FromStr;
 
@@ -59,18 +60,18 @@ impl Control {
         !matches!(self, Control::None | Control::FdatasyncDisk)
     }
 
-    /// The engine debug hooks this control turns on.
-    pub fn hooks(self) -> DebugHooks {
-        DebugHooks {
-            meta_same_slot: self == Control::MetaSameSlot,
-            skip_meta_checksum: self == Control::MetaUnchecked,
-            reuse_pages_under_readers: self == Control::ReuseUnderReaders,
-        }
+    /// Whether the control is built as a storage wrapper (so it applies to every engine).
+    pub fn is_storage_wrapper(self) -> bool {
+        matches!(
+            self,
+            Control::NoBarrier | Control::NoGrowthSync | Control::FdatasyncDisk
+        )
     }
 
     /// The storage the engine runs on: the disk, or a wrapper over it. `meta_len`: the bytes
     /// at the start of the file that hold the engine's meta (control (a) keeps their syncs).
-    pub fn storage(self, disk: SimDisk, meta_len: u64) -> Box<dyn Storage> {
+    pub fn storage(self, disk: &SimDisk, meta_len: u64) -> Box<dyn Storage> {
+        let disk = disk.clone();
         match self {
             Control::NoBarrier => Box::new(NoBarrier::with_meta_len(disk, meta_len)),
             Control::NoGrowthSync => Box::new(GrowthBarrier::new(disk, true)),

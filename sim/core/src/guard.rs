@@ -107,7 +107,7 @@ mod tests {
         let line = line!() + 1;
         let e = catch(|| -> u32 { panic!("boom {}", 7) }).unwrap_err();
         assert!(e.starts_with("boom 7 (at "), "{e}");
-        assert!(e.contains(&format!("sim/src/guard.rs:{line}:")), "{e}");
+        assert!(e.contains(&format!("sim/core/src/guard.rs:{line}:")), "{e}");
         assert_eq!(catch(|| 5), Ok(5));
     }
 

@@ -1,12 +1,11 @@
-//! Storage wrappers the runner puts between the engine and the disk: the power switch (a power
-//! cut at an exact storage call), and the negative controls — deliberately broken I/O that the
-//! harness must catch, used only when a run's profile (or `crashlab check --control`) names them.
+//! The negative controls built as storage wrappers — deliberately broken I/O that the harness must
+//! catch, used only when a run's profile (or `crashlab check --control`) names them.
 
 use crate::disk::SimDisk;
 use crashlab_engine::Storage;
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 /// Drops every sync that follows a data-page write, keeping the ones that follow a meta-page
 /// write: the barrier between a commit's data and its meta is gone.
@@ -53,80 +52,6 @@ impl Storage for NoBarrier {
     }
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.disk.set_len(len)
-    }
-}
-
-/// Cuts the power after a set number of storage calls: from then on every call fails, as the
-/// machine is off, until the runner "reboots" (crashes the disk and disarms the switch).
-#[derive(Clone, Default)]
-pub struct PowerSwitch {
-    /// Calls left before the cut; negative when disarmed; 0 when the power is off.
-    countdown: Arc<AtomicI64>,
-}
-
-impl PowerSwitch {
-    pub fn new() -> PowerSwitch {
-        PowerSwitch {
-            countdown: Arc::new(AtomicI64::new(-1)),
-        }
-    }
-
-    pub fn arm(&self, calls: u32) {
-        self.countdown
-            .store(i64::from(calls.max(1)), Ordering::Relaxed);
-    }
-
-    /// The power goes off now: every later call fails until [`PowerSwitch::reset`].
-    pub fn cut(&self) {
-        self.countdown.store(0, Ordering::Relaxed);
-    }
-
-    pub fn reset(&self) {
-        self.countdown.store(-1, Ordering::Relaxed);
-    }
-
-    pub fn is_off(&self) -> bool {
-        self.countdown.load(Ordering::Relaxed) == 0
-    }
-
-    /// Account one call; `Err` when the power is off (this call included if it hit zero).
-    fn tick(&self) -> io::Result<()> {
-        let left = self.countdown.load(Ordering::Relaxed);
-        if left > 0 {
-            self.countdown.store(left - 1, Ordering::Relaxed);
-        }
-        if left == 0 || left == 1 {
-            return Err(io::Error::other("power lost"));
-        }
-        Ok(())
-    }
-}
-
-/// A storage behind a power switch.
-pub struct Switched<S> {
-    pub inner: S,
-    pub switch: PowerSwitch,
-}
-
-impl<S: Storage> Storage for Switched<S> {
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        self.switch.tick()?;
-        self.inner.read_at(offset, buf)
-    }
-    fn write_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
-        self.switch.tick()?;
-        self.inner.write_at(offset, buf)
-    }
-    fn sync(&self) -> io::Result<()> {
-        self.switch.tick()?;
-        self.inner.sync()
-    }
-    fn len(&self) -> io::Result<u64> {
-        self.inner.len()
-    }
-    fn set_len(&self, len: u64) -> io::Result<()> {
-        self.switch.tick()?;
-        self.inner.set_len(len)
     }
 }
 

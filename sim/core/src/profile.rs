@@ -1,4 +1,5 @@
-//! What a seed decides besides the workload: the engine options and the fault profile.
+//! What a seed decides about the disk: the fault profile. (The engine's options are drawn by its
+//! adapter's configuration, `EngineConfig::from_seed`.)
 //!
 //! Swarm testing: under the `default` profile each fault kind is switched on or off per seed and
 //! its rate drawn, so some seeds hammer one fault and others combine several. Bit flips and
@@ -8,9 +9,9 @@
 //! and persists nothing) and `no-barrier` (a storage wrapper drops the sync between a commit's
 //! data pages and its meta page). Both must be reported as violations.
 
+use crate::control::Control;
 use crate::disk::{DiskConfig, FaultConfig};
 use crate::rng::SimRng;
-use crashlab_engine::{FreelistKind, Options, PresizePolicy};
 use std::fmt;
 use std::str::FromStr;
 
@@ -47,6 +48,14 @@ impl Profile {
         }
     }
 
+    /// The storage control this profile puts between the engine and the disk.
+    pub fn control(self) -> Control {
+        match self {
+            Profile::NoBarrier => Control::NoBarrier,
+            _ => Control::None,
+        }
+    }
+
     /// Whether violations are the expected result (a harness self-test).
     pub fn is_negative_control(self) -> bool {
         matches!(self, Profile::LyingSync | Profile::NoBarrier)
@@ -72,27 +81,6 @@ impl FromStr for Profile {
                     names.join(", ")
                 )
             })
-    }
-}
-
-/// Engine options drawn from the seed.
-pub fn engine_options(seed: u64) -> Options {
-    let mut r = SimRng::derive(seed, "options");
-    Options {
-        page_size: *r.pick(&[512u32, 1024, 4096]),
-        fill_percent: *r.pick(&[0.5, 0.5, 1.0]),
-        no_sync: r.chance(0.1),
-        no_freelist_sync: r.chance(0.5),
-        freelist: *r.pick(&[FreelistKind::Array, FreelistKind::Hashmap]),
-        page_cache_pages: *r.pick(&[0usize, 8, 1024]),
-        read_only: false,
-        // Drawn last, so adding it left every earlier choice of a seed unchanged.
-        presize: *r.pick(&[
-            PresizePolicy::Grow,
-            PresizePolicy::Exact,
-            PresizePolicy::Estimate,
-        ]),
-        ..Options::default()
     }
 }
 

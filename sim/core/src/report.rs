@@ -1,35 +1,10 @@
-//! Printing a run for people: the configuration first (every choice the seed made), then the
-//! outcome, the work done, the faults injected, the engine's counters and the trace hash.
+//! Printing a run for people: after its header ([`crate::runner::header`], every choice the seed
+//! made), the outcome, the work done, the faults injected, the engine's counters and the trace
+//! hash.
 
-use crate::case::{format_faults, format_options};
-use crate::engines::redb::RedbChoices;
-use crate::engines::EngineKind;
-use crate::runner::{Outcome, Report, RunConfig};
+use crate::runner::Report;
+use crate::verdict::Outcome;
 use std::fmt::Write as _;
-
-pub fn header(cfg: &RunConfig) -> String {
-    if cfg.engine == EngineKind::Redb {
-        let c = RedbChoices::from_seed(cfg.seed, cfg.profile);
-        return format!(
-            "seed {} profile {} ops {} engine redb\n  redb:    two_phase_commit={} \
-             non_durable_commits={:.0}%\n  faults:  {}\n",
-            cfg.seed,
-            cfg.profile,
-            cfg.ops.len(),
-            c.two_phase,
-            c.non_durable_share * 100.0,
-            format_faults(&cfg.disk.faults)
-        );
-    }
-    format!(
-        "seed {} profile {} ops {}\n  options: {}\n  faults:  {}\n",
-        cfg.seed,
-        cfg.profile,
-        cfg.ops.len(),
-        format_options(&cfg.options),
-        format_faults(&cfg.disk.faults)
-    )
-}
 
 pub fn outcome_line(outcome: &Outcome) -> String {
     match outcome {

@@ -5,20 +5,22 @@
 //! the budget bounds the work. The result always still fails: only changes that keep the
 //! violation are kept.
 
+use crate::adapter::Engine;
+use crate::config::RunConfig;
 use crate::disk::FaultConfig;
-use crate::runner::{run_guarded, Outcome, RunConfig};
+use crate::runner::run;
 
-pub struct Shrunk {
-    pub run: RunConfig,
+pub struct Shrunk<C> {
+    pub run: RunConfig<C>,
     pub attempts: usize,
 }
 
-fn fails(cfg: &RunConfig) -> bool {
-    matches!(run_guarded(cfg).outcome, Outcome::Violation(_))
+fn fails<E: Engine>(cfg: &RunConfig<E::Config>) -> bool {
+    run::<E>(cfg).outcome.is_violation()
 }
 
 /// Shrink `cfg`, which must fail, using at most `budget` runs.
-pub fn shrink(cfg: &RunConfig, budget: usize) -> Shrunk {
+pub fn shrink<E: Engine>(cfg: &RunConfig<E::Config>, budget: usize) -> Shrunk<E::Config> {
     let mut best = cfg.clone();
     let mut attempts = 0;
     let mut chunk = best.ops.len().div_ceil(2).max(1);
@@ -29,7 +31,7 @@ pub fn shrink(cfg: &RunConfig, budget: usize) -> Shrunk {
             let end = (start + chunk).min(trial.ops.len());
             trial.ops.drain(start..end);
             attempts += 1;
-            if fails(&trial) {
+            if fails::<E>(&trial) {
                 best = trial; // keep `start`: the next chunk slid into place
             } else {
                 start += chunk;
@@ -49,7 +51,7 @@ pub fn shrink(cfg: &RunConfig, budget: usize) -> Shrunk {
             continue;
         }
         attempts += 1;
-        if fails(&trial) {
+        if fails::<E>(&trial) {
             best = trial;
         }
     }
@@ -76,16 +78,18 @@ const FAULT_KNOCKOUTS: [KnockOut; 8] = [
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::crashlab::CrashlabDb;
     use crate::profile::Profile;
 
     #[test]
     fn shrinking_a_lying_sync_violation_keeps_it_failing_and_gets_smaller() {
+        let from_seed = |s| RunConfig::from_seed(s, 120, Profile::LyingSync);
         let seed = (0..200)
-            .find(|&s| fails(&RunConfig::from_seed(s, 120, Profile::LyingSync)))
+            .find(|&s| fails::<CrashlabDb>(&from_seed(s)))
             .expect("the lying sync is caught within 200 seeds");
-        let cfg = RunConfig::from_seed(seed, 120, Profile::LyingSync);
-        let s = shrink(&cfg, 400);
-        assert!(fails(&s.run), "the shrunk case still fails");
+        let cfg = from_seed(seed);
+        let s = shrink::<CrashlabDb>(&cfg, 400);
+        assert!(fails::<CrashlabDb>(&s.run), "the shrunk case still fails");
         assert!(
             s.run.ops.len() < cfg.ops.len() / 2,
             "{} of {} ops left",

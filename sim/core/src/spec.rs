@@ -12,8 +12,9 @@
 //! ```
 //! Calls count the recorded run's writes and syncs from 1; sectors are disk sector indexes.
 
-use super::control::Control;
+use crate::adapter::EngineConfig;
 use crate::case::{flag, num, pairs};
+use crate::control::Control;
 use crate::disk::SECTOR_SIZE_DEFAULT;
 use std::fmt;
 use std::str::FromStr;
@@ -56,6 +57,19 @@ impl fmt::Display for CheckParams {
             "batched={} control={} sector_size={} max_states={}",
             self.batched, self.control, self.sector_size, self.max_states
         )
+    }
+}
+
+impl CheckParams {
+    /// Why an engine of configuration `cfg` cannot be checked like this, if it cannot.
+    pub fn supported_by<C: EngineConfig>(&self, cfg: &C) -> Result<(), String> {
+        if self.batched && !cfg.capabilities().write_batches {
+            return Err(format!(
+                "batched commits (--batched) need write batches; {} has none",
+                C::ENGINE
+            ));
+        }
+        cfg.with_control(self.control).map(drop)
     }
 }
 

@@ -5,7 +5,7 @@
 //! (overflow). Bursts of fill-then-delete fragment the freelist. Commits are frequent; rollbacks,
 //! long-lived readers, reopens and power cuts are sprinkled in.
 
-use crate::engines::EngineKind;
+use crate::adapter::Capabilities;
 use crate::op::{Name, Op, Path};
 use crate::rng::SimRng;
 
@@ -32,15 +32,11 @@ fn value_len(r: &mut SimRng) -> u32 {
     }
 }
 
-/// `count` operations for `seed` on crashlab's engine. `crashes` allows power cuts in the mix.
-pub fn generate(seed: u64, count: usize, crashes: bool) -> Vec<Op> {
-    generate_for(EngineKind::Crashlab, seed, count, crashes)
-}
-
-/// `count` operations for `seed` on `engine`: an engine without nested buckets gets top-level
-/// buckets only (the operation mix is otherwise the same).
-pub fn generate_for(engine: EngineKind, seed: u64, count: usize, crashes: bool) -> Vec<Op> {
-    let buckets: &[&[&str]] = if engine.nested_buckets() {
+/// `count` operations for `seed` on an engine that can do `caps`: one without nested buckets
+/// gets top-level buckets only (the operation mix is otherwise the same). `crashes` allows power
+/// cuts in the mix.
+pub fn generate(seed: u64, count: usize, crashes: bool, caps: &Capabilities) -> Vec<Op> {
+    let buckets: &[&[&str]] = if caps.nested_buckets {
         &BUCKETS
     } else {
         &FLAT_BUCKETS
@@ -122,6 +118,14 @@ fn fragment(r: &mut SimRng, buckets: &[&[&str]], ops: &mut Vec<Op>, version: &mu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn generate(seed: u64, count: usize, crashes: bool) -> Vec<Op> {
+        let caps = Capabilities {
+            nested_buckets: true,
+            ..Capabilities::default()
+        };
+        super::generate(seed, count, crashes, &caps)
+    }
 
     #[test]
     fn generation_is_deterministic_and_varied() {

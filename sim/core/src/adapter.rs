@@ -1,0 +1,242 @@
+//! The one way in to an engine under test: the [`Engine`] adapter trait, the engine's own
+//! configuration ([`EngineConfig`]) and the capabilities it declares.
+//!
+//! Everything else — the disk, its faults, the workloads, the oracle, the session driver, the
+//! crash-state checker and the CLI — knows only these traits, so an engine nobody here wrote runs
+//! under the same faults and the same oracle as crashlab's own. What engines differ in is a
+//! declared [`Capabilities`] value, never a test of which engine this is: an operation an engine
+//! lacks (nested buckets in redb, write batches in anything but crashlab's engine) is left out by
+//! the generators, never faked by the adapter.
+//!
+//! To put your own engine under crashlab: implement [`EngineConfig`] for its options and
+//! [`Engine`] for an open database, then call [`crate::sweep::sweep`] from a `#[test]`.
+//!
+//! Lifetimes: crashlab's transactions borrow the database and redb's are owned, so readers and
+//! writers are generic associated types that may borrow `&'a self`.
+
+use crate::control::Control;
+use crate::op::{Name, Op, Path};
+use crate::profile::Profile;
+use crashlab_engine::{Counters, Storage};
+use crashlab_models::{BucketModel, KvModel, ModelError};
+use std::fmt;
+
+/// What an engine can do, declared once per configuration. The default is the smallest engine
+/// the driver can run: flat buckets, one transaction at a time, power cuts, no extras.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Buckets inside buckets (crashlab's); otherwise workloads use top-level buckets only.
+    pub nested_buckets: bool,
+    /// [`Engine::commit_batch`]: a transaction's puts and deletes committed as one write batch.
+    pub write_batches: bool,
+    /// [`Engine::reader_token`] and [`Engine::read_view`]: the checker can read what an open
+    /// reader sees at a crash point from the page cache.
+    pub reader_views: bool,
+    /// After any I/O error the application must close and reopen before using the database
+    /// again (redb: "Previous I/O error occurred. Please close and re-open the database").
+    pub io_error_ends_session: bool,
+    /// A crash is a process crash (the page cache survives), not a power cut: an engine with
+    /// syncs off makes no promise across a power cut.
+    pub crash_is_process_crash: bool,
+    /// A process crash keeps every acknowledged commit (the page cache survives it). redb keeps
+    /// a `Durability::None` commit's header in memory only, so a crash may lose it, as it
+    /// documents: the checker then judges a process crash like a power cut.
+    pub acknowledged_survive_process_crash: bool,
+    /// A clean close may write (redb makes non-durable commits durable there): the checker
+    /// records it like a commit, the runner treats a failed close like a power cut.
+    pub close_writes: bool,
+    /// Bytes at the start of the file that hold the engine's meta or header: the `no-barrier`
+    /// control keeps the syncs that follow writes there and drops the others.
+    pub meta_region_len: u64,
+    /// The engine's page size: the checker enumerates page-level subsets of pending sectors.
+    pub page_size: u32,
+}
+
+impl Default for Capabilities {
+    fn default() -> Capabilities {
+        Capabilities {
+            nested_buckets: false,
+            write_batches: false,
+            reader_views: false,
+            io_error_ends_session: true,
+            crash_is_process_crash: false,
+            close_writes: false,
+            acknowledged_survive_process_crash: true,
+            meta_region_len: 4096,
+            page_size: 4096,
+        }
+    }
+}
+
+/// An engine's own options, drawn from a seed in one place and printed in one place.
+pub trait EngineConfig: Clone + fmt::Debug + PartialEq + 'static {
+    /// The engine's name on the command line and in case files (`engine = NAME`).
+    const ENGINE: &'static str;
+
+    /// The options a seed draws (swarm testing: every choice printed in the run's header).
+    fn from_seed(seed: u64, profile: Profile) -> Self;
+    /// What this configuration can do.
+    fn capabilities(&self) -> Capabilities;
+    /// One line for a run's or a check's header.
+    fn describe(&self) -> String;
+    /// The `options = ...` line of a case file (`None`: the options come from the seed).
+    fn to_case_text(&self) -> Option<String>;
+    /// Parse what [`EngineConfig::to_case_text`] wrote; `seed` and `profile` are the case's.
+    fn parse_case_text(text: &str, seed: u64, profile: Profile) -> Result<Self, String>;
+    /// This configuration with a negative control that is a debug hook in the engine turned on,
+    /// or why the engine has no such hook. Storage-wrapper controls need nothing from the engine.
+    fn with_control(&self, control: Control) -> Result<Self, String> {
+        if control.is_storage_wrapper() || control == Control::None {
+            return Ok(self.clone());
+        }
+        Err(format!(
+            "control {control} is a debug hook in crashlab's engine; {} has none (storage-wrapper \
+             controls: no-barrier, no-growth-sync, fdatasync-disk)",
+            Self::ENGINE
+        ))
+    }
+    /// The variants `crashlab check --variants` runs (the engine's own option grid), or why
+    /// there are none.
+    fn variants(&self) -> Result<Vec<Self>, String> {
+        Err(format!("{} has no option variants to check", Self::ENGINE))
+    }
+}
+
+/// How a commit was acknowledged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ack {
+    /// Promised durable: the oracle's `Durable`.
+    Durable,
+    /// Acknowledged without a durability promise (no sync, redb's `Durability::None`).
+    Acknowledged,
+}
+
+/// What kind of failure an engine reported: the driver treats each differently.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// An I/O error (a disk fault or the power going off): allowed, the application restarts.
+    Io,
+    /// A refusal the model also makes (missing bucket, existing bucket, ...).
+    Refused(ModelError),
+    /// Damage the engine found in what it read: on a valid database under non-corrupting faults,
+    /// a violation.
+    Corrupt,
+    /// The engine broke one of its own invariants in memory (a double free in its own merge code,
+    /// say): always a bug, whatever the disk did.
+    Invariant,
+    /// Anything else.
+    Other,
+}
+
+/// An engine's error, with the engine's own message kept verbatim (it goes into the trace).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl EngineError {
+    pub fn is_io(&self) -> bool {
+        self.kind == ErrorKind::Io
+    }
+
+    pub fn other(message: impl Into<String>) -> EngineError {
+        EngineError {
+            kind: ErrorKind::Other,
+            message: message.into(),
+        }
+    }
+
+    /// A refusal the model also makes, if this is one.
+    pub fn refusal(&self) -> Option<ModelError> {
+        match self.kind {
+            ErrorKind::Refused(m) => Some(m),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for EngineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// A bucket's contents in key order: values as `Some`, sub-buckets as `None`.
+pub type Listing = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+
+/// A model bucket listed as an engine lists it.
+pub fn list_model(b: &BucketModel) -> Listing {
+    let mut out: Listing = b
+        .values
+        .iter()
+        .map(|(k, v)| (k.clone(), Some(v.clone())))
+        .collect();
+    out.extend(b.buckets.keys().map(|k| (k.clone(), None)));
+    out.sort();
+    out
+}
+
+/// One open database of an engine under test.
+pub trait Engine: Sized + 'static {
+    type Config: EngineConfig;
+    /// A read-only snapshot; may borrow the database.
+    type Reader<'a>;
+    /// The one write transaction; may borrow the database. Dropping it rolls back.
+    type Writer<'a>;
+
+    /// Open (creating on empty storage, recovering after a crash) on `storage`; `opens` counts
+    /// the run's earlier opens, so per-open choices stay a function of the seed.
+    fn open(storage: Box<dyn Storage>, cfg: &Self::Config, opens: u64) -> Result<Self, EngineError>;
+    /// Close cleanly. `Err` means acknowledged, non-durable commits may be lost.
+    fn close(self) -> Result<(), EngineError>;
+
+    fn begin_read(&self) -> Result<Self::Reader<'_>, EngineError>;
+    /// A label for the snapshot in the trace (crashlab: its txid).
+    fn snapshot_id(reader: &Self::Reader<'_>) -> u64;
+    /// Everything a snapshot holds, as a model.
+    fn read_snapshot(reader: &Self::Reader<'_>) -> Result<KvModel, EngineError>;
+    /// One key through a fresh snapshot: `None` when the bucket or the key is missing.
+    fn get(&self, path: &Path, key: &Name) -> Result<Option<Vec<u8>>, EngineError>;
+    /// One bucket through a fresh snapshot: `None` when the bucket is missing.
+    fn scan(&self, path: &Path) -> Result<Option<Listing>, EngineError>;
+
+    fn begin_write(&self) -> Result<Self::Writer<'_>, EngineError>;
+    /// A data operation (create / delete bucket, put, delete) in the write transaction.
+    fn apply(tx: &mut Self::Writer<'_>, op: &Op) -> Result<(), EngineError>;
+    fn get_in(
+        tx: &mut Self::Writer<'_>,
+        path: &Path,
+        key: &Name,
+    ) -> Result<Option<Vec<u8>>, EngineError>;
+    fn scan_in(tx: &mut Self::Writer<'_>, path: &Path) -> Result<Option<Listing>, EngineError>;
+    fn commit(&self, tx: Self::Writer<'_>) -> Result<Ack, EngineError>;
+
+    /// The engine's own integrity check: every problem found, empty when clean.
+    fn check(&mut self) -> Result<Vec<String>, EngineError>;
+    /// Engine-internal counters (crashlab's; other engines report zeros).
+    fn counters(&self) -> Counters {
+        Counters::default()
+    }
+
+    /// Capability `write_batches`: commit `ops` (data operations the model accepts) as one
+    /// write batch. Never called unless the configuration declares the capability.
+    fn commit_batch(&self, ops: &[Op]) -> Result<Ack, EngineError> {
+        let _ = ops;
+        unreachable!("{} declares no write batches", Self::Config::ENGINE)
+    }
+
+    /// Capability `reader_views`: what identifies a reader's snapshot in the file (crashlab: its
+    /// meta page), so the checker can read that snapshot from a crash point's page cache.
+    fn reader_token(reader: &Self::Reader<'_>) -> Vec<u8> {
+        let _ = reader;
+        unreachable!("{} declares no reader views", Self::Config::ENGINE)
+    }
+
+    /// Capability `reader_views`: the state a reader with `token` reads from `image` (the page
+    /// cache at a crash point).
+    fn read_view(image: Vec<u8>, token: &[u8], cfg: &Self::Config) -> Result<KvModel, EngineError> {
+        let _ = (image, token, cfg);
+        unreachable!("{} declares no reader views", Self::Config::ENGINE)
+    }
+}

@@ -1,0 +1,164 @@
+//! crashlab's engine options as an engine configuration: drawn from a seed, written into and
+//! read from case files, varied by `crashlab check --variants`, with the debug hooks the
+//! negative controls turn on.
+
+use crate::adapter::{Capabilities, EngineConfig};
+use crate::case::{flag, num, pairs};
+use crate::control::Control;
+use crate::profile::Profile;
+use crate::rng::SimRng;
+use crashlab_engine::{DebugHooks, FreelistKind, Options, PresizePolicy};
+
+impl EngineConfig for Options {
+    const ENGINE: &'static str = "crashlab";
+
+    /// Engine options drawn from the seed (every profile draws the same).
+    fn from_seed(seed: u64, _profile: Profile) -> Options {
+        let mut r = SimRng::derive(seed, "options");
+        Options {
+            page_size: *r.pick(&[512u32, 1024, 4096]),
+            fill_percent: *r.pick(&[0.5, 0.5, 1.0]),
+            no_sync: r.chance(0.1),
+            no_freelist_sync: r.chance(0.5),
+            freelist: *r.pick(&[FreelistKind::Array, FreelistKind::Hashmap]),
+            page_cache_pages: *r.pick(&[0usize, 8, 1024]),
+            read_only: false,
+            // Drawn last, so adding it left every earlier choice of a seed unchanged.
+            presize: *r.pick(&[
+                PresizePolicy::Grow,
+                PresizePolicy::Exact,
+                PresizePolicy::Estimate,
+            ]),
+            ..Options::default()
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            nested_buckets: true,
+            write_batches: true,
+            reader_views: true,
+            io_error_ends_session: false,
+            crash_is_process_crash: self.no_sync,
+            close_writes: false,
+            acknowledged_survive_process_crash: true,
+            meta_region_len: 2 * u64::from(self.page_size),
+            page_size: self.page_size,
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!("options: {}", format_options(self))
+    }
+
+    fn to_case_text(&self) -> Option<String> {
+        Some(format_options(self))
+    }
+
+    fn parse_case_text(text: &str, _seed: u64, _profile: Profile) -> Result<Options, String> {
+        parse_options(text)
+    }
+
+    fn with_control(&self, control: Control) -> Result<Options, String> {
+        let debug = DebugHooks {
+            meta_same_slot: control == Control::MetaSameSlot,
+            skip_meta_checksum: control == Control::MetaUnchecked,
+            reuse_pages_under_readers: control == Control::ReuseUnderReaders,
+        };
+        Ok(Options {
+            debug,
+            ..self.clone()
+        })
+    }
+
+    /// Every freelist kind × freelist synced or not × pre-size policy (the checker multiplies
+    /// by batched or not): 12 configurations.
+    fn variants(&self) -> Result<Vec<Options>, String> {
+        let mut all = Vec::new();
+        for freelist in [FreelistKind::Array, FreelistKind::Hashmap] {
+            for no_freelist_sync in [false, true] {
+                for presize in PRESIZE {
+                    all.push(Options {
+                        freelist,
+                        no_freelist_sync,
+                        presize,
+                        ..self.clone()
+                    });
+                }
+            }
+        }
+        Ok(all)
+    }
+}
+
+const PRESIZE: [PresizePolicy; 3] = [
+    PresizePolicy::Grow,
+    PresizePolicy::Exact,
+    PresizePolicy::Estimate,
+];
+
+pub fn format_options(o: &Options) -> String {
+    let freelist = match o.freelist {
+        FreelistKind::Array => "array",
+        FreelistKind::Hashmap => "hashmap",
+    };
+    format!(
+        "page_size={} fill_percent={} no_sync={} no_freelist_sync={} freelist={freelist} page_cache_pages={} presize={}",
+        o.page_size, o.fill_percent, o.no_sync, o.no_freelist_sync, o.page_cache_pages,
+        presize_name(o.presize)
+    )
+}
+
+pub fn presize_name(p: PresizePolicy) -> &'static str {
+    match p {
+        PresizePolicy::Grow => "grow",
+        PresizePolicy::Exact => "exact",
+        PresizePolicy::Estimate => "estimate",
+    }
+}
+
+fn parse_presize(v: &str) -> Result<PresizePolicy, String> {
+    PRESIZE
+        .into_iter()
+        .find(|p| presize_name(*p) == v)
+        .ok_or_else(|| format!("expected grow, exact or estimate for `presize`, found `{v}`"))
+}
+
+fn parse_options(s: &str) -> Result<Options, String> {
+    let mut o = Options::default();
+    for (k, v) in pairs(s)? {
+        match k {
+            "page_size" => o.page_size = num(k, v)?,
+            "fill_percent" => o.fill_percent = num(k, v)?,
+            "no_sync" => o.no_sync = flag(k, v)?,
+            "no_freelist_sync" => o.no_freelist_sync = flag(k, v)?,
+            "page_cache_pages" => o.page_cache_pages = num(k, v)?,
+            "presize" => o.presize = parse_presize(v)?,
+            "freelist" => {
+                o.freelist = match v {
+                    "array" => FreelistKind::Array,
+                    "hashmap" => FreelistKind::Hashmap,
+                    _ => {
+                        return Err(format!(
+                            "expected array or hashmap for `freelist`, found `{v}`"
+                        ))
+                    }
+                }
+            }
+            _ => return Err(format!("unknown option `{k}`")),
+        }
+    }
+    if !crashlab_engine::page::page_size_valid(o.page_size) {
+        return Err(format!(
+            "page_size {} is not a power of two in [512, 65536]",
+            o.page_size
+        ));
+    }
+    if !(0.1..=1.0).contains(&o.fill_percent) {
+        return Err(format!(
+            "fill_percent {} is outside [0.1, 1]",
+            o.fill_percent
+        ));
+    }
+    Ok(o)
+}

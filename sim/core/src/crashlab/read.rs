@@ -1,0 +1,67 @@
+//! Reading a crashlab database whole, as a model.
+
+use crate::adapter::Listing;
+use crashlab_engine::{Bucket, Db, Error, MemStorage, Options, ReadTx};
+use crashlab_models::{BucketModel, KvModel};
+
+/// Every item of a bucket in key order (sub-buckets as `None`).
+pub(crate) fn list_bucket(b: &Bucket<'_>) -> Result<Listing, Error> {
+    let mut c = b.cursor();
+    let mut out = Vec::new();
+    let mut it = c.first()?;
+    while let Some(item) = it {
+        out.push(item);
+        it = c.next()?;
+    }
+    Ok(out)
+}
+
+/// The whole database as a model, through one snapshot.
+pub fn read_model(db: &Db) -> Result<KvModel, Error> {
+    read_snapshot(&db.begin_read()?)
+}
+
+/// What a read transaction's snapshot holds, as a model.
+pub fn read_snapshot(tx: &ReadTx<'_>) -> Result<KvModel, Error> {
+    let mut m = KvModel::new();
+    let root = tx.root()?;
+    fill(&root, &mut m.root, 0)?;
+    Ok(m)
+}
+
+fn fill(b: &Bucket<'_>, into: &mut BucketModel, depth: usize) -> Result<(), Error> {
+    into.sequence = b.sequence();
+    for (k, v) in list_bucket(b)? {
+        match v {
+            Some(v) => {
+                into.values.insert(k, v);
+            }
+            None if depth < crashlab_engine::limits::MAX_BUCKET_DEPTH => {
+                let child = b.bucket(&k)?.ok_or(Error::BucketNotFound)?;
+                fill(&child, into.buckets.entry(k).or_default(), depth + 1)?;
+            }
+            None => return Err(Error::BucketNotFound),
+        }
+    }
+    Ok(())
+}
+
+/// What a reader whose snapshot meta page is `meta` reads from `image` (the page cache at a
+/// crash point): the image with that meta in both slots, opened read-only — the pages a reader
+/// that misses its cache reads now.
+pub(crate) fn view(mut image: Vec<u8>, meta: &[u8], options: &Options) -> Result<KvModel, Error> {
+    if image.len() < 2 * meta.len() {
+        return Err(Error::Truncated {
+            len: image.len() as u64,
+            needed: 2 * meta.len() as u64,
+        });
+    }
+    for slot in image[..2 * meta.len()].chunks_mut(meta.len()) {
+        slot.copy_from_slice(meta);
+    }
+    let options = Options {
+        read_only: true,
+        ..options.clone()
+    };
+    read_model(&Db::open(MemStorage::from_bytes(image), options)?)
+}

@@ -1,0 +1,337 @@
+//! The one session driver: every run — a seeded sweep, the crash-state checker's recorded run, a
+//! replayed case — is this loop over the [`Engine`] adapter:
+//!
+//! create → { open (retrying transient I/O errors) → judge the recovery → a session of
+//! operations → close → power cut or reopen } → a last reopen, judged.
+//!
+//! Rules the driver applies (each is what an application would do):
+//! - the database is created before faults are switched on (power loss during creation leaves
+//!   an unopenable file in bbolt too; it is out of scope);
+//! - after a commit that fails with an I/O error the application restarts: the database is
+//!   reopened; a commit that fails with anything else is a violation (no fault makes a valid
+//!   database refuse a commit — this hid regression 004);
+//! - an open that fails with an I/O error is retried; if it keeps failing the disk has lost data
+//!   it cannot give back and the run stops with a disk failure, which is not a violation;
+//! - the harness's own verification reads run with faults suspended;
+//! - an engine whose crashes are process crashes (crashlab with `no_sync`) keeps its page cache
+//!   across a `crash`, since a power cut without syncs may legitimately corrupt anything;
+//! - a power cut ends the session before the database is closed: nothing the close would write
+//!   reaches the disk; a close that fails lets acknowledged, non-durable commits be lost.
+//!
+//! What a mode adds — faults, time and background tasks for the runner, recording for the
+//! checker — comes through [`Hooks`]. Verdicts are typed ([`Verdict`]).
+
+mod hooks;
+mod recovery;
+mod session;
+
+pub use hooks::{Hooks, News};
+pub use recovery::{recover_image, Recovered};
+
+use crate::adapter::{Capabilities, Engine, EngineConfig, EngineError, ErrorKind};
+use crate::config::RunConfig;
+use crate::disk::{FaultConfig, SimDisk};
+use crate::power::PowerSwitch;
+use crate::profile::Profile;
+use crate::trace::Trace;
+use crate::verdict::{During, Stop, Verdict, Violation};
+use crashlab_engine::Counters;
+use crashlab_models::{DurabilityOracle, KvModel};
+use std::rc::Rc;
+
+/// Counts of what a run did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunStats {
+    pub ops_run: u64,
+    pub commits: u64,
+    pub failed_commits: u64,
+    pub crashes: u64,
+    pub reopens: u64,
+    pub io_errors: u64,
+    /// Snapshot checks made by background reader tasks while the writer committed.
+    pub background_snapshot_checks: u64,
+    /// Power cuts fired by the timer task at a simulated instant.
+    pub timer_power_cuts: u64,
+}
+
+/// How the driver commits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// Gather each transaction's data operations and commit them as one write batch
+    /// ([`Engine::commit_batch`]; the engine must declare `write_batches`).
+    pub batched: bool,
+}
+
+pub(crate) type Step<T> = Result<T, Stop>;
+
+/// How a session ended.
+pub(crate) enum SessionEnd {
+    Done,
+    Reopen,
+    Crash,
+}
+
+/// One run of the session loop for engine `E`, observed by `H`.
+pub struct Driver<'c, E: Engine, H> {
+    pub(crate) cfg: &'c RunConfig<E::Config>,
+    pub(crate) caps: Capabilities,
+    pub(crate) settings: Settings,
+    pub hooks: H,
+    pub disk: SimDisk,
+    pub(crate) power: PowerSwitch,
+    pub(crate) oracle: DurabilityOracle,
+    pub trace: Trace,
+    pub counters: Counters,
+    pub stats: RunStats,
+    /// Opens so far (the engine may derive per-open choices from it).
+    opens: u64,
+    /// Index of the next operation.
+    pub(crate) next: usize,
+    /// A power cut happened since the last judged recovery.
+    pending_power_cut: bool,
+    /// An I/O error was seen and the engine requires a reopen before further use.
+    pub(crate) restart_after_io_error: bool,
+}
+
+impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
+    pub fn new(cfg: &'c RunConfig<E::Config>, disk: SimDisk, settings: Settings, hooks: H) -> Self {
+        let caps = cfg.engine.capabilities();
+        assert!(
+            !settings.batched || caps.write_batches,
+            "{} declares no write batches",
+            E::Config::ENGINE
+        );
+        Driver {
+            cfg,
+            caps,
+            settings,
+            hooks,
+            disk,
+            power: PowerSwitch::new(),
+            oracle: DurabilityOracle::new(KvModel::new()),
+            trace: Trace::default(),
+            counters: Counters::default(),
+            stats: RunStats::default(),
+            opens: 0,
+            next: 0,
+            pending_power_cut: false,
+            restart_after_io_error: false,
+        }
+    }
+
+    /// Whether the engine promises anything across a power cut.
+    pub(crate) fn promised(&self) -> bool {
+        !self.caps.crash_is_process_crash
+    }
+
+    pub(crate) fn violation(&self, verdict: Verdict, detail: impl Into<String>) -> Stop {
+        Stop::Violation(Violation {
+            op_index: self.next.saturating_sub(1),
+            verdict,
+            detail: detail.into(),
+        })
+    }
+
+    /// An engine failure that is not an I/O error: a violation, except where the profile
+    /// corrupts the disk on purpose and the engine reports damage it read. An engine that broke
+    /// its own in-memory invariant is a violation whatever the disk did.
+    pub(crate) fn failure(&self, verdict: Verdict, e: &EngineError) -> Stop {
+        if self.cfg.profile == Profile::Corruption && e.kind != ErrorKind::Invariant {
+            return Stop::DiskFailure(format!("corruption detected during {verdict}: {e}"));
+        }
+        self.violation(verdict, e.to_string())
+    }
+
+    /// Run the loop to its end or its first violation.
+    pub async fn drive(&mut self) -> Step<()> {
+        self.create()?;
+        self.promise_changed();
+        let mut recovering = false;
+        loop {
+            let Some(mut db) = self.open()? else {
+                return Ok(());
+            };
+            if recovering {
+                let power_cut = std::mem::take(&mut self.pending_power_cut);
+                self.verify_recovery(&mut db, power_cut)?;
+            }
+            let end = self.run_session(db).await?;
+            match end {
+                SessionEnd::Done => return self.final_check(),
+                SessionEnd::Reopen => self.stats.reopens += 1,
+                SessionEnd::Crash => self.power_cut(),
+            }
+            recovering = true;
+        }
+    }
+
+    /// One session on `db`, its background started and stopped around it, then the close.
+    async fn run_session(&mut self, db: E) -> Step<SessionEnd> {
+        let db = Rc::new(db);
+        self.hooks
+            .session_started(&db, &self.power, self.oracle.current());
+        let end = self.session(&db).await;
+        let news = self.hooks.session_ended().await;
+        self.hooks.readers_cleared();
+        let news = self.take_news(news);
+        let end = end?;
+        news?;
+        self.counters.accumulate(&db.counters());
+        let Ok(db) = Rc::try_unwrap(db) else {
+            unreachable!("the session's background ended and dropped its handles")
+        };
+        Ok(self.close(db, end))
+    }
+
+    /// Record what the background saw; a violation it found ends the run.
+    pub(crate) fn take_news(&mut self, news: News) -> Step<()> {
+        for e in news.events {
+            if e.starts_with("reader task") {
+                self.stats.background_snapshot_checks += 1;
+            } else if e.starts_with("timer: power cut") {
+                self.stats.timer_power_cuts += 1;
+            }
+            self.trace.record(e);
+        }
+        match news.violation {
+            Some(v) if self.cfg.profile == Profile::Corruption => Err(Stop::DiskFailure(format!(
+                "corruption detected during background reader: {v}"
+            ))),
+            Some(v) => Err(self.violation(Verdict::Failed(During::BackgroundReader), v)),
+            None => Ok(()),
+        }
+    }
+
+    /// Close the session's database. Before a power cut the power goes off first, so nothing
+    /// the close writes reaches the disk; a close the power cuts becomes a power cut.
+    fn close(&mut self, db: E, end: SessionEnd) -> SessionEnd {
+        if matches!(end, SessionEnd::Crash) {
+            self.power.cut();
+        }
+        let closed = db.close();
+        if matches!(end, SessionEnd::Crash) {
+            return end;
+        }
+        if self.power.is_off() {
+            self.trace.record("power cut during close".into());
+            return SessionEnd::Crash;
+        }
+        if let Err(e) = closed {
+            // Commits acknowledged without durability may be gone: recover as after a cut.
+            self.trace.record(format!(
+                "close failed: {e}; non-durable commits may be lost"
+            ));
+            self.pending_power_cut = true;
+        }
+        end
+    }
+
+    /// The machine loses power: unsynced sectors are kept or lost, then it reboots.
+    fn power_cut(&mut self) {
+        self.stats.crashes += 1;
+        self.power.reset();
+        let c = self.hooks.power_cut(&self.disk);
+        self.trace.record(format!(
+            "power cut: {} pending sectors, {} kept, {} lost",
+            c.pending_sectors, c.kept, c.lost
+        ));
+        self.pending_power_cut = true;
+    }
+
+    /// Create the database with faults suspended.
+    fn create(&mut self) -> Step<()> {
+        let faults = self.suspend_faults();
+        let created = self.open_once();
+        let closed = created.map(|db| {
+            self.counters.accumulate(&db.counters());
+            db.close()
+        });
+        self.disk.set_faults(faults);
+        match closed.and_then(|c| c) {
+            Ok(()) => {
+                self.hooks.created(&self.disk);
+                Ok(())
+            }
+            Err(e) => Err(self.violation(Verdict::Failed(During::Create), e.to_string())),
+        }
+    }
+
+    /// Switch the disk's faults off for the harness's own work; returns them to restore.
+    pub(crate) fn suspend_faults(&self) -> FaultConfig {
+        let faults = self.disk.config().faults;
+        // Keep the negative control on: it is the point of the run, not a disk fault.
+        let harness = FaultConfig {
+            lying_sync: faults.lying_sync,
+            ..FaultConfig::none()
+        };
+        self.disk.set_faults(harness);
+        faults
+    }
+
+    fn open_once(&mut self) -> Result<E, EngineError> {
+        self.opens += 1;
+        let storage = self.hooks.storage(&self.disk, &self.power);
+        E::open(storage, &self.cfg.engine, self.opens - 1)
+    }
+
+    /// Open, retrying transient I/O errors. `None` when the run is over.
+    fn open(&mut self) -> Step<Option<E>> {
+        const ATTEMPTS: usize = 8;
+        let mut last = String::new();
+        for _ in 0..ATTEMPTS {
+            let opened = self.open_once();
+            if self.power.is_off() {
+                // The cut landed inside the open (a crash during recovery): reboot and retry.
+                drop(opened);
+                self.power_cut();
+                continue;
+            }
+            match opened {
+                Ok(db) => return Ok(Some(db)),
+                Err(e) if e.is_io() => {
+                    self.stats.io_errors += 1;
+                    last = e.to_string();
+                    self.trace.record(format!("open failed: {e}"));
+                }
+                Err(e) => return Err(self.failure(Verdict::Failed(During::Open), &e)),
+            }
+        }
+        // The transient condition clears (latent sectors stay bad): one last try.
+        let faults = self.disk.config().faults;
+        self.disk.set_faults(FaultConfig {
+            read_eio: 0.0,
+            write_eio: 0.0,
+            sync_eio: 0.0,
+            ..faults.clone()
+        });
+        let last_try = self.open_once();
+        self.disk.set_faults(faults);
+        match last_try {
+            Ok(db) => Ok(Some(db)),
+            Err(e) if e.is_io() => Err(Stop::DiskFailure(format!(
+                "open keeps failing: {last}; then {e}"
+            ))),
+            Err(e) => Err(self.failure(Verdict::Failed(During::Open), &e)),
+        }
+    }
+
+    /// After the last operation: reopen once more and verify.
+    fn final_check(&mut self) -> Step<()> {
+        let Some(mut db) = self.open()? else {
+            return Ok(());
+        };
+        let power_cut = std::mem::take(&mut self.pending_power_cut);
+        self.verify_recovery(&mut db, power_cut)?;
+        self.counters.accumulate(&db.counters());
+        // The run is over: a failed close here changes nothing that is checked.
+        let _ = db.close();
+        Ok(())
+    }
+
+    /// Tell the hooks what the oracle allows from now on.
+    pub(crate) fn promise_changed(&mut self) {
+        let promised = self.promised();
+        self.hooks.promise_changed(&self.oracle, promised);
+        self.hooks.acknowledged(self.oracle.current());
+    }
+}

@@ -1,0 +1,90 @@
+//! Judging a recovery: read the whole database, run the engine's own integrity check, and ask
+//! the oracle whether the state is one it allows. The seeded runner judges the database it just
+//! reopened; the crash-state checker judges a crash image opened in memory ([`recover_image`]).
+
+use super::{Driver, Hooks, Step};
+use crate::adapter::{Engine, EngineError};
+use crate::guard;
+use crate::verdict::{During, Stop, Verdict};
+use crashlab_engine::MemStorage;
+use crashlab_models::KvModel;
+
+impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
+    /// After a reopen or a power cut: the recovered state is one the oracle allows, and the
+    /// engine's own check finds nothing. Faults are suspended while the harness reads.
+    pub(super) fn verify_recovery(&mut self, db: &mut E, power_cut: bool) -> Step<()> {
+        self.power.reset();
+        let faults = self.suspend_faults();
+        let observed = db.begin_read().and_then(|r| E::read_snapshot(&r));
+        let problems = db.check();
+        self.disk.set_faults(faults);
+        let observed = match observed {
+            Ok(m) => m,
+            Err(e) if e.is_io() => {
+                return Err(Stop::DiskFailure(format!("unreadable after recovery: {e}")))
+            }
+            Err(e) => return Err(self.failure(Verdict::Failed(During::RecoveryRead), &e)),
+        };
+        let found = if power_cut {
+            self.oracle.recover_after_power_cut(&observed)
+        } else {
+            self.oracle.recover_after_reopen(&observed)
+        };
+        self.promise_changed();
+        match found {
+            Ok(i) => self.trace.record(format!(
+                "recovered S[{i}] after {}",
+                if power_cut { "power cut" } else { "reopen" }
+            )),
+            Err(v) => return Err(self.violation(Verdict::Durability, v.to_string())),
+        }
+        match problems {
+            Ok(p) if p.is_empty() => Ok(()),
+            Ok(p) => {
+                let first: Vec<String> = p.iter().take(5).cloned().collect();
+                let detail = format!("{} problems: {}", p.len(), first.join("; "));
+                if self.cfg.profile == crate::profile::Profile::Corruption {
+                    return Err(Stop::DiskFailure(format!(
+                        "corruption detected during check: {detail}"
+                    )));
+                }
+                Err(self.violation(Verdict::IntegrityCheck, detail))
+            }
+            Err(e) => Err(Stop::DiskFailure(format!("check could not read: {e}"))),
+        }
+    }
+}
+
+/// What opening a crash image gave.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Recovered {
+    /// It opened, read whole and checked clean: this state.
+    State(KvModel),
+    /// A typed error, or the engine's check found problems.
+    Corrupt(String),
+    /// The engine panicked.
+    Panic(String),
+}
+
+/// Open `image` in memory as the application would after the reboot (writable, the run's
+/// options), read it whole and run the engine's integrity check. A panic is caught and kept.
+pub fn recover_image<E: Engine>(image: Vec<u8>, cfg: &E::Config) -> Recovered {
+    let opened = guard::catch(|| {
+        let mut db = E::open(Box::new(MemStorage::from_bytes(image)), cfg, 0)
+            .map_err(|e| format!("open failed: {e}"))?;
+        let model = db
+            .begin_read()
+            .and_then(|r| E::read_snapshot(&r))
+            .map_err(|e: EngineError| format!("read failed: {e}"))?;
+        let problems = db.check().map_err(|e| format!("check failed: {e}"))?;
+        match problems.first() {
+            Some(p) => Err(format!("check: {} problems, first: {p}", problems.len())),
+            None => Ok(model),
+        }
+    });
+    match opened {
+        Ok(Ok(model)) => Recovered::State(model),
+        Ok(Err(e)) => Recovered::Corrupt(e),
+        Err(panic) => Recovered::Panic(panic),
+    }
+}

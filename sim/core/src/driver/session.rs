@@ -1,0 +1,311 @@
+//! One session: the workload's operations on an open database, every answer compared with the
+//! model, every commit told to the oracle, every event hashed into the trace.
+
+use super::{Driver, Hooks, SessionEnd, Step};
+use crate::adapter::{list_model, Ack, Engine, EngineError};
+use crate::apply::{apply_checked, model_apply, owned, Applied, ApplyFailure};
+use crate::op::{path_to_string, Name, Op, Path};
+use crate::verdict::{During, Verdict};
+use crashlab_models::{CommitOutcome, KvModel};
+
+/// Readers open at once, at most.
+pub const READERS_MAX: usize = 4;
+
+/// An open write transaction and the model of what it has done.
+type Writer<'db, E> = Option<(<E as Engine>::Writer<'db>, KvModel)>;
+/// Open readers and the state each must keep seeing.
+type Readers<'db, E> = Vec<(<E as Engine>::Reader<'db>, KvModel)>;
+
+/// A batched transaction: the data operations the model accepted, and the model after them.
+#[derive(Default)]
+struct Batch {
+    ops: Vec<Op>,
+    model: Option<KvModel>,
+}
+
+/// What an operation's handler decided about the session.
+enum Next {
+    /// Record this result and go on.
+    Go(String),
+    /// The session ends here.
+    End(SessionEnd),
+}
+
+impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
+    pub(super) async fn session(&mut self, db: &E) -> Step<SessionEnd> {
+        let mut writer: Writer<'_, E> = None;
+        let mut batch = Batch::default();
+        let mut readers: Readers<'_, E> = Vec::new();
+        while self.next < self.cfg.ops.len() {
+            let index = self.next;
+            let op = &self.cfg.ops[index];
+            self.hooks.op_started(index);
+            self.next += 1;
+            self.stats.ops_run += 1;
+            let result = match self.op(db, op, &mut writer, &mut batch, &mut readers)? {
+                Next::Go(result) => result,
+                Next::End(end) => return Ok(end),
+            };
+            self.trace.record(format!("{index} {op} -> {result}"));
+            if std::mem::take(&mut self.restart_after_io_error) {
+                // The open transaction is abandoned (rolled back) with the session.
+                self.trace.record("restarting after an I/O error".into());
+                return Ok(SessionEnd::Reopen);
+            }
+            let news = self.hooks.between_ops(&self.disk).await;
+            self.take_news(news)?;
+            if self.power.is_off() {
+                self.trace.record("power cut".into());
+                return Ok(SessionEnd::Crash);
+            }
+        }
+        Ok(SessionEnd::Done)
+    }
+
+    fn op<'db>(
+        &mut self,
+        db: &'db E,
+        op: &Op,
+        writer: &mut Writer<'db, E>,
+        batch: &mut Batch,
+        readers: &mut Readers<'db, E>,
+    ) -> Step<Next> {
+        let index = self.next - 1;
+        let result = match op {
+            Op::Reopen => return Ok(Next::End(SessionEnd::Reopen)),
+            Op::Crash if self.caps.crash_is_process_crash => {
+                self.trace
+                    .record(format!("{index} crash (no_sync: process crash)"));
+                return Ok(Next::End(SessionEnd::Reopen));
+            }
+            Op::Crash => return Ok(Next::End(SessionEnd::Crash)),
+            Op::PowerCutIn(n) => {
+                self.power.arm(*n);
+                format!("armed: power cut after {n} storage calls")
+            }
+            Op::Commit => {
+                let committed = if self.settings.batched {
+                    self.commit_batch(db, std::mem::take(batch))?
+                } else {
+                    self.commit(db, writer)?
+                };
+                match committed {
+                    Ok(r) => r,
+                    Err(msg) if self.power.is_off() => {
+                        self.trace.record(format!("{index} {op} -> {msg}; power cut"));
+                        return Ok(Next::End(SessionEnd::Crash));
+                    }
+                    Err(msg) => {
+                        self.trace
+                            .record(format!("{index} {op} -> {msg}; restarting"));
+                        return Ok(Next::End(SessionEnd::Reopen));
+                    }
+                }
+            }
+            Op::Rollback => {
+                *writer = None;
+                *batch = Batch::default();
+                "ok".to_string()
+            }
+            Op::BeginReader => self.begin_reader(db, readers)?,
+            Op::EndReader(n) => self.end_reader(readers, *n as usize)?,
+            Op::Get { path, key } => self.get(db, writer, path, key)?,
+            Op::Scan { path } => self.scan(db, writer, path)?,
+            data if self.settings.batched => self.gather(batch, data),
+            data => self.apply(db, writer, data)?,
+        };
+        Ok(Next::Go(result))
+    }
+
+    /// The start of a commit: its state joins the oracle's chain.
+    fn begin_commit(&mut self, model: KvModel) -> usize {
+        let index = self.oracle.begin_commit(model);
+        self.promise_changed();
+        index
+    }
+
+    /// The end of a commit: `Err` is a failed commit the application restarts from; a commit
+    /// that fails with anything but an I/O error is a violation (`Stop`) instead.
+    fn end_commit(
+        &mut self,
+        index: usize,
+        done: Result<Ack, EngineError>,
+    ) -> Step<Result<String, String>> {
+        match done {
+            Ok(ack) => {
+                self.stats.commits += 1;
+                let outcome = match ack {
+                    Ack::Durable => CommitOutcome::Durable,
+                    Ack::Acknowledged => CommitOutcome::Acknowledged,
+                };
+                self.oracle.end_commit(index, outcome);
+                self.promise_changed();
+                Ok(Ok(format!("ok S[{index}]")))
+            }
+            Err(e) => {
+                self.stats.failed_commits += 1;
+                self.oracle.end_commit(index, CommitOutcome::Failed);
+                self.promise_changed();
+                if !e.is_io() {
+                    return Err(self.failure(Verdict::CommitRefused, &e));
+                }
+                Ok(Err(format!("failed S[{index}]: {e}")))
+            }
+        }
+    }
+
+    fn commit(&mut self, db: &E, writer: &mut Writer<'_, E>) -> Step<Result<String, String>> {
+        let Some((tx, pending)) = writer.take() else {
+            return Ok(Ok("nothing to commit".into()));
+        };
+        let index = self.begin_commit(pending);
+        let done = db.commit(tx);
+        self.end_commit(index, done)
+    }
+
+    /// A batched transaction's operations as one write batch.
+    fn commit_batch(&mut self, db: &E, batch: Batch) -> Step<Result<String, String>> {
+        let Some(model) = batch.model else {
+            return Ok(Ok("nothing to commit".into()));
+        };
+        let index = self.begin_commit(model);
+        let done = db.commit_batch(&batch.ops);
+        self.end_commit(index, done)
+    }
+
+    /// A data operation joins the batched transaction if the model accepts it (a write batch
+    /// has no refusals to compare: a put creates missing buckets on its path).
+    fn gather(&mut self, batch: &mut Batch, op: &Op) -> String {
+        let mut next = batch
+            .model
+            .clone()
+            .unwrap_or_else(|| self.oracle.current().clone());
+        match model_apply(&mut next, op) {
+            Ok(()) => {
+                batch.model = Some(next);
+                batch.ops.push(op.clone());
+                "batched".into()
+            }
+            Err(me) => format!("left out {me:?}"),
+        }
+    }
+
+    fn begin_reader<'db>(&mut self, db: &'db E, readers: &mut Readers<'db, E>) -> Step<String> {
+        if readers.len() >= READERS_MAX {
+            return Ok(format!("skipped ({READERS_MAX} readers open)"));
+        }
+        match db.begin_read() {
+            Ok(r) => {
+                let state = self.oracle.current().clone();
+                let token = self.caps.reader_views.then(|| E::reader_token(&r));
+                self.hooks.reader_opened(token, &state);
+                readers.push((r, state));
+                Ok(format!("reader {}", readers.len() - 1))
+            }
+            Err(e) => self.engine_error(During::BeginReader, e),
+        }
+    }
+
+    fn end_reader(&mut self, readers: &mut Readers<'_, E>, n: usize) -> Step<String> {
+        if n >= readers.len() {
+            return Ok("no such reader".into());
+        }
+        let (r, want) = readers.remove(n);
+        self.hooks.reader_closed(n);
+        match E::read_snapshot(&r) {
+            Ok(got) if got == want => Ok("snapshot intact".into()),
+            Ok(_) => Err(self.violation(
+                Verdict::SnapshotMoved,
+                "a reader's snapshot changed while it was open",
+            )),
+            Err(e) => self.engine_error(During::Reader, e),
+        }
+    }
+
+    /// An engine error from an operation: I/O errors are allowed, anything else is not.
+    fn engine_error<T: From<String>>(&mut self, during: During, e: EngineError) -> Step<T> {
+        if e.is_io() {
+            self.stats.io_errors += 1;
+            self.restart_after_io_error = self.caps.io_error_ends_session;
+            return Ok(T::from(format!("io error: {e}")));
+        }
+        Err(self.failure(Verdict::Failed(during), &e))
+    }
+
+    fn get(
+        &mut self,
+        db: &E,
+        writer: &mut Writer<'_, E>,
+        path: &Path,
+        key: &Name,
+    ) -> Step<String> {
+        let (got, want) = match writer {
+            Some((tx, model)) => (
+                E::get_in(tx, path, key),
+                model.get(&owned(path), &key.0).map(<[u8]>::to_vec),
+            ),
+            None => (
+                db.get(path, key),
+                self.oracle
+                    .current()
+                    .get(&owned(path), &key.0)
+                    .map(<[u8]>::to_vec),
+            ),
+        };
+        match got {
+            Ok(got) if got == want => Ok(format!("{} bytes", want.map_or(0, |v| v.len()))),
+            Ok(got) => Err(self.violation(
+                Verdict::ModelMismatch,
+                format!(
+                    "get {} returned {:?} bytes, model {:?}",
+                    path_to_string(path),
+                    got.map(|v| v.len()),
+                    want.map(|v| v.len())
+                ),
+            )),
+            Err(e) => self.engine_error(During::Get, e),
+        }
+    }
+
+    fn scan(&mut self, db: &E, writer: &mut Writer<'_, E>, path: &Path) -> Step<String> {
+        let (got, want) = match writer {
+            Some((tx, model)) => (
+                E::scan_in(tx, path),
+                model.bucket(&owned(path)).map(list_model),
+            ),
+            None => (
+                db.scan(path),
+                self.oracle.current().bucket(&owned(path)).map(list_model),
+            ),
+        };
+        match got {
+            Ok(got) if got == want => Ok(format!("{} items", want.map_or(0, |w| w.len()))),
+            Ok(_) => Err(self.violation(
+                Verdict::ModelMismatch,
+                format!("scan {} differs from the model", path_to_string(path)),
+            )),
+            Err(e) => self.engine_error(During::Scan, e),
+        }
+    }
+
+    /// A data operation in the write transaction (begun on demand).
+    fn apply<'db>(&mut self, db: &'db E, writer: &mut Writer<'db, E>, op: &Op) -> Step<String> {
+        if writer.is_none() {
+            match db.begin_write() {
+                Ok(tx) => *writer = Some((tx, self.oracle.current().clone())),
+                Err(e) => return self.engine_error(During::Begin, e),
+            }
+        }
+        let Some((tx, model)) = writer.as_mut() else {
+            unreachable!("the writer was just begun")
+        };
+        match apply_checked(model, op, |op| E::apply(tx, op), EngineError::refusal) {
+            Ok(Applied::Done) => Ok("ok".into()),
+            Ok(Applied::Refused(me)) => Ok(format!("refused {me:?}")),
+            Err(ApplyFailure::Mismatch(detail)) => {
+                Err(self.violation(Verdict::ModelMismatch, detail))
+            }
+            Err(ApplyFailure::Engine(e)) => self.engine_error(During::Write, e),
+        }
+    }
+}

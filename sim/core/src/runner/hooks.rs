@@ -1,0 +1,115 @@
+//! What the seeded runner adds to the session loop.
+
+use super::tasks::{reader_task, timer_task, Shared};
+use crate::adapter::{Engine, EngineConfig as _};
+use crate::config::RunConfig;
+use crate::control::Control;
+use crate::disk::{CrashOutcome, SimDisk};
+use crate::driver::{Hooks, News};
+use crate::power::{PowerSwitch, Switched};
+use crate::profile::Profile;
+use crate::rng::SimRng;
+use crashlab_engine::Storage;
+use crashlab_models::KvModel;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+/// Simulated think time between two operations of the writer.
+const THINK_NS: u64 = 5_000;
+
+/// Faults through the profile's storage control, time, background readers, a timer power cut.
+pub struct RunnerHooks<E> {
+    control: Control,
+    meta_len: u64,
+    corruption: bool,
+    timer_cuts: bool,
+    /// What a session's background tasks share with the writer (one thread: madsim's scheduler).
+    shared: Rc<RefCell<Shared>>,
+    tasks_rng: SimRng,
+    tasks: Vec<madsim::task::JoinHandle<()>>,
+    /// Simulated disk time already slept off.
+    slept_ns: u64,
+    engine: std::marker::PhantomData<fn() -> E>,
+}
+
+impl<E: Engine> RunnerHooks<E> {
+    pub fn new(cfg: &RunConfig<E::Config>) -> RunnerHooks<E> {
+        let caps = cfg.engine.capabilities();
+        RunnerHooks {
+            control: cfg.profile.control(),
+            meta_len: caps.meta_region_len,
+            corruption: cfg.profile == Profile::Corruption,
+            timer_cuts: !caps.crash_is_process_crash,
+            shared: Rc::new(RefCell::new(Shared::default())),
+            tasks_rng: SimRng::derive(cfg.seed, "tasks"),
+            tasks: Vec::new(),
+            slept_ns: 0,
+            engine: std::marker::PhantomData,
+        }
+    }
+
+    fn take_news(&self) -> News {
+        let mut sh = self.shared.borrow_mut();
+        News {
+            events: std::mem::take(&mut sh.events),
+            violation: sh.violation.take(),
+        }
+    }
+}
+
+impl<E: Engine> Hooks<E> for RunnerHooks<E> {
+    fn storage(&mut self, disk: &SimDisk, power: &PowerSwitch) -> Box<dyn Storage> {
+        Box::new(Switched {
+            inner: self.control.storage(disk, self.meta_len),
+            switch: power.clone(),
+        })
+    }
+
+    fn power_cut(&mut self, disk: &SimDisk) -> CrashOutcome {
+        disk.crash()
+    }
+
+    fn acknowledged(&mut self, current: &KvModel) {
+        self.shared.borrow_mut().current = current.clone();
+    }
+
+    /// Long-lived readers and, sometimes, a power cut at a seeded simulated instant.
+    fn session_started(&mut self, db: &Rc<E>, power: &PowerSwitch, current: &KvModel) {
+        {
+            let mut sh = self.shared.borrow_mut();
+            sh.stop = false;
+            sh.current = current.clone();
+        }
+        for id in 0..self.tasks_rng.below(3) {
+            let rng = SimRng::new(self.tasks_rng.next_u64());
+            let task = reader_task(id, db.clone(), self.shared.clone(), rng, self.corruption);
+            self.tasks.push(madsim::task::spawn_local(task));
+        }
+        if self.timer_cuts && self.tasks_rng.chance(0.3) {
+            let delay = Duration::from_nanos(self.tasks_rng.range(50_000, 20_000_000));
+            let task = timer_task(delay, power.clone(), self.shared.clone());
+            self.tasks.push(madsim::task::spawn_local(task));
+        }
+    }
+
+    /// Sleep off the simulated time of the last operation's I/O (plus a little think time), so
+    /// background tasks run in between; then report what they saw.
+    async fn between_ops(&mut self, disk: &SimDisk) -> News {
+        let now = disk.io_stats().sim_time_ns;
+        let dt = now.saturating_sub(self.slept_ns) + THINK_NS;
+        self.slept_ns = now;
+        madsim::time::sleep(Duration::from_nanos(dt)).await;
+        self.take_news()
+    }
+
+    /// Stop the background tasks (they drop their snapshots) before the database closes.
+    async fn session_ended(&mut self) -> News {
+        self.shared.borrow_mut().stop = true;
+        for t in self.tasks.drain(..) {
+            t.abort();
+            let _ = t.await;
+        }
+        self.take_news()
+    }
+}

@@ -1,0 +1,72 @@
+//! The runner's background tasks: long-lived readers that hold a snapshot while the writer
+//! commits, and a timer that cuts the power at a seeded simulated instant.
+
+use crate::adapter::Engine;
+use crate::power::PowerSwitch;
+use crate::rng::SimRng;
+use crashlab_models::KvModel;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+/// What a session's background tasks share with the writer.
+#[derive(Default)]
+pub(super) struct Shared {
+    /// The last acknowledged state: what a reader starting now must see.
+    pub current: KvModel,
+    pub stop: bool,
+    pub events: Vec<String>,
+    pub violation: Option<String>,
+}
+
+/// A long-lived reader: takes a snapshot, holds it while the writer commits (simulated time
+/// passes), then checks that it still reads exactly the state it started on.
+pub(super) async fn reader_task<E: Engine>(
+    id: u64,
+    db: Rc<E>,
+    shared: Rc<RefCell<Shared>>,
+    mut rng: SimRng,
+    corruption: bool,
+) {
+    loop {
+        madsim::time::sleep(Duration::from_nanos(rng.range(1_000_000, 10_000_000))).await;
+        if shared.borrow().stop {
+            return;
+        }
+        // No await between these two: the snapshot and the model match.
+        let want = shared.borrow().current.clone();
+        let Ok(tx) = db.begin_read() else { continue };
+        madsim::time::sleep(Duration::from_nanos(rng.range(50_000, 3_000_000))).await;
+        if shared.borrow().stop {
+            return;
+        }
+        let txid = E::snapshot_id(&tx);
+        let line = match E::read_snapshot(&tx) {
+            Ok(got) if got == want => format!("reader task {id}: snapshot of txid {txid} intact"),
+            Ok(_) => {
+                let v = format!("reader task {id}: snapshot of txid {txid} changed while held");
+                shared.borrow_mut().violation = Some(v);
+                return;
+            }
+            Err(e) if e.is_io() => format!("reader task {id}: io error {e}"),
+            Err(e) if corruption => format!("reader task {id}: corruption detected: {e}"),
+            Err(e) => {
+                shared.borrow_mut().violation = Some(format!("reader task {id}: {e}"));
+                return;
+            }
+        };
+        shared.borrow_mut().events.push(line);
+    }
+}
+
+/// Cut the power after `delay` of simulated time, unless the session ended first.
+pub(super) async fn timer_task(delay: Duration, power: PowerSwitch, shared: Rc<RefCell<Shared>>) {
+    madsim::time::sleep(delay).await;
+    if !shared.borrow().stop {
+        power.arm(1);
+        shared
+            .borrow_mut()
+            .events
+            .push(format!("timer: power cut at +{delay:?}"));
+    }
+}

@@ -1,0 +1,113 @@
+//! A sweep: many seeds of one engine and profile, each run and judged, their figures summed.
+//! The command line's `explore`, the sweep tests and a user's own `#[test]` all call [`sweep`];
+//! what they do with each seed's report (save a case, print a line, move a progress bar) is the
+//! callback's business.
+
+use crate::adapter::{Engine, EngineConfig};
+use crate::config::RunConfig;
+use crate::disk::FaultCounts;
+use crate::driver::RunStats;
+use crate::profile::Profile;
+use crate::runner::{run, Report};
+use crate::verdict::Outcome;
+use std::ops::Range;
+
+/// Which seeds a sweep runs, and how.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SweepConfig {
+    /// Seeds `start..end`.
+    pub seeds: Range<u64>,
+    /// Run only shard `.0` of `.1`: seeds whose offset from the range's start is `.0` modulo
+    /// `.1`.
+    pub shard: (u64, u64),
+    /// Operations generated per seed.
+    pub ops: usize,
+    pub profile: Profile,
+}
+
+impl SweepConfig {
+    pub fn new(seeds: Range<u64>, ops: usize, profile: Profile) -> SweepConfig {
+        SweepConfig {
+            seeds,
+            shard: (0, 1),
+            ops,
+            profile,
+        }
+    }
+
+    /// The seeds of this shard, in order.
+    pub fn shard_seeds(&self) -> impl Iterator<Item = u64> + '_ {
+        let (i, n) = self.shard;
+        assert!(n > 0 && i < n, "shard {i}/{n}");
+        let start = self.seeds.start;
+        self.seeds.clone().filter(move |s| (s - start) % n == i)
+    }
+}
+
+/// What a sweep did, summed over its seeds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub seeds: u64,
+    pub ok: u64,
+    pub violations: u64,
+    pub disk_failures: u64,
+    pub stats: RunStats,
+    pub faults: FaultCounts,
+    /// Simulated disk time, summed.
+    pub sim_ns: u64,
+    /// Seeds that ended in a violation, in order.
+    pub violating_seeds: Vec<u64>,
+}
+
+impl Summary {
+    /// Add one seed's report.
+    pub fn add(&mut self, seed: u64, r: &Report) {
+        self.seeds += 1;
+        let (s, t) = (&mut self.stats, &r.stats);
+        s.ops_run += t.ops_run;
+        s.commits += t.commits;
+        s.failed_commits += t.failed_commits;
+        s.crashes += t.crashes;
+        s.reopens += t.reopens;
+        s.io_errors += t.io_errors;
+        s.background_snapshot_checks += t.background_snapshot_checks;
+        s.timer_power_cuts += t.timer_power_cuts;
+        self.faults.accumulate(&r.faults);
+        self.sim_ns += r.io.sim_time_ns;
+        match r.outcome {
+            Outcome::Ok => self.ok += 1,
+            Outcome::DiskFailure(_) => self.disk_failures += 1,
+            Outcome::Violation(_) => {
+                self.violations += 1;
+                self.violating_seeds.push(seed);
+            }
+        }
+    }
+}
+
+/// Run every seed of `cfg` for engine `E`, in seed order, calling `each` with every seed's
+/// configuration and report; return the summary.
+pub fn sweep<E: Engine>(
+    cfg: &SweepConfig,
+    each: &mut dyn FnMut(&RunConfig<E::Config>, &Report),
+) -> Summary {
+    let mut summary = Summary::default();
+    for seed in cfg.shard_seeds() {
+        let run_cfg = RunConfig::<E::Config>::from_seed(seed, cfg.ops, cfg.profile);
+        let report = run::<E>(&run_cfg);
+        summary.add(seed, &report);
+        each(&run_cfg, &report);
+    }
+    summary
+}
+
+/// The one line that replays a seed of engine `C` from the command line.
+pub fn repro_line<C: EngineConfig>(cfg: &RunConfig<C>) -> String {
+    format!(
+        "crashlab run --seed {} --ops {} --profile {} --engine {}",
+        cfg.seed,
+        cfg.ops.len(),
+        cfg.profile,
+        C::ENGINE
+    )
+}
