@@ -3,11 +3,24 @@
 //! the very same workload on the very same disk model, so the bug and nothing else is what is
 //! found. Every minimised violation must replay from its crash state alone.
 
+use crashlab_check::{CheckConfig, Coverage, Replayed};
+use crashlab_engine::Options;
+use crashlab_sim::adapter::EngineConfig;
 use crashlab_sim::case::Case;
-use crashlab_sim::check::{check, replay, CheckConfig, Control, Coverage, CrashState, Replayed};
+use crashlab_sim::control::Control;
+use crashlab_sim::crashlab::CrashlabDb;
+use crashlab_sim::spec::CrashState;
 use std::path::Path;
 
-fn standard(name: &str) -> CheckConfig {
+fn check(cfg: &CheckConfig<Options>) -> crashlab_check::CheckReport {
+    crashlab_check::check::<CrashlabDb>(cfg)
+}
+
+fn replay(cfg: &CheckConfig<Options>, state: &CrashState) -> Replayed {
+    crashlab_check::replay::<CrashlabDb>(cfg, state)
+}
+
+fn standard(name: &str) -> CheckConfig<Options> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("corpus/check")
         .join(format!("{name}.case"));
@@ -37,7 +50,7 @@ fn found_and_twin_passes(workload: &str, sector_size: u32, bug: Control, twin: C
             assert_eq!(f.coverage, Some(Coverage::Exhaustive), "{bug}: {f:?}");
         }
         match replay(&cfg, &f.state) {
-            Replayed::Violation { kind, .. } => assert_eq!(kind, f.kind, "{bug}: {f:?}"),
+            Replayed::Violation { verdict, .. } => assert_eq!(verdict, f.verdict, "{bug}: {f:?}"),
             other => panic!("{bug}: {} does not replay: {other:?}", f.state),
         }
     }
@@ -84,9 +97,10 @@ fn debug_hooks_are_off_unless_a_control_turns_them_on() {
     );
     let d = crashlab_engine::DebugHooks::default();
     assert!(!d.meta_same_slot && !d.skip_meta_checksum && !d.reuse_pages_under_readers);
+    let small = standard("small");
     for c in Control::ALL {
-        let on = c.hooks() != crashlab_engine::DebugHooks::default();
+        let on = small.engine.with_control(c).unwrap().debug != d;
         assert!(!on || c.is_bug(), "{c} turns a hook on");
     }
-    assert_eq!(standard("small").engine_options().debug, d);
+    assert_eq!(small.engine_config().debug, d);
 }

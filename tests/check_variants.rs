@@ -3,13 +3,19 @@
 //! enumerated exhaustively and no state breaks the durability promise. `no_sync` engines are held
 //! to their weaker promise, and a check is deterministic.
 
+use crashlab_check::CheckConfig;
+use crashlab_engine::Options;
 use crashlab_sim::case::Case;
-use crashlab_sim::check::{check, CheckConfig};
+use crashlab_sim::crashlab::CrashlabDb;
 use std::path::Path;
+
+fn check(cfg: &CheckConfig<Options>) -> crashlab_check::CheckReport {
+    crashlab_check::check::<CrashlabDb>(cfg)
+}
 
 const STANDARD: [&str; 3] = ["small", "readers", "buckets"];
 
-fn standard(name: &str) -> CheckConfig {
+fn standard(name: &str) -> CheckConfig<Options> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("corpus/check")
         .join(format!("{name}.case"));
@@ -19,13 +25,15 @@ fn standard(name: &str) -> CheckConfig {
 #[test]
 fn every_variant_of_the_standard_workloads_survives_every_crash_state() {
     for name in STANDARD {
-        for cfg in standard(name).variants() {
+        let variants = standard(name).variants().expect("crashlab has variants");
+        assert_eq!(variants.len(), 24, "freelist × synced × pre-size × batched");
+        for cfg in variants {
             let what = format!(
                 "{name}: {:?} no_freelist_sync={} batched={} {:?}",
-                cfg.options.freelist,
-                cfg.options.no_freelist_sync,
+                cfg.engine.freelist,
+                cfg.engine.no_freelist_sync,
                 cfg.params.batched,
-                cfg.options.presize
+                cfg.engine.presize
             );
             let r = check(&cfg);
             assert_eq!(r.violating_states, 0, "{what}: {:#?}", r.found);
@@ -65,7 +73,7 @@ fn no_sync_promises_only_what_survives_a_process_crash() {
     // a power cut can keep only the rewrites of the first pages (metas, first freelist, first
     // root); it may leave anything but a panic. A process crash must lose nothing acknowledged.
     let mut cfg = standard("small");
-    cfg.options.no_sync = true;
+    cfg.engine.no_sync = true;
     let r = check(&cfg);
     assert_eq!(r.violating_states, 0, "{:#?}", r.found);
     assert_eq!(r.process_states, r.crash_points);

@@ -3,8 +3,7 @@
 //! `cargo insta review`), and the findings each table exists to show are asserted directly, so a
 //! snapshot accepted by mistake cannot hide a lost finding.
 
-use crashlab_sim::compare::{self, Scale, Table};
-use crashlab_sim::engines::EngineKind;
+use crashlab_compare::{self as compare, EngineKind, Scale, Table};
 
 /// Both engines' rows: what the snapshots pin.
 const BOTH: [EngineKind; 2] = [EngineKind::Crashlab, EngineKind::Redb];

@@ -257,14 +257,17 @@ fn fixed_workload_costs_per_policy() {
 /// run under all three: same trace, same disk image, same outcome.
 #[test]
 fn a_simulated_run_is_the_same_under_every_policy() {
+    use crashlab_sim::config::RunConfig;
+    use crashlab_sim::crashlab::CrashlabDb;
     use crashlab_sim::profile::Profile;
-    use crashlab_sim::runner::{run, Outcome, RunConfig};
+    use crashlab_sim::runner::run;
+    use crashlab_sim::verdict::Outcome;
     for seed in 0..60u64 {
-        let base = RunConfig::from_seed(seed, 200, Profile::Default);
+        let base = RunConfig::<Options>::from_seed(seed, 200, Profile::Default);
         let reports = POLICIES.map(|policy| {
             let mut cfg = base.clone();
-            cfg.options.presize = policy;
-            run(&cfg)
+            cfg.engine.presize = policy;
+            run::<CrashlabDb>(&cfg)
         });
         for (policy, r) in POLICIES.iter().zip(&reports) {
             if let Outcome::Violation(v) = &r.outcome {

@@ -4,16 +4,32 @@
 //! crash-state checker visits every crash state of small redb workloads, under both of redb's
 //! commit protocols, and finds a missing barrier there as it does in crashlab's engine.
 
+use crashlab_check::{CheckConfig, CheckReport, Replayed};
+use crashlab_redb::{RedbChoices, RedbDb};
+use crashlab_sim::adapter::EngineConfig;
 use crashlab_sim::case::Case;
-use crashlab_sim::check::{check, replay, state_image, CheckConfig, Control, CrashState, Replayed};
+use crashlab_sim::config::RunConfig;
+use crashlab_sim::control::Control;
 use crashlab_sim::disk::FaultCounts;
-use crashlab_sim::engines::redb::RedbChoices;
-use crashlab_sim::engines::EngineKind;
 use crashlab_sim::profile::Profile;
-use crashlab_sim::runner::{run, Outcome, RunConfig};
+use crashlab_sim::runner::Report;
+use crashlab_sim::spec::CrashState;
+use crashlab_sim::verdict::{Outcome, Verdict};
 
-fn redb(seed: u64, ops: usize, profile: Profile) -> RunConfig {
-    RunConfig::from_seed_for(EngineKind::Redb, seed, ops, profile)
+fn redb(seed: u64, ops: usize, profile: Profile) -> RunConfig<RedbChoices> {
+    RunConfig::from_seed(seed, ops, profile)
+}
+
+fn run(cfg: &RunConfig<RedbChoices>) -> Report {
+    crashlab_sim::runner::run::<RedbDb>(cfg)
+}
+
+fn check(cfg: &CheckConfig<RedbChoices>) -> CheckReport {
+    crashlab_check::check::<RedbDb>(cfg)
+}
+
+fn replay(cfg: &CheckConfig<RedbChoices>, state: &CrashState) -> Replayed {
+    crashlab_check::replay::<RedbDb>(cfg, state)
 }
 
 #[test]
@@ -96,8 +112,8 @@ fn negative_control_no_barrier_is_caught_against_redb() {
     assert!(first_caught(Profile::NoBarrier, 40).is_some());
 }
 
-fn redb_check(seed: u64, ops: usize) -> CheckConfig {
-    CheckConfig::from_seed_for(EngineKind::Redb, seed, ops)
+fn redb_check(seed: u64, ops: usize) -> CheckConfig<RedbChoices> {
+    CheckConfig::from_seed(seed, ops)
 }
 
 fn two_phase(seed: u64) -> bool {
@@ -170,11 +186,14 @@ fn the_checker_finds_the_storage_controls_in_redb_and_each_finding_replays_from_
         assert!(r.violating_states > 0, "{bug} is found on redb: {r:?}");
         for f in &r.found {
             assert!(!matches!(f.state, CrashState::Live { .. }), "{bug}: {f:?}");
-            let case = Case::parse(&cfg.to_case(f.state.clone()).to_text(), "redb.case")
-                .unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(case.run.engine, EngineKind::Redb);
+            let text = cfg.to_case(f.state.clone()).to_text();
+            assert!(text.contains("engine = redb"), "{text}");
+            let case =
+                Case::<RedbChoices>::parse(&text, "redb.case").unwrap_or_else(|e| panic!("{e}"));
             match replay(&CheckConfig::from_case(&case), &f.state) {
-                Replayed::Violation { kind, .. } => assert_eq!(kind, f.kind, "{bug}: {f:?}"),
+                Replayed::Violation { verdict, .. } => {
+                    assert_eq!(verdict, f.verdict, "{bug}: {f:?}")
+                }
                 other => panic!("{bug}: {} does not replay: {other:?}", f.state),
             }
         }
@@ -187,12 +206,13 @@ fn the_checker_finds_the_storage_controls_in_redb_and_each_finding_replays_from_
 fn a_panic_in_a_run_keeps_its_operation_trace_and_figures() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let case =
-        Case::load(&root.join("corpus/redb/finding-001-panic-on-corrupt-page.case")).unwrap();
-    let r = crashlab_sim::runner::run_guarded(&case.run);
+        Case::<RedbChoices>::load(&root.join("corpus/redb/finding-001-panic-on-corrupt-page.case"))
+            .unwrap();
+    let r = run(&case.run);
     let Outcome::Violation(v) = &r.outcome else {
         panic!("{:?}", r.outcome)
     };
-    assert_eq!(v.kind, "panic");
+    assert_eq!(v.verdict, Verdict::Panic);
     assert!(
         v.detail
             .ends_with("(at redb-4.6.0/src/tree_store/btree.rs:1110:22)"),
@@ -205,10 +225,7 @@ fn a_panic_in_a_run_keeps_its_operation_trace_and_figures() {
         "{:#?}",
         r.trace_tail
     );
-    assert_eq!(
-        r.trace_hash,
-        crashlab_sim::runner::run_guarded(&case.run).trace_hash
-    );
+    assert_eq!(r.trace_hash, run(&case.run).trace_hash);
 }
 
 /// Open `image` with redb's own file backend (no crashlab code on the path) and read every
@@ -253,9 +270,12 @@ fn finding_redb_001_images_panic_in_redbs_own_open() {
         );
     }
     // The missing-barrier image is exactly what its case's crash state leaves.
-    let case = Case::load(&root.join("corpus/redb/finding-001-via-missing-barrier.case")).unwrap();
+    let case =
+        Case::<RedbChoices>::load(&root.join("corpus/redb/finding-001-via-missing-barrier.case"))
+            .unwrap();
     let state = case.crash_state.clone().expect("a crash state");
-    let image = state_image(&CheckConfig::from_case(&case), &state).unwrap();
+    let image =
+        crashlab_check::state_image::<RedbDb>(&CheckConfig::from_case(&case), &state).unwrap();
     assert_eq!(
         image,
         std::fs::read(root.join("docs/findings/redb-001-missing-barrier-image.db")).unwrap()

@@ -13,20 +13,23 @@
 //! The case below was shrunk by `crashlab shrink` (with the fix reverted) from 300 operations to
 //! six; it is also replayed from `corpus/regressions/` by the corpus test.
 
+use crashlab_engine::Options;
 use crashlab_sim::case::Case;
-use crashlab_sim::runner::{run, Outcome};
+use crashlab_sim::crashlab::CrashlabDb;
+use crashlab_sim::runner::run;
+use crashlab_sim::verdict::Outcome;
 use std::path::Path;
 
 #[test]
 fn reopen_after_failed_sync_does_not_build_on_an_unsynced_meta() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("corpus/regressions/003-open-trusts-unsynced-meta.case");
-    let case = Case::load(&file).unwrap();
+    let case = Case::<Options>::load(&file).unwrap();
     assert!(
         case.explicit_ops,
         "the shrunk operations are pinned, not regenerated"
     );
-    let report = run(&case.run);
+    let report = run::<CrashlabDb>(&case.run);
     assert_eq!(
         report.outcome,
         Outcome::Ok,

@@ -11,9 +11,14 @@
 //! run has no faults, so any failed commit is a finding. The fix skips opened sub-buckets in the
 //! stored walk too. The case is also replayed from `corpus/regressions/` by the corpus test.
 
+use crashlab_check::{CheckConfig, Replayed};
 use crashlab_engine::{Db, MemStorage, Options};
 use crashlab_sim::case::Case;
-use crashlab_sim::check::{replay, CheckConfig, Replayed};
+use crashlab_sim::crashlab::CrashlabDb;
+
+fn replay(cfg: &CheckConfig<Options>, state: &crashlab_sim::spec::CrashState) -> Replayed {
+    crashlab_check::replay::<CrashlabDb>(cfg, state)
+}
 use std::path::Path;
 
 #[test]
@@ -43,7 +48,7 @@ fn deleting_a_bucket_whose_sub_bucket_was_opened_frees_each_page_once() {
 fn the_checker_case_replays_clean() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("corpus/regressions/004-delete-bucket-with-open-child.case");
-    let case = Case::load(&file).unwrap();
+    let case = Case::<Options>::load(&file).unwrap();
     let state = case
         .crash_state
         .clone()

@@ -2,9 +2,18 @@
 //! and finds no violation in a correct engine; the negative controls are caught within a
 //! bounded number of seeds.
 
+use crashlab_engine::Options;
+use crashlab_sim::crashlab::CrashlabDb;
 use crashlab_sim::disk::FaultCounts;
 use crashlab_sim::profile::Profile;
-use crashlab_sim::runner::{run, Outcome, RunConfig};
+use crashlab_sim::runner::Report;
+use crashlab_sim::verdict::Outcome;
+
+type RunConfig = crashlab_sim::config::RunConfig<Options>;
+
+fn run(cfg: &RunConfig) -> Report {
+    crashlab_sim::runner::run::<CrashlabDb>(cfg)
+}
 
 #[test]
 fn a_seed_run_twice_gives_the_same_trace_counters_and_image() {

@@ -2,18 +2,19 @@
 //! distinct identity, judge it against the promise in force at its crash point, minimise and
 //! report violations, and re-crash a sample of recoveries.
 
-use super::book::{Book, ModelId};
-use super::drive::{probe_allowed, record_recovery, LiveFinding};
-use super::image::{build, ImageId};
-use super::minimise::minimise;
-use super::record::{CrashPoint, Log, OpenReader};
-use super::recover::{judge, reader_view, recover, Recovery};
-use super::report::{CheckReport, Found};
-use super::spec::CrashState;
-use super::states::{self, delta, Coverage, Subset};
-use super::{CheckConfig, Replayed};
-use crate::rng::SimRng;
-use crashlab_engine::Options;
+use crate::book::{Book, ModelId};
+use crate::drive::{probe_allowed, record_recovery, LiveFinding};
+use crate::image::{build, ImageId};
+use crate::minimise::minimise;
+use crate::record::{CrashPoint, Log, OpenReader};
+use crate::recover::{judge, reader_view, recover, Recovery};
+use crate::report::{CheckReport, Found};
+use crate::states::{self, delta, Coverage, Subset};
+use crate::{CheckConfig, Replayed};
+use crashlab_sim::adapter::Engine;
+use crashlab_sim::rng::SimRng;
+use crashlab_sim::spec::CrashState;
+use crashlab_sim::verdict::Verdict;
 use std::collections::BTreeMap;
 
 /// Most states per crash point of a re-crashed recovery: recoveries are many and small.
@@ -30,9 +31,10 @@ pub(crate) enum Level {
     },
 }
 
-pub(crate) struct Explorer<'a> {
-    cfg: &'a CheckConfig,
-    options: Options,
+pub(crate) struct Explorer<'a, E: Engine> {
+    cfg: &'a CheckConfig<E::Config>,
+    /// The engine's options with the control on: what every recovery opens with.
+    engine: E::Config,
     pub book: Book,
     cache: BTreeMap<ImageId, Recovery>,
     recrash_rng: SimRng,
@@ -41,11 +43,11 @@ pub(crate) struct Explorer<'a> {
     pub report: CheckReport,
 }
 
-impl<'a> Explorer<'a> {
-    pub fn new(cfg: &'a CheckConfig, book: Book) -> Explorer<'a> {
+impl<'a, E: Engine> Explorer<'a, E> {
+    pub fn new(cfg: &'a CheckConfig<E::Config>, book: Book) -> Explorer<'a, E> {
         Explorer {
             cfg,
-            options: cfg.engine_options(),
+            engine: cfg.engine_config(),
             book,
             cache: BTreeMap::new(),
             recrash_rng: SimRng::derive(cfg.seed, "check-recrash"),
@@ -79,7 +81,7 @@ impl<'a> Explorer<'a> {
     pub fn live(&mut self, l: LiveFinding) {
         self.report.violating_states += 1;
         self.report.found.push(Found {
-            kind: l.kind,
+            verdict: l.verdict,
             detail: l.detail,
             op: l.op,
             state: CrashState::Live { op: l.op },
@@ -96,18 +98,17 @@ impl<'a> Explorer<'a> {
         id: ImageId,
         process: bool,
         image: impl FnOnce() -> Vec<u8>,
-    ) -> (Option<(&'static str, String)>, Option<ModelId>) {
+    ) -> (Option<(Verdict, String)>, Option<ModelId>) {
         let Explorer {
-            cfg,
             cache,
             book,
             report,
-            options,
+            engine,
             ..
         } = self;
         let rec = cache.entry(id).or_insert_with(|| {
             report.distinct += 1;
-            recover(cfg, image(), options, book)
+            recover::<E>(image(), engine, book)
         });
         let recovered = match rec {
             Recovery::State(Some(m)) => Some(*m),
@@ -118,13 +119,13 @@ impl<'a> Explorer<'a> {
 
     fn process_crash(&mut self, p: &CrashPoint) {
         self.report.process_states += 1;
-        if let Some((kind, detail)) = self.process_verdict(p) {
+        if let Some((verdict, detail)) = self.process_verdict(p) {
             let state = CrashState::ProcessCrash { call: p.call };
-            self.violation(kind, detail, p.context.op, state);
+            self.violation(verdict, detail, p.context.op, state);
         }
     }
 
-    fn process_verdict(&mut self, p: &CrashPoint) -> Option<(&'static str, String)> {
+    fn process_verdict(&mut self, p: &CrashPoint) -> Option<(Verdict, String)> {
         let id = ImageId::of(&p.current, self.sector_size());
         self.judged(p.context.allowed, id, true, || p.current.to_vec())
             .0
@@ -195,31 +196,31 @@ impl<'a> Explorer<'a> {
     fn recovery_log(&mut self, p: &CrashPoint, image: &[u8], state: ModelId) -> Log {
         let promised = self.book.allowed(p.context.allowed).promised;
         let allowed = probe_allowed(&mut self.book, state, promised);
-        record_recovery(self.cfg, image, allowed)
+        record_recovery::<E>(self.cfg, image, allowed)
     }
 
     /// Open readers read their snapshots in the page cache of `p`.
     fn readers(&mut self, p: &CrashPoint) {
         for (i, r) in p.context.readers.iter().enumerate() {
             self.report.reader_states += 1;
-            if let Some((kind, detail)) = self.reader_verdict(p, r) {
+            if let Some((verdict, detail)) = self.reader_verdict(p, r) {
                 let state = CrashState::Reader {
                     call: p.call,
                     reader: i,
                 };
-                self.violation(kind, detail, p.context.op, state);
+                self.violation(verdict, detail, p.context.op, state);
             }
         }
     }
 
-    fn reader_verdict(&self, p: &CrashPoint, r: &OpenReader) -> Option<(&'static str, String)> {
-        let detail = match reader_view(&p.current, r, &self.options, &self.book) {
+    fn reader_verdict(&self, p: &CrashPoint, r: &OpenReader) -> Option<(Verdict, String)> {
+        let detail = match reader_view::<E>(&p.current, r, &self.engine, &self.book)? {
             Recovery::State(Some(m)) if m == r.model => return None,
-            Recovery::Panic(m) => return Some(("panic", m)),
+            Recovery::Panic(m) => return Some((Verdict::Panic, m)),
             Recovery::Corrupt(m) => m,
             Recovery::State(_) => "the reader's snapshot changed under it".into(),
         };
-        Some(("reader snapshot", detail))
+        Some((Verdict::SnapshotMoved, detail))
     }
 
     /// A violating power-cut state: minimise it once per crash point, then report it.
@@ -228,7 +229,7 @@ impl<'a> Explorer<'a> {
         p: &CrashPoint,
         level: &Level,
         kept: Vec<u32>,
-        kind: &'static str,
+        verdict: Verdict,
         detail: String,
     ) {
         let call = p.call;
@@ -241,7 +242,7 @@ impl<'a> Explorer<'a> {
             self.report.violating_states += 1;
             return;
         }
-        let min = minimise(kept, &mut |k| self.fails_as(p, k, kind));
+        let min = minimise(kept, &mut |k| self.fails_as(p, k, verdict));
         let sectors: Vec<u64> = min.iter().map(|&i| p.pending[i as usize].index).collect();
         let state = match level {
             Level::First => CrashState::PowerCut {
@@ -255,15 +256,15 @@ impl<'a> Explorer<'a> {
                 recovery: Some((call, sectors)),
             },
         };
-        self.violation(kind, detail, p.context.op, state);
+        self.violation(verdict, detail, p.context.op, state);
     }
 
     /// Whether keeping `kept` of `p` shows a violation of `kind`.
-    fn fails_as(&mut self, p: &CrashPoint, kept: &[u32], kind: &str) -> bool {
-        self.judge_state(p, kept).is_some_and(|(k, _)| k == kind)
+    fn fails_as(&mut self, p: &CrashPoint, kept: &[u32], verdict: Verdict) -> bool {
+        self.judge_state(p, kept).is_some_and(|(v, _)| v == verdict)
     }
 
-    fn violation(&mut self, kind: &'static str, detail: String, op: usize, state: CrashState) {
+    fn violation(&mut self, verdict: Verdict, detail: String, op: usize, state: CrashState) {
         self.report.violating_states += 1;
         if self.report.found.len() < self.cfg.max_reported {
             let coverage = match state {
@@ -271,7 +272,7 @@ impl<'a> Explorer<'a> {
                 _ => None,
             };
             self.report.found.push(Found {
-                kind,
+                verdict,
                 detail,
                 op,
                 state,
@@ -282,7 +283,7 @@ impl<'a> Explorer<'a> {
     }
 
     /// Judge the power cut of `p` that keeps `kept`: the violation, if any.
-    pub fn judge_state(&mut self, p: &CrashPoint, kept: &[u32]) -> Option<(&'static str, String)> {
+    pub fn judge_state(&mut self, p: &CrashPoint, kept: &[u32]) -> Option<(Verdict, String)> {
         let id = p.durable.id ^ delta(&p.pending, kept);
         let ss = self.sector_size();
         let image = || build(&p.durable, kept.iter().map(|&i| &p.pending[i as usize]), ss);
@@ -290,7 +291,7 @@ impl<'a> Explorer<'a> {
     }
 }
 
-impl Explorer<'_> {
+impl<E: Engine> Explorer<'_, E> {
     /// Replay the one crash state `state` of `p`.
     pub fn replay(&mut self, p: &CrashPoint, state: &CrashState) -> Replayed {
         let verdict = match state {
@@ -318,7 +319,7 @@ impl Explorer<'_> {
             CrashState::Live { .. } => unreachable!("the recorded run replays live findings"),
         };
         match verdict {
-            Some((kind, detail)) => Replayed::Violation { kind, detail },
+            Some((verdict, detail)) => Replayed::Violation { verdict, detail },
             None => Replayed::Clean,
         }
     }
@@ -331,7 +332,7 @@ impl Explorer<'_> {
         keep: &[u64],
         call: u64,
         again: &[u64],
-    ) -> Result<Option<(&'static str, String)>, String> {
+    ) -> Result<Option<(Verdict, String)>, String> {
         let (log, q) = self.recovery_point(p, keep, call)?;
         let q = &log.points[q];
         let kept = positions_of(q, again)?;
@@ -347,8 +348,7 @@ impl Explorer<'_> {
         call: u64,
     ) -> Result<(Log, usize), String> {
         let image = power_cut_image(p, keep, self.sector_size())?;
-        let Recovery::State(Some(state)) =
-            recover(self.cfg, image.clone(), &self.options, &self.book)
+        let Recovery::State(Some(state)) = recover::<E>(image.clone(), &self.engine, &self.book)
         else {
             return Err("the first recovery does not reach a committed state".into());
         };

@@ -2,8 +2,8 @@
 //!
 //! Random simulation samples crash states; this mode visits all of them for a small workload:
 //!
-//! 1. **Record** ([`drive`], [`record`]): run the workload once on a fault-free `SimDisk` behind
-//!    a recording wrapper. After every write call and every sync — the *crash points* — note the
+//! 1. **Record** ([`drive`], [`record`]): run the workload once, with the simulator's one session
+//!    driver, on a fault-free `SimDisk` behind a recording wrapper. After every write call and every sync — the *crash points* — note the
 //!    durable image, the pending sectors and what the page cache holds, with the states the
 //!    durability oracle allows at that instant and the readers that are open.
 //! 2. **Enumerate** ([`states`]): at each crash point, every image a power cut could leave — the
@@ -26,49 +26,44 @@
 //! Negative controls ([`control`]) prove it sees real bugs: each must be found, and a correct
 //! engine must pass the same workload.
 //!
-//! Engines: crashlab's own is driven directly (batched commits, readers' snapshot metas, debug
-//! hooks); any other engine — redb — through the runner's adapter trait ([`adapter`]): the same
-//! recording, enumeration, oracle and minimisation, with the controls that are storage wrappers.
+//! Every engine is reached through the simulator's adapter trait; what one lacks (write batches
+//! for `--batched`, reader views for reader states, debug hooks for some controls) is declared by
+//! its configuration, and the checker leaves it out or refuses the option with the reason.
+#![forbid(unsafe_code)]
 
-mod adapter;
 mod book;
-pub mod control;
 mod drive;
 mod explore;
-mod image;
+pub mod image;
 mod minimise;
 mod record;
 mod recover;
 pub mod report;
-pub mod spec;
 mod states;
 
-pub use control::Control;
 pub use report::{CheckReport, Found};
-pub use spec::{CheckParams, CrashState};
 pub use states::Coverage;
 
-use crate::case::{Case, Expect};
-use crate::disk::DiskConfig;
-use crate::engines::EngineKind;
-use crate::op::Op;
-use crate::profile::{self, Profile};
-use crate::runner::RunConfig;
-use crate::workload;
 use book::Book;
-use crashlab_engine::{FreelistKind, Options, PresizePolicy};
+use crashlab_sim::adapter::{Engine, EngineConfig};
+use crashlab_sim::case::{Case, Expect};
+use crashlab_sim::config::RunConfig;
+use crashlab_sim::control::Control;
+use crashlab_sim::disk::DiskConfig;
+use crashlab_sim::op::Op;
+use crashlab_sim::profile::Profile;
+use crashlab_sim::spec::{CheckParams, CrashState};
+use crashlab_sim::verdict::Verdict;
+use crashlab_sim::workload;
 use explore::Explorer;
-use std::time::Duration;
 
 /// Everything that determines a check.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CheckConfig {
-    /// The engine under test.
-    pub engine: EngineKind,
+pub struct CheckConfig<C> {
     /// Seeds the disk and every sampled choice.
     pub seed: u64,
     /// The engine's options; debug hooks come from `params.control`.
-    pub options: Options,
+    pub engine: C,
     pub ops: Vec<Op>,
     pub params: CheckParams,
     /// Re-crash the recovery of one distinct recovered state in this many, chosen by the seed
@@ -83,30 +78,19 @@ pub struct CheckConfig {
 /// Default `recrash_one_in`.
 pub const RECRASH_ONE_IN_DEFAULT: u64 = 16;
 
-impl CheckConfig {
+impl<C: EngineConfig> CheckConfig<C> {
     /// A check of `ops` generated from `seed` (no power cuts in the workload: the checker makes
-    /// them), with the options the seed draws.
-    pub fn from_seed(seed: u64, ops: usize) -> CheckConfig {
-        CheckConfig::from_seed_for(EngineKind::Crashlab, seed, ops)
+    /// them), with the options the seed draws; the workload leaves out what the engine lacks.
+    pub fn from_seed(seed: u64, ops: usize) -> CheckConfig<C> {
+        let engine = C::from_seed(seed, Profile::None);
+        let ops = workload::generate(seed, ops, false, &engine.capabilities());
+        CheckConfig::new(seed, engine, ops)
     }
 
-    /// [`CheckConfig::from_seed`] for `engine`: its workload generator leaves out what it lacks.
-    pub fn from_seed_for(engine: EngineKind, seed: u64, ops: usize) -> CheckConfig {
+    pub fn new(seed: u64, engine: C, ops: Vec<Op>) -> CheckConfig<C> {
         CheckConfig {
-            engine,
-            ..CheckConfig::new(
-                seed,
-                profile::engine_options(seed),
-                workload::generate_for(engine, seed, ops, false),
-            )
-        }
-    }
-
-    pub fn new(seed: u64, options: Options, ops: Vec<Op>) -> CheckConfig {
-        CheckConfig {
-            engine: EngineKind::Crashlab,
             seed,
-            options,
+            engine,
             ops,
             params: CheckParams::default(),
             recrash_one_in: RECRASH_ONE_IN_DEFAULT,
@@ -117,13 +101,9 @@ impl CheckConfig {
 
     /// The check a case describes. Its fault profile is not used (the checker's disk has no
     /// faults), except `no-barrier`, which is control (a).
-    pub fn from_case(case: &Case) -> CheckConfig {
-        let mut cfg = CheckConfig::new(
-            case.run.seed,
-            case.run.options.clone(),
-            case.run.ops.clone(),
-        );
-        cfg.engine = case.run.engine;
+    pub fn from_case(case: &Case<C>) -> CheckConfig<C> {
+        let mut cfg =
+            CheckConfig::new(case.run.seed, case.run.engine.clone(), case.run.ops.clone());
         cfg.params = case.check.unwrap_or_default();
         if case.run.profile == Profile::NoBarrier && cfg.params.control == Control::None {
             cfg.params.control = Control::NoBarrier;
@@ -132,7 +112,7 @@ impl CheckConfig {
     }
 
     /// A case that replays `state` of this check.
-    pub fn to_case(&self, state: CrashState) -> Case {
+    pub fn to_case(&self, state: CrashState) -> Case<C> {
         Case {
             run: RunConfig {
                 profile: Profile::None,
@@ -145,107 +125,66 @@ impl CheckConfig {
         }
     }
 
-    /// The run this check records, as the runner's adapter sees it: redb draws its commit
-    /// protocol and its non-durable commits from the seed, and control (a) forces two-phase
-    /// commit, the protocol that relies on the barrier the control drops.
-    pub fn run_config(&self) -> RunConfig {
+    /// The engine's configuration with the control's debug hook on (the case parser and the
+    /// command line refuse a control the engine has no hook for, so this cannot fail here).
+    pub fn engine_config(&self) -> C {
+        self.engine
+            .with_control(self.params.control)
+            .unwrap_or_else(|why| panic!("an unsupported check reached the checker: {why}"))
+    }
+
+    /// The run this check records: the engine with the control on, no disk faults.
+    pub fn run_config(&self) -> RunConfig<C> {
         let profile = if self.params.control == Control::NoBarrier {
             Profile::NoBarrier
         } else {
             Profile::None
         };
         RunConfig {
-            engine: self.engine,
             seed: self.seed,
             profile,
-            options: self.options.clone(),
             disk: DiskConfig::default(),
             ops: self.ops.clone(),
+            engine: self.engine_config(),
         }
-    }
-
-    /// The storage the engine runs on: the disk, or the control's wrapper over it.
-    pub(crate) fn storage(&self, disk: crate::disk::SimDisk) -> Box<dyn crashlab_engine::Storage> {
-        use crate::engines::{crashlab::CrashlabDb, redb::RedbDb, EngineDb};
-        let run = self.run_config();
-        let meta_len = match self.engine {
-            EngineKind::Crashlab => CrashlabDb::meta_region_len(&run),
-            EngineKind::Redb => RedbDb::meta_region_len(&run),
-        };
-        self.params.control.storage(disk, meta_len)
     }
 
     /// The engine's page size: sectors per page, for the page-level tier of the enumeration.
     pub fn page_size(&self) -> u32 {
-        match self.engine {
-            EngineKind::Crashlab => self.options.page_size,
-            EngineKind::Redb => crate::engines::redb::REDB_PAGE_SIZE,
-        }
+        self.engine.capabilities().page_size
     }
 
-    /// Why this check cannot run on its engine, if it cannot: batched commits and the controls
-    /// built as debug hooks exist in crashlab's engine only.
+    /// Why this check cannot run on its engine, if it cannot.
     pub fn unsupported(&self) -> Option<String> {
-        if self.engine == EngineKind::Crashlab {
-            return None;
-        }
-        if self.params.batched {
-            return Some(format!(
-                "batched commits (--batched) are crashlab's WriteBatch; {} has none",
-                self.engine
-            ));
-        }
-        if self.params.control.hooks() != Default::default() {
-            return Some(format!(
-                "control {} is a debug hook in crashlab's engine; with --engine {} use \
-                 no-barrier, no-growth-sync or fdatasync-disk",
-                self.params.control, self.engine
-            ));
-        }
-        None
+        self.params.supported_by(&self.engine).err()
     }
 
-    /// This check for every freelist kind × freelist synced or not × batched or not × pre-size
-    /// policy: 24 checks.
-    pub fn variants(&self) -> Vec<CheckConfig> {
+    /// This check for every variant of the engine's options × batched or not (when the engine
+    /// has write batches).
+    pub fn variants(&self) -> Result<Vec<CheckConfig<C>>, String> {
+        let batched: &[bool] = if self.engine.capabilities().write_batches {
+            &[false, true]
+        } else {
+            &[false]
+        };
         let mut all = Vec::new();
-        for freelist in [FreelistKind::Array, FreelistKind::Hashmap] {
-            for no_freelist_sync in [false, true] {
-                for batched in [false, true] {
-                    for presize in [
-                        PresizePolicy::Grow,
-                        PresizePolicy::Exact,
-                        PresizePolicy::Estimate,
-                    ] {
-                        let mut cfg = self.clone();
-                        cfg.options.freelist = freelist;
-                        cfg.options.no_freelist_sync = no_freelist_sync;
-                        cfg.options.presize = presize;
-                        cfg.params.batched = batched;
-                        all.push(cfg);
-                    }
-                }
+        for engine in self.engine.variants()? {
+            for &b in batched {
+                let mut cfg = self.clone();
+                cfg.engine = engine.clone();
+                cfg.params.batched = b;
+                all.push(cfg);
             }
         }
-        all
-    }
-
-    /// The options the engine runs with: the control's hooks on, no batch delay (one client).
-    pub fn engine_options(&self) -> Options {
-        Options {
-            debug: self.params.control.hooks(),
-            max_batch_delay: Duration::ZERO,
-            read_only: false,
-            ..self.options.clone()
-        }
+        Ok(all)
     }
 }
 
-/// Check every crash state of `cfg`'s workload.
-pub fn check(cfg: &CheckConfig) -> CheckReport {
+/// Check every crash state of `cfg`'s workload on engine `E`.
+pub fn check<E: Engine>(cfg: &CheckConfig<E::Config>) -> CheckReport {
     let mut book = Book::default();
-    let rec = drive::record(cfg, &mut book);
-    let mut ex = Explorer::new(cfg, book);
+    let rec = drive::record::<E>(cfg, &mut book);
+    let mut ex = Explorer::<E>::new(cfg, book);
     for p in &rec.log.points {
         if ex.stopped() {
             break;
@@ -266,7 +205,7 @@ pub fn check(cfg: &CheckConfig) -> CheckReport {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Replayed {
     /// The state shows this violation.
-    Violation { kind: &'static str, detail: String },
+    Violation { verdict: Verdict, detail: String },
     /// The state is fine.
     Clean,
     /// The recorded run has no such state (the engine or the workload changed).
@@ -275,10 +214,13 @@ pub enum Replayed {
 
 /// The disk image one crash state of `cfg`'s workload leaves (a power cut or a process crash;
 /// readers' views and live failures are no single image).
-pub fn state_image(cfg: &CheckConfig, state: &CrashState) -> Result<Vec<u8>, String> {
+pub fn state_image<E: Engine>(
+    cfg: &CheckConfig<E::Config>,
+    state: &CrashState,
+) -> Result<Vec<u8>, String> {
     let mut book = Book::default();
-    let rec = drive::record(cfg, &mut book);
-    let mut ex = Explorer::new(cfg, book);
+    let rec = drive::record::<E>(cfg, &mut book);
+    let mut ex = Explorer::<E>::new(cfg, book);
     let p = crash_point(&rec, state)?;
     ex.state_image(p, state)
 }
@@ -307,14 +249,14 @@ fn crash_point<'r>(
 }
 
 /// Replay one crash state of `cfg`'s workload.
-pub fn replay(cfg: &CheckConfig, state: &CrashState) -> Replayed {
+pub fn replay<E: Engine>(cfg: &CheckConfig<E::Config>, state: &CrashState) -> Replayed {
     let mut book = Book::default();
-    let rec = drive::record(cfg, &mut book);
-    let mut ex = Explorer::new(cfg, book);
+    let rec = drive::record::<E>(cfg, &mut book);
+    let mut ex = Explorer::<E>::new(cfg, book);
     if let CrashState::Live { op } = state {
         return match rec.live {
             Some(l) if l.op == *op => Replayed::Violation {
-                kind: l.kind,
+                verdict: l.verdict,
                 detail: l.detail,
             },
             Some(l) => Replayed::Missing(format!("the recorded run fails at op {}", l.op)),

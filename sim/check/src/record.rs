@@ -9,19 +9,19 @@
 //! the pending sectors. The driver adds the context: the operation running, the set of states the
 //! oracle allows, and the open readers.
 
-use super::book::ModelId;
-use super::image::{Durable, Sector};
-use crate::disk::SimDisk;
-use crashlab_engine::meta::Meta;
+use crate::book::ModelId;
+use crate::image::{Durable, Sector};
 use crashlab_engine::Storage;
+use crashlab_sim::disk::SimDisk;
 use std::collections::BTreeSet;
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// A reader open at a crash point: its snapshot's meta and the state it must keep seeing.
+/// A reader open at a crash point: what identifies its snapshot in the file (when the engine has
+/// reader views) and the state it must keep seeing.
 #[derive(Clone, Debug)]
 pub(crate) struct OpenReader {
-    pub meta: Meta,
+    pub token: Option<Vec<u8>>,
     pub model: ModelId,
 }
 

@@ -1,18 +1,16 @@
 //! Opening a crash image as the application would after the reboot, and judging what it finds.
 //!
-//! Recovery is `Db::open` (writable, the workload's options) on the image in memory, then a read
-//! of the whole database and `check()`. Bytes from disk are untrusted: any typed error is
-//! `Corrupt`, and a panic is caught and kept as `Panic` — always a violation, an engine bug.
+//! Recovery is the simulator's [`recover_image`]: the engine opened on the image in memory
+//! (writable, the workload's options), the whole database read and the engine's integrity check
+//! run. Bytes from disk are untrusted: any typed error is `Corrupt`, and a panic is caught and
+//! kept as `Panic` — always a violation, an engine bug.
 
-use super::adapter;
-use super::book::{Allowed, Book, ModelId};
-use super::record::OpenReader;
-use super::CheckConfig;
-use crate::engines::redb::RedbDb;
-use crate::engines::EngineKind;
-use crate::runner::read_model;
-use crashlab_engine::{Db, MemStorage, Options};
-use crashlab_models::KvModel;
+use crate::book::{Allowed, Book, ModelId};
+use crate::record::OpenReader;
+use crashlab_sim::adapter::Engine;
+use crashlab_sim::driver::{recover_image, Recovered};
+use crashlab_sim::guard;
+use crashlab_sim::verdict::{During, Verdict};
 
 /// What opening an image gave.
 #[derive(Clone, Debug)]
@@ -25,71 +23,29 @@ pub(crate) enum Recovery {
     Panic(String),
 }
 
-/// Recover `image` as the application would, on the check's engine.
-pub(crate) fn recover(
-    cfg: &CheckConfig,
-    image: Vec<u8>,
-    options: &Options,
-    book: &Book,
-) -> Recovery {
-    match cfg.engine {
-        EngineKind::Crashlab => recover_crashlab(image, options, book),
-        EngineKind::Redb => adapter::recover::<RedbDb>(cfg, image, book),
+/// Recover `image` as the application would, on engine `E`.
+pub(crate) fn recover<E: Engine>(image: Vec<u8>, cfg: &E::Config, book: &Book) -> Recovery {
+    match recover_image::<E>(image, cfg) {
+        Recovered::State(model) => Recovery::State(book.find(&model)),
+        Recovered::Corrupt(m) => Recovery::Corrupt(m),
+        Recovered::Panic(m) => Recovery::Panic(m),
     }
 }
 
-fn recover_crashlab(image: Vec<u8>, options: &Options, book: &Book) -> Recovery {
-    guarded(book, || {
-        let db = Db::open(MemStorage::from_bytes(image), options.clone())
-            .map_err(|e| format!("open failed: {e}"))?;
-        let model = read_model(&db).map_err(|e| format!("read failed: {e}"))?;
-        let problems = db.check().map_err(|e| format!("check failed: {e}"))?;
-        no_problems(&problems).map(|()| model)
-    })
-}
-
-/// `Err` naming how many problems an engine's integrity check found, and the first.
-pub(crate) fn no_problems(problems: &[impl std::fmt::Display]) -> Result<(), String> {
-    match problems.first() {
-        Some(p) => Err(format!("check: {} problems, first: {p}", problems.len())),
-        None => Ok(()),
-    }
-}
-
-/// What `reader` reads at a crash point whose page cache holds `current`: the image with the
-/// reader's snapshot meta in both slots, opened read-only — the pages a reader that misses its
-/// cache reads now.
-pub(crate) fn reader_view(
+/// What `reader` reads at a crash point whose page cache holds `current`.
+pub(crate) fn reader_view<E: Engine>(
     current: &[u8],
     reader: &OpenReader,
-    options: &Options,
+    cfg: &E::Config,
     book: &Book,
-) -> Recovery {
-    let meta = reader.meta.encode_page();
-    let mut bytes = current.to_vec();
-    if bytes.len() < 2 * meta.len() {
-        return Recovery::Corrupt("the file is shorter than its two meta pages".into());
-    }
-    for slot in bytes[..2 * meta.len()].chunks_mut(meta.len()) {
-        slot.copy_from_slice(&meta);
-    }
-    let options = Options {
-        read_only: true,
-        ..options.clone()
-    };
-    guarded(book, || {
-        let db = Db::open(MemStorage::from_bytes(bytes), options)
-            .map_err(|e| format!("open failed: {e}"))?;
-        read_model(&db).map_err(|e| format!("read failed: {e}"))
-    })
-}
-
-pub(crate) fn guarded(book: &Book, f: impl FnOnce() -> Result<KvModel, String>) -> Recovery {
-    match crate::guard::catch(f) {
+) -> Option<Recovery> {
+    let token = reader.token.as_deref()?;
+    let read = guard::catch(|| E::read_view(current.to_vec(), token, cfg));
+    Some(match read {
         Ok(Ok(model)) => Recovery::State(book.find(&model)),
-        Ok(Err(e)) => Recovery::Corrupt(e),
+        Ok(Err(e)) => Recovery::Corrupt(format!("read failed: {e}")),
         Err(panic) => Recovery::Panic(panic),
-    }
+    })
 }
 
 /// Why a recovery breaks the promise in `allowed` (`process`: a process crash, the page cache
@@ -98,19 +54,19 @@ pub(crate) fn judge(
     allowed: &Allowed,
     recovery: &Recovery,
     process: bool,
-) -> Option<(&'static str, String)> {
+) -> Option<(Verdict, String)> {
     let states = if process {
         &allowed.process
     } else {
         &allowed.power
     };
     match recovery {
-        Recovery::Panic(m) => Some(("panic", m.clone())),
+        Recovery::Panic(m) => Some((Verdict::Panic, m.clone())),
         // With `no_sync`, a power cut may leave anything: only a panic is a bug.
         _ if !allowed.promised && !process => None,
         Recovery::State(Some(id)) if states.contains(id) => None,
         Recovery::State(Some(_)) => Some((
-            "durability",
+            Verdict::Durability,
             format!(
                 "recovered a committed state that is none of the {} allowed here \
                  (older than the last durable commit, or never attempted)",
@@ -118,9 +74,9 @@ pub(crate) fn judge(
             ),
         )),
         Recovery::State(None) => Some((
-            "durability",
+            Verdict::Durability,
             "recovered a state no commit produced (a partial or mixed transaction)".into(),
         )),
-        Recovery::Corrupt(m) => Some(("corrupt", m.clone())),
+        Recovery::Corrupt(m) => Some((Verdict::Failed(During::Recovery), m.clone())),
     }
 }

@@ -1,8 +1,9 @@
 //! What a check found: the size of the space it covered, how it covered it, and each violation
 //! with the minimal crash state behind it.
 
-use super::spec::CrashState;
-use super::states::Coverage;
+use crate::states::Coverage;
+use crashlab_sim::spec::CrashState;
+use crashlab_sim::verdict::Verdict;
 use std::fmt::Write as _;
 
 /// Crash points by how their subsets were chosen.
@@ -40,7 +41,7 @@ pub struct RecoveryCounts {
 /// One violation, minimised.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Found {
-    pub kind: &'static str,
+    pub verdict: Verdict,
     pub detail: String,
     /// The workload operation running at the crash point.
     pub op: usize,
@@ -128,7 +129,7 @@ impl CheckReport {
             let _ = writeln!(
                 s,
                 "  {} at op {}: {}\n    crash state: {}{}",
-                f.kind,
+                f.verdict,
                 f.op,
                 f.detail,
                 f.state,

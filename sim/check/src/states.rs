@@ -16,8 +16,8 @@
 //!
 //! Recovery re-crashes use the same plan with a smaller bound.
 
-use super::image::{ImageId, Sector};
-use crate::rng::SimRng;
+use crate::image::{ImageId, Sector};
+use crashlab_sim::rng::SimRng;
 
 /// How a crash point's subsets were chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,32 +2,126 @@
 //!
 //! The wall clock is read here only, for the states/s figure; it never feeds the check.
 
-use crashlab_sim::case::{format_options, presize_name, Case, Expect};
-use crashlab_sim::check::spec::sector_size_valid;
-use crashlab_sim::check::{self, CheckConfig, CheckReport, Control, CrashState, Replayed};
-use crashlab_sim::engines::redb::RedbChoices;
-use crashlab_sim::engines::EngineKind;
+use crate::engines::WithEngine;
+use crate::run_cmd::{parse_case, print_expectation, with_case};
+use crate::{bad_input, engine_or_exit};
+use crashlab_check::{self as check, CheckConfig, CheckReport, Replayed};
+use crashlab_sim::adapter::{Engine, EngineConfig};
+use crashlab_sim::case::{parse_seed, Case, Expect};
+use crashlab_sim::control::Control;
+use crashlab_sim::spec::{sector_size_valid, CrashState};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-/// Command-line settings that replace the case's or the defaults.
-pub struct Overrides {
-    pub max_states: Option<u64>,
-    pub sector_size: Option<u32>,
-    pub batched: bool,
-    pub control: Option<Control>,
-    pub recrash_one_in: u64,
-    pub stop_at_first: bool,
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    /// The case whose workload, options and check parameters to use.
+    #[arg(long, required_unless_present = "seed", conflicts_with = "seed")]
+    case: Option<PathBuf>,
+    /// Generate the workload and the engine options from this seed instead.
+    #[arg(long, value_parser = parse_seed)]
+    seed: Option<u64>,
+    /// Operations to generate with --seed.
+    #[arg(long, default_value_t = 12)]
+    ops: usize,
+    /// Most states per crash point before the checker samples [default: 4096].
+    #[arg(long)]
+    max_states: Option<u64>,
+    /// The disk's sector (atomic write unit) in bytes, a power of two in [16, 4096]
+    /// [default: 512].
+    #[arg(long)]
+    sector_size: Option<u32>,
+    /// Commit each transaction as one write batch (engines with write batches).
+    #[arg(long)]
+    batched: bool,
+    /// A negative control: no-barrier, meta-same-slot, meta-unchecked, no-growth-sync,
+    /// reuse-under-readers (or fdatasync-disk, the disk model of no-growth-sync without the bug).
+    #[arg(long)]
+    control: Option<Control>,
+    /// Crash again during the recovery of one distinct state in N (0: never).
+    #[arg(long, default_value_t = check::RECRASH_ONE_IN_DEFAULT)]
+    recrash_one_in: u64,
+    /// Check every variant of the engine's options (× batched or not).
+    #[arg(long)]
+    variants: bool,
+    /// Stop at the first violating state instead of counting them all.
+    #[arg(long)]
+    stop_at_first: bool,
+    /// Where to save a case for each violation.
+    #[arg(long, default_value = "corpus/found")]
+    found_dir: PathBuf,
+    /// The engine under test with --seed: crashlab or redb (a case names its own engine).
+    #[arg(long, conflicts_with = "case", value_parser = crate::engines::parse)]
+    engine: Option<String>,
 }
 
-fn bad_input(message: String) -> ExitCode {
-    eprintln!("error: {message}");
-    ExitCode::from(2)
+pub fn run(args: CheckArgs) -> ExitCode {
+    match args.case.clone() {
+        Some(file) => with_case(&file, |text| Check {
+            args,
+            source: Source::Case(file.clone(), text),
+        }),
+        None => {
+            let engine = args.engine.clone().unwrap_or_else(|| "crashlab".into());
+            let seed = args.seed.unwrap_or_default();
+            engine_or_exit(
+                &engine,
+                Check {
+                    args,
+                    source: Source::Seed(seed),
+                },
+            )
+        }
+    }
+}
+
+enum Source {
+    Case(PathBuf, String),
+    Seed(u64),
+}
+
+struct Check {
+    args: CheckArgs,
+    source: Source,
+}
+
+impl WithEngine for Check {
+    type Output = ExitCode;
+    fn call<E: Engine>(self) -> ExitCode {
+        let base = match &self.source {
+            Source::Case(file, text) => match parse_case::<E::Config>(text, file) {
+                Ok(case) => CheckConfig::from_case(&case),
+                Err(code) => return code,
+            },
+            Source::Seed(seed) => CheckConfig::from_seed(*seed, self.args.ops),
+        };
+        let cfg = match configure(base, &self.args) {
+            Ok(c) => c,
+            Err(m) => return bad_input(m),
+        };
+        if self.args.variants {
+            return run_variants::<E>(&cfg);
+        }
+        print!("{}", header(&cfg));
+        let started = Instant::now();
+        let report = check::check::<E>(&cfg);
+        let wall_s = started.elapsed().as_secs_f64();
+        print!("{}", report.text(Some(wall_s)));
+        save_found(&cfg, &report, &self.args.found_dir);
+        if report.violating_states > 0 {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        }
+    }
 }
 
 /// `base` with the command line's settings.
-fn configure(mut cfg: CheckConfig, o: &Overrides) -> Result<CheckConfig, String> {
+fn configure<C: EngineConfig>(
+    mut cfg: CheckConfig<C>,
+    o: &CheckArgs,
+) -> Result<CheckConfig<C>, String> {
     if let Some(n) = o.max_states {
         if n < 2 {
             return Err(format!("--max-states {n}: at least 2"));
@@ -51,70 +145,27 @@ fn configure(mut cfg: CheckConfig, o: &Overrides) -> Result<CheckConfig, String>
     }
 }
 
-/// Check `base` (from a case or a seed) with the command line's settings.
-pub fn run(base: CheckConfig, o: &Overrides, variants: bool, found_dir: &Path) -> ExitCode {
-    let cfg = match configure(base, o) {
-        Ok(c) => c,
-        Err(m) => return bad_input(m),
-    };
-    if variants {
-        if cfg.engine != EngineKind::Crashlab {
-            return bad_input(format!(
-                "--variants varies crashlab's engine options; {} draws its commit protocol \
-                 and durability from the seed",
-                cfg.engine
-            ));
-        }
-        return run_variants(&cfg);
-    }
-    print!("{}", header(&cfg));
-    let started = Instant::now();
-    let report = check::check(&cfg);
-    let wall_s = started.elapsed().as_secs_f64();
-    print!("{}", report.text(Some(wall_s)));
-    save_found(&cfg, &report, found_dir);
-    if report.violating_states > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
-}
-
-fn header(cfg: &CheckConfig) -> String {
-    let engine = match cfg.engine {
-        EngineKind::Crashlab => format!("options: {}", format_options(&cfg.options)),
-        EngineKind::Redb => {
-            let c = RedbChoices::from_seed(cfg.seed, cfg.run_config().profile);
-            format!(
-                "engine: redb · {} commit · {:.0} % of commits Durability::None",
-                if c.two_phase {
-                    "two-phase"
-                } else {
-                    "one-phase"
-                },
-                100.0 * c.non_durable_share
-            )
-        }
-    };
+fn header<C: EngineConfig>(cfg: &CheckConfig<C>) -> String {
     format!(
-        "check seed {} ops {} · {}\n  {engine}\n",
+        "check seed {} ops {} · {}\n  engine: {} · {}\n",
         cfg.seed,
         cfg.ops.len(),
         cfg.params,
+        C::ENGINE,
+        cfg.engine.describe()
     )
 }
 
 /// A case file per reported violation, and the line that replays it.
-fn save_found(cfg: &CheckConfig, report: &CheckReport, dir: &Path) {
+fn save_found<C: EngineConfig>(cfg: &CheckConfig<C>, report: &CheckReport, dir: &Path) {
     for (i, f) in report.found.iter().enumerate() {
         let case = cfg.to_case(f.state.clone());
-        let engine = match cfg.engine {
-            EngineKind::Crashlab => String::new(),
-            other => format!("-{other}"),
-        };
         let name = format!(
-            "check-{}-{}{engine}-{}.case",
-            cfg.seed, cfg.params.control, i
+            "check-{}-{}-{}-{}.case",
+            cfg.seed,
+            cfg.params.control,
+            C::ENGINE,
+            i
         );
         match save(dir, &name, &case) {
             Ok(path) => println!("  repro: crashlab repro {}", path.display()),
@@ -123,29 +174,31 @@ fn save_found(cfg: &CheckConfig, report: &CheckReport, dir: &Path) {
     }
 }
 
-fn save(dir: &Path, name: &str, case: &Case) -> std::io::Result<PathBuf> {
+fn save<C: EngineConfig>(dir: &Path, name: &str, case: &Case<C>) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     let path = dir.join(name);
     std::fs::write(&path, case.to_text())?;
     Ok(path)
 }
 
-/// Every freelist × freelist-synced × batched × pre-size variant, one row each.
-fn run_variants(base: &CheckConfig) -> ExitCode {
+/// Every variant of the engine's options × batched or not, one row each.
+fn run_variants<E: Engine>(base: &CheckConfig<E::Config>) -> ExitCode {
+    let variants = match base.variants() {
+        Ok(v) => v,
+        Err(m) => return bad_input(format!("--variants: {m}")),
+    };
     print!("{}", header(base));
-    println!("| freelist | freelist synced | batched | presize | crash points | exhaustive | states | distinct | violations | states/s |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| options | batched | crash points | exhaustive | states | distinct | violations | states/s |");
+    println!("|---|---|---|---|---|---|---|---|");
     let (mut states, mut wall, mut violations) = (0u64, 0f64, 0u64);
-    for cfg in base.variants() {
+    for cfg in variants {
         let started = Instant::now();
-        let r = check::check(&cfg);
+        let r = check::check::<E>(&cfg);
         let w = started.elapsed().as_secs_f64();
         println!(
-            "| {:?} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} |",
-            cfg.options.freelist,
-            !cfg.options.no_freelist_sync,
+            "| {} | {} | {} | {} | {} | {} | {} | {:.0} |",
+            cfg.engine.to_case_text().unwrap_or_default(),
             cfg.params.batched,
-            presize_name(cfg.options.presize),
             r.crash_points,
             r.coverage.exhaustive,
             r.states(),
@@ -170,12 +223,16 @@ fn run_variants(base: &CheckConfig) -> ExitCode {
 
 /// `crashlab repro` of a case that names a crash state; `save_image`: where to write the disk
 /// image the state leaves.
-pub fn replay_state(case: &Case, state: &CrashState, save_image: Option<&Path>) -> ExitCode {
+pub fn replay_state<E: Engine>(
+    case: &Case<E::Config>,
+    state: &CrashState,
+    save_image: Option<&Path>,
+) -> ExitCode {
     let cfg = CheckConfig::from_case(case);
     print!("{}", header(&cfg));
     println!("crash state: {state}");
     if let Some(path) = save_image {
-        let image = match check::state_image(&cfg, state) {
+        let image = match check::state_image::<E>(&cfg, state) {
             Ok(image) => image,
             Err(m) => return bad_input(format!("cannot save an image: {m}")),
         };
@@ -188,10 +245,10 @@ pub fn replay_state(case: &Case, state: &CrashState, save_image: Option<&Path>) 
             path.display()
         );
     }
-    let got = match check::replay(&cfg, state) {
+    let got = match check::replay::<E>(&cfg, state) {
         Replayed::Missing(m) => return bad_input(format!("cannot replay this state: {m}")),
-        Replayed::Violation { kind, detail } => {
-            println!("VIOLATION {kind}: {detail}");
+        Replayed::Violation { verdict, detail } => {
+            println!("VIOLATION {verdict}: {detail}");
             Expect::Violation
         }
         Replayed::Clean => {
@@ -199,7 +256,7 @@ pub fn replay_state(case: &Case, state: &CrashState, save_image: Option<&Path>) 
             Expect::Ok
         }
     };
-    crate::print_expectation(case.expect, got, "state");
+    print_expectation(case.expect, got, "state");
     if got == Expect::Violation {
         ExitCode::from(1)
     } else {

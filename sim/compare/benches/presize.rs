@@ -14,10 +14,10 @@
 //! crate) saw — the B/op and allocs/op of Go benchmarks — and the engine's buffer counters. A
 //! batch-size series then shows where computing the exact size first breaks even.
 
+use crashlab_compare::shapes::workload::{BatchBuilder, GethWorkload, IavlWorkload};
+use crashlab_compare::shapes::BUCKET;
 use crashlab_engine::batch::WriteBatch;
 use crashlab_engine::{Counters, Db, MemStorage, Options, PresizePolicy};
-use crashlab_sim::shapes::workload::{BatchBuilder, GethWorkload, IavlWorkload};
-use crashlab_sim::shapes::BUCKET;
 use criterion::{criterion_group, criterion_main, Criterion};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 use std::alloc::System;

@@ -9,8 +9,8 @@
 //! committed with one `Db::write`. Only device time is simulated (the cost model), so merging's
 //! CPU work shows in the merge counters, not in the time.
 
-use super::redb::REDB_VARIANT;
 use super::{quiet_disk, Scale, Table};
+use crate::redb::REDB_VARIANT;
 use crashlab_engine::batch::{MergeStrategy, MergeWork, WriteBatch};
 use crashlab_engine::{Counters, Db, Options};
 use std::time::Duration;
@@ -43,7 +43,7 @@ pub struct Measured {
     pub transactions: u64,
     pub counters: Counters,
     pub merge: MergeWork,
-    pub io: crate::disk::IoStats,
+    pub io: crashlab_sim::disk::IoStats,
 }
 
 impl Measured {
@@ -151,7 +151,7 @@ pub fn measure(writers: usize, strategy: Option<MergeStrategy>, txns: u64) -> Me
 }
 
 /// redb's row: one durable commit per transaction; no merging ("-").
-fn redb_row(io: &crate::disk::IoStats, txns: u64) -> Vec<f64> {
+fn redb_row(io: &crashlab_sim::disk::IoStats, txns: u64) -> Vec<f64> {
     let per = |v: u64| v as f64 / txns as f64;
     vec![
         1.0,

@@ -10,10 +10,10 @@
 //! one per transaction) and one reopen. The same Sets on an empty database form the `fresh`
 //! group.
 
-use super::redb::REDB_VARIANT;
 use super::{quiet_disk, Scale, Table};
-use crate::disk::{IoStats, SimDisk};
+use crate::redb::REDB_VARIANT;
 use crashlab_engine::{Counters, Db, FreelistKind, Options};
+use crashlab_sim::disk::{IoStats, SimDisk};
 
 const BUCKET: &[u8] = b"b";
 const FILL_BATCH: u64 = 20;

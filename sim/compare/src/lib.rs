@@ -3,7 +3,7 @@
 //! Each scenario runs on the simulated disk (no faults) with the default cost model, so every
 //! figure — counters and simulated device time alike — is a function of the code and the scale
 //! only: a table does not move when the machine is noisy, and a snapshot diff means the engine's
-//! behaviour changed. The catalogue (DESIGN.md, "The three questions"):
+//! behaviour changed. The catalogue (docs/DESIGN.md, the three findings):
 //!
 //! | scenario | variants | per |
 //! |---|---|---|
@@ -20,18 +20,58 @@
 //! model, with ratios against crashlab's baseline. `buffers` compares crashlab's own pre-size
 //! policies and has no redb row.
 
+#![forbid(unsafe_code)]
+
 pub mod buffers;
 pub mod commits;
 pub mod large_db;
 pub mod plot;
 pub mod redb;
+pub mod shapes;
 pub mod table;
 
 pub use table::{Row, Table};
 
-use crate::disk::{DiskConfig, SimDisk};
-use crate::engines::EngineKind;
+use crashlab_sim::disk::{DiskConfig, SimDisk};
+use std::fmt;
 use std::path::Path;
+use std::str::FromStr;
+
+/// The engines `compare` has rows for: crashlab's variants, and redb in the scenarios it shares.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    #[default]
+    Crashlab,
+    Redb,
+}
+
+impl EngineKind {
+    pub const ALL: [EngineKind; 2] = [EngineKind::Crashlab, EngineKind::Redb];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Crashlab => "crashlab",
+            EngineKind::Redb => "redb",
+        }
+    }
+}
+
+impl fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for EngineKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<EngineKind, String> {
+        EngineKind::ALL
+            .into_iter()
+            .find(|e| e.name() == s)
+            .ok_or_else(|| format!("unknown engine `{s}`: compare has rows for crashlab and redb"))
+    }
+}
 
 /// How big a scenario runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

@@ -11,8 +11,8 @@ pub const REDB_VARIANT: &str = "redb";
 
 use super::large_db::Size;
 use super::quiet_disk;
-use crate::disk::{IoStats, SimDisk};
-use crate::engines::redb::open_database;
+use crashlab_redb::open_database;
+use crashlab_sim::disk::{IoStats, SimDisk};
 use redb::{Database, Durability, ReadableDatabase, TableDefinition};
 
 const TABLE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("b");

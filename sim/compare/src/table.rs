@@ -1,9 +1,9 @@
 //! A comparison table: one row per variant, one column per counter, and a ratio against a
 //! baseline variant. Rendered as text (what snapshots hold) or serialised as JSON.
 
-use super::redb::REDB_VARIANT;
 use super::Scale;
-use crate::engines::EngineKind;
+use crate::redb::REDB_VARIANT;
+use crate::EngineKind;
 use std::fmt::Write as _;
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]

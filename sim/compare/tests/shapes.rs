@@ -2,12 +2,12 @@
 //! only how the batch's buffer is sized: the same inserts give the same batches (and the same
 //! database file) under Grow, Exact and Estimate.
 
+use crashlab_compare::shapes::geth::NodeBuffer;
+use crashlab_compare::shapes::iavl::{IavlTree, NODE_KEY_SIZE};
+use crashlab_compare::shapes::BUCKET;
 use crashlab_engine::batch::WriteBatch;
 use crashlab_engine::{Db, MemStorage, Options, PresizePolicy};
 use crashlab_sim::rng::SimRng;
-use crashlab_sim::shapes::geth::NodeBuffer;
-use crashlab_sim::shapes::iavl::{IavlTree, NODE_KEY_SIZE};
-use crashlab_sim::shapes::BUCKET;
 use std::collections::BTreeMap;
 
 const POLICIES: [PresizePolicy; 3] = [

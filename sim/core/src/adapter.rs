@@ -77,7 +77,7 @@ pub trait EngineConfig: Clone + fmt::Debug + PartialEq + 'static {
     fn from_seed(seed: u64, profile: Profile) -> Self;
     /// What this configuration can do.
     fn capabilities(&self) -> Capabilities;
-    /// One line for a run's or a check's header.
+    /// The engine's choices in one line, for a run's or a check's header.
     fn describe(&self) -> String;
     /// The `options = ...` line of a case file (`None`: the options come from the seed).
     fn to_case_text(&self) -> Option<String>;
@@ -187,7 +187,8 @@ pub trait Engine: Sized + 'static {
 
     /// Open (creating on empty storage, recovering after a crash) on `storage`; `opens` counts
     /// the run's earlier opens, so per-open choices stay a function of the seed.
-    fn open(storage: Box<dyn Storage>, cfg: &Self::Config, opens: u64) -> Result<Self, EngineError>;
+    fn open(storage: Box<dyn Storage>, cfg: &Self::Config, opens: u64)
+        -> Result<Self, EngineError>;
     /// Close cleanly. `Err` means acknowledged, non-durable commits may be lost.
     fn close(self) -> Result<(), EngineError>;
 

@@ -231,9 +231,7 @@ impl<C: EngineConfig> Case<C> {
             (None, None) => return Err(err(1, "expected `ops = N` or an `[ops]` section".into())),
         };
         if let (Some((n, _, _)), Some(params)) = (get("check"), check) {
-            params
-                .supported_by(&engine)
-                .map_err(|why| err(*n, why))?;
+            params.supported_by(&engine).map_err(|why| err(*n, why))?;
         }
         Ok(Case {
             run: RunConfig {

@@ -68,15 +68,45 @@ impl Control {
         )
     }
 
-    /// The storage the engine runs on: the disk, or a wrapper over it. `meta_len`: the bytes
-    /// at the start of the file that hold the engine's meta (control (a) keeps their syncs).
-    pub fn storage(self, disk: &SimDisk, meta_len: u64) -> Box<dyn Storage> {
+    /// The control's storage over `disk` for one run. `meta_len`: the bytes at the start of the
+    /// file that hold the engine's meta (control (a) keeps their syncs).
+    pub fn for_run(self, disk: &SimDisk, meta_len: u64) -> ControlStorage {
         let disk = disk.clone();
         match self {
-            Control::NoBarrier => Box::new(NoBarrier::with_meta_len(disk, meta_len)),
-            Control::NoGrowthSync => Box::new(GrowthBarrier::new(disk, true)),
-            Control::FdatasyncDisk => Box::new(GrowthBarrier::new(disk, false)),
-            _ => Box::new(disk),
+            Control::NoBarrier => ControlStorage::NoBarrier { disk, meta_len },
+            Control::NoGrowthSync => ControlStorage::Growth(GrowthBarrier::new(disk, true)),
+            Control::FdatasyncDisk => ControlStorage::Growth(GrowthBarrier::new(disk, false)),
+            _ => ControlStorage::Plain(disk),
+        }
+    }
+}
+
+/// A control's storage for one run: the disk, or a wrapper over it. What a wrapper holds in
+/// memory (the growth-barrier disk's unsynced tail) is shared by every open of the run, as a
+/// page cache survives a process restart, and dropped by a power cut.
+#[derive(Clone)]
+pub enum ControlStorage {
+    Plain(SimDisk),
+    NoBarrier { disk: SimDisk, meta_len: u64 },
+    Growth(GrowthBarrier),
+}
+
+impl ControlStorage {
+    /// The storage one open of the engine gets.
+    pub fn open(&self) -> Box<dyn Storage> {
+        match self {
+            ControlStorage::Plain(disk) => Box::new(disk.clone()),
+            ControlStorage::NoBarrier { disk, meta_len } => {
+                Box::new(NoBarrier::with_meta_len(disk.clone(), *meta_len))
+            }
+            ControlStorage::Growth(g) => Box::new(g.clone()),
+        }
+    }
+
+    /// The power is cut: what the wrapper held in memory is gone.
+    pub fn power_cut(&self) {
+        if let ControlStorage::Growth(g) = self {
+            g.power_cut();
         }
     }
 }

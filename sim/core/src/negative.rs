@@ -5,7 +5,7 @@ use crate::disk::SimDisk;
 use crashlab_engine::Storage;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Drops every sync that follows a data-page write, keeping the ones that follow a meta-page
 /// write: the barrier between a commit's data and its meta is gone.
@@ -65,10 +65,14 @@ impl Storage for NoBarrier {
 /// never made durable before use. The meta that references pages past the old end then survives
 /// a power cut while those pages do not. Without it, the wrapper is the positive twin: the same
 /// disk model, on which a correct engine must pass.
+///
+/// The tail is the page cache's: clones share it, so it survives a reopen of the same run (a
+/// process restart keeps the page cache) and [`GrowthBarrier::power_cut`] drops it.
+#[derive(Clone)]
 pub struct GrowthBarrier {
     disk: SimDisk,
     drop_growth_sync: bool,
-    state: Mutex<Tail>,
+    state: Arc<Mutex<Tail>>,
 }
 
 #[derive(Default)]
@@ -84,8 +88,13 @@ impl GrowthBarrier {
         GrowthBarrier {
             disk,
             drop_growth_sync,
-            state: Mutex::new(Tail::default()),
+            state: Arc::new(Mutex::new(Tail::default())),
         }
+    }
+
+    /// The power is cut: the bytes past the disk's length were only in memory.
+    pub fn power_cut(&self) {
+        *self.lock() = Tail::default();
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Tail> {

@@ -96,7 +96,11 @@ pub struct Violation {
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at op {}: {}", self.verdict, self.op_index, self.detail)
+        write!(
+            f,
+            "{} at op {}: {}",
+            self.verdict, self.op_index, self.detail
+        )
     }
 }
 

@@ -1,7 +1,11 @@
 //! Workloads from the proptest strategy over `Op`: any failure shrinks to a short operation list.
 
+use crashlab_engine::Options;
+use crashlab_sim::adapter::EngineConfig;
+use crashlab_sim::config::RunConfig;
+use crashlab_sim::crashlab::CrashlabDb;
 use crashlab_sim::profile::{self, Profile};
-use crashlab_sim::runner::{run, Outcome, RunConfig};
+use crashlab_sim::runner::run;
 use crashlab_sim::strategy;
 use proptest::prelude::*;
 
@@ -12,14 +16,13 @@ proptest! {
     #[test]
     fn no_workload_breaks_the_engine(seed in 0u64..10_000, ops in strategy::workload(150, true)) {
         let cfg = RunConfig {
-            engine: Default::default(),
             seed,
             profile: Profile::Default,
-            options: profile::engine_options(seed),
             disk: profile::disk_config(seed, Profile::Default),
             ops,
+            engine: Options::from_seed(seed, Profile::Default),
         };
-        let r = run(&cfg);
-        prop_assert!(!matches!(r.outcome, Outcome::Violation(_)), "{:?}\n{:#?}", r.outcome, r.trace_tail);
+        let r = run::<CrashlabDb>(&cfg);
+        prop_assert!(!r.outcome.is_violation(), "{:?}\n{:#?}", r.outcome, r.trace_tail);
     }
 }

@@ -7,6 +7,8 @@
 //! meta) or the output cannot be written. The engine's `inspect` module does the reading; this
 //! module only words and lays out its results.
 
+#![forbid(unsafe_code)]
+
 mod check;
 mod dump;
 mod info;

@@ -15,14 +15,20 @@
 //!   nothing left to repair.
 //! - Determinism: redb 4.6 spawns no threads, reads no clock and hashes with a fixed hasher in
 //!   the code paths a custom backend uses; `tests/redb_sweep.rs` checks same seed → same trace.
+//! - Closing: redb's close makes pending non-durable commits durable; the adapter does that
+//!   step as an explicit durable commit so a failure is seen (capability `close_writes`).
+#![forbid(unsafe_code)]
 
-use super::{EngineDb, EngineError, ErrorKind, Listing};
-use crate::op::{Name, Op, Path};
-use crate::profile::Profile;
-use crate::rng::SimRng;
-use crate::runner::RunConfig;
-use crashlab_engine::{Counters, Storage};
+use crashlab_engine::Storage;
 use crashlab_models::{BucketModel, KvModel, ModelError};
+use crashlab_sim::adapter::{
+    Ack, Capabilities, Engine, EngineConfig, EngineError, ErrorKind, Listing,
+};
+use crashlab_sim::case::{flag, num, pairs};
+use crashlab_sim::control::Control;
+use crashlab_sim::op::{value_bytes, Name, Op, Path};
+use crashlab_sim::profile::Profile;
+use crashlab_sim::rng::SimRng;
 use redb::{
     Database, Durability, ReadTransaction, ReadableDatabase, ReadableTable, StorageBackend,
     TableDefinition, TableHandle, WriteTransaction,
@@ -68,26 +74,104 @@ pub fn open_database(storage: Box<dyn Storage>) -> Result<Database, redb::Databa
     redb::Builder::new().create_with_backend(Backend(storage))
 }
 
-/// What a seed decides for redb.
+/// What a seed decides for redb: its commit protocol and the share of non-durable commits.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RedbChoices {
+    /// Each open's durability draws come from this seed and the open's number.
+    pub seed: u64,
     pub two_phase: bool,
-    /// Share of commits made with `Durability::None`.
-    pub non_durable_share: f64,
+    /// Share of commits made with `Durability::None`, in percent.
+    pub non_durable_percent: u32,
 }
 
-impl RedbChoices {
-    pub fn from_seed(seed: u64, profile: Profile) -> RedbChoices {
+impl EngineConfig for RedbChoices {
+    const ENGINE: &'static str = "redb";
+
+    /// The `no-barrier` profile forces two-phase commit, the only redb protocol that relies on
+    /// the barrier the control drops.
+    fn from_seed(seed: u64, profile: Profile) -> RedbChoices {
         let mut r = SimRng::derive(seed, "redb");
         let two_phase = r.chance(0.5) || profile == Profile::NoBarrier;
-        let non_durable_share = if r.chance(0.34) {
-            0.0
+        let non_durable_percent = if r.chance(0.34) {
+            0
         } else {
-            r.range(10, 60) as f64 / 100.0
+            r.range(10, 60) as u32
         };
         RedbChoices {
+            seed,
             two_phase,
-            non_durable_share,
+            non_durable_percent,
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            nested_buckets: false,
+            write_batches: false,
+            reader_views: false,
+            io_error_ends_session: true,
+            crash_is_process_crash: false,
+            close_writes: true,
+            acknowledged_survive_process_crash: false,
+            meta_region_len: REDB_HEADER_LEN,
+            page_size: REDB_PAGE_SIZE,
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} commit · {} % of commits Durability::None",
+            if self.two_phase {
+                "two-phase"
+            } else {
+                "one-phase"
+            },
+            self.non_durable_percent
+        )
+    }
+
+    fn to_case_text(&self) -> Option<String> {
+        Some(format!(
+            "two_phase={} non_durable_percent={}",
+            self.two_phase, self.non_durable_percent
+        ))
+    }
+
+    fn parse_case_text(text: &str, seed: u64, profile: Profile) -> Result<RedbChoices, String> {
+        let mut c = RedbChoices::from_seed(seed, profile);
+        for (k, v) in pairs(text)? {
+            match k {
+                "two_phase" => c.two_phase = flag(k, v)?,
+                "non_durable_percent" => c.non_durable_percent = num(k, v)?,
+                _ => {
+                    return Err(format!(
+                        "unknown redb option `{k}` (expected two_phase or non_durable_percent)"
+                    ))
+                }
+            }
+        }
+        if c.non_durable_percent > 100 {
+            return Err(format!(
+                "non_durable_percent {} is above 100",
+                c.non_durable_percent
+            ));
+        }
+        Ok(c)
+    }
+
+    /// Control (a) forces two-phase commit (see `from_seed`); the debug-hook controls are
+    /// crashlab's.
+    fn with_control(&self, control: Control) -> Result<RedbChoices, String> {
+        match control {
+            Control::None | Control::NoGrowthSync | Control::FdatasyncDisk => Ok(*self),
+            Control::NoBarrier => Ok(RedbChoices {
+                two_phase: true,
+                ..*self
+            }),
+            other => Err(format!(
+                "control {other} is a debug hook in crashlab's engine; with --engine redb use \
+                 no-barrier, no-growth-sync or fdatasync-disk"
+            )),
         }
     }
 }
@@ -156,16 +240,17 @@ fn list<T: ReadableTable<&'static [u8], &'static [u8]>>(t: &T) -> Result<Listing
     Ok(out)
 }
 
-impl EngineDb for RedbDb {
+impl Engine for RedbDb {
+    type Config = RedbChoices;
     type Reader<'a> = ReadTransaction;
     type Writer<'a> = RedbWriter;
 
-    fn open(storage: Box<dyn Storage>, cfg: &RunConfig, opens: u64) -> Result<Self, EngineError> {
+    fn open(storage: Box<dyn Storage>, cfg: &RedbChoices, opens: u64) -> Result<Self, EngineError> {
         let db = open_database(storage).map_err(err)?;
         let stream = SimRng::derive(cfg.seed.wrapping_add(opens), "redb durability");
         Ok(RedbDb {
             db,
-            choices: RedbChoices::from_seed(cfg.seed, cfg.profile),
+            choices: *cfg,
             durability: RefCell::new(stream),
             pending_non_durable: Cell::new(false),
         })
@@ -231,10 +316,8 @@ impl EngineDb for RedbDb {
 
     fn begin_write(&self) -> Result<RedbWriter, EngineError> {
         let mut tx = self.db.begin_write().map_err(err)?;
-        let durable = !self
-            .durability
-            .borrow_mut()
-            .chance(self.choices.non_durable_share);
+        let share = f64::from(self.choices.non_durable_percent) / 100.0;
+        let durable = !self.durability.borrow_mut().chance(share);
         let level = if durable {
             Durability::Immediate
         } else {
@@ -267,7 +350,7 @@ impl EngineDb for RedbDb {
                 len,
                 version,
             } => {
-                let value = crate::op::value_bytes(key, *len, *version);
+                let value = value_bytes(key, *len, *version);
                 let mut t = open_existing(tx, path)?;
                 t.insert(key.0.as_slice(), value.as_slice())
                     .map_err(err)
@@ -303,10 +386,14 @@ impl EngineDb for RedbDb {
         }
     }
 
-    fn commit(&self, w: RedbWriter) -> Result<bool, EngineError> {
+    fn commit(&self, w: RedbWriter) -> Result<Ack, EngineError> {
         w.tx.commit().map_err(err)?;
         self.pending_non_durable.set(!w.durable);
-        Ok(w.durable)
+        Ok(if w.durable {
+            Ack::Durable
+        } else {
+            Ack::Acknowledged
+        })
     }
 
     fn check(&mut self) -> Result<Vec<String>, EngineError> {
@@ -321,22 +408,6 @@ impl EngineDb for RedbDb {
             }
             Err(e) => Err(err(e)),
         }
-    }
-
-    fn counters(&self) -> Counters {
-        Counters::default()
-    }
-
-    fn crash_is_process_crash(_cfg: &RunConfig) -> bool {
-        false
-    }
-
-    fn io_error_ends_session() -> bool {
-        true
-    }
-
-    fn meta_region_len(_cfg: &RunConfig) -> u64 {
-        REDB_HEADER_LEN
     }
 }
 

@@ -4,9 +4,9 @@
 
 use super::geth::NodeBuffer;
 use super::iavl::IavlTree;
-use crate::rng::SimRng;
 use crashlab_engine::batch::WriteBatch;
 use crashlab_engine::PresizePolicy;
+use crashlab_sim::rng::SimRng;
 
 /// An application that builds one batch per commit.
 pub trait BatchBuilder {

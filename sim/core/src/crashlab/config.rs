@@ -48,7 +48,7 @@ impl EngineConfig for Options {
     }
 
     fn describe(&self) -> String {
-        format!("options: {}", format_options(self))
+        format_options(self)
     }
 
     fn to_case_text(&self) -> Option<String> {

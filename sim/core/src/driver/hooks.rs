@@ -22,11 +22,20 @@ pub struct News {
 /// The observers of one run of the session loop. Every method has a default that does nothing,
 /// except the two that decide what the disk is: the storage an open gets and what a power cut
 /// keeps.
-#[allow(async_fn_in_trait, reason = "the driver is generic, never a trait object; madsim runs it on one thread")]
+#[allow(
+    async_fn_in_trait,
+    reason = "the driver is generic, never a trait object; madsim runs it on one thread"
+)]
 pub trait Hooks<E: Engine> {
     /// The storage one open of the engine gets: `disk` behind the driver's power switch, and
     /// whatever this mode puts between them.
     fn storage(&mut self, disk: &SimDisk, power: &PowerSwitch) -> Box<dyn Storage>;
+
+    /// The storage the database is created on (before faults and recording start): by default
+    /// the same as every open's.
+    fn creation_storage(&mut self, disk: &SimDisk, power: &PowerSwitch) -> Box<dyn Storage> {
+        self.storage(disk, power)
+    }
 
     /// The power is cut: decide what the disk keeps of its pending sectors.
     fn power_cut(&mut self, disk: &SimDisk) -> CrashOutcome;

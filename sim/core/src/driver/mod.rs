@@ -119,6 +119,11 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
         }
     }
 
+    /// The index of the next operation (the one running, while one runs, plus one).
+    pub fn next_op(&self) -> usize {
+        self.next
+    }
+
     /// Whether the engine promises anything across a power cut.
     pub(crate) fn promised(&self) -> bool {
         !self.caps.crash_is_process_crash
@@ -216,6 +221,11 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
             self.trace.record("power cut during close".into());
             return SessionEnd::Crash;
         }
+        if closed.is_ok() && self.caps.close_writes {
+            // A close that writes makes what it writes durable (redb: the non-durable commits).
+            self.oracle.acknowledged_made_durable();
+            self.promise_changed();
+        }
         if let Err(e) = closed {
             // Commits acknowledged without durability may be gone: recover as after a cut.
             self.trace.record(format!(
@@ -241,7 +251,9 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
     /// Create the database with faults suspended.
     fn create(&mut self) -> Step<()> {
         let faults = self.suspend_faults();
-        let created = self.open_once();
+        self.opens += 1;
+        let storage = self.hooks.creation_storage(&self.disk, &self.power);
+        let created = E::open(storage, &self.cfg.engine, self.opens - 1);
         let closed = created.map(|db| {
             self.counters.accumulate(&db.counters());
             db.close()

@@ -92,7 +92,8 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
                 match committed {
                     Ok(r) => r,
                     Err(msg) if self.power.is_off() => {
-                        self.trace.record(format!("{index} {op} -> {msg}; power cut"));
+                        self.trace
+                            .record(format!("{index} {op} -> {msg}; power cut"));
                         return Ok(Next::End(SessionEnd::Crash));
                     }
                     Err(msg) => {
@@ -232,13 +233,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         Err(self.failure(Verdict::Failed(during), &e))
     }
 
-    fn get(
-        &mut self,
-        db: &E,
-        writer: &mut Writer<'_, E>,
-        path: &Path,
-        key: &Name,
-    ) -> Step<String> {
+    fn get(&mut self, db: &E, writer: &mut Writer<'_, E>, path: &Path, key: &Name) -> Step<String> {
         let (got, want) = match writer {
             Some((tx, model)) => (
                 E::get_in(tx, path, key),

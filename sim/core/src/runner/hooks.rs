@@ -3,7 +3,7 @@
 use super::tasks::{reader_task, timer_task, Shared};
 use crate::adapter::{Engine, EngineConfig as _};
 use crate::config::RunConfig;
-use crate::control::Control;
+use crate::control::{Control, ControlStorage};
 use crate::disk::{CrashOutcome, SimDisk};
 use crate::driver::{Hooks, News};
 use crate::power::{PowerSwitch, Switched};
@@ -22,6 +22,8 @@ const THINK_NS: u64 = 5_000;
 pub struct RunnerHooks<E> {
     control: Control,
     meta_len: u64,
+    /// The control's storage, made at the first open (the disk is the driver's).
+    storage: Option<ControlStorage>,
     corruption: bool,
     timer_cuts: bool,
     /// What a session's background tasks share with the writer (one thread: madsim's scheduler).
@@ -39,6 +41,7 @@ impl<E: Engine> RunnerHooks<E> {
         RunnerHooks {
             control: cfg.profile.control(),
             meta_len: caps.meta_region_len,
+            storage: None,
             corruption: cfg.profile == Profile::Corruption,
             timer_cuts: !caps.crash_is_process_crash,
             shared: Rc::new(RefCell::new(Shared::default())),
@@ -60,13 +63,20 @@ impl<E: Engine> RunnerHooks<E> {
 
 impl<E: Engine> Hooks<E> for RunnerHooks<E> {
     fn storage(&mut self, disk: &SimDisk, power: &PowerSwitch) -> Box<dyn Storage> {
+        let (control, meta_len) = (self.control, self.meta_len);
+        let storage = self
+            .storage
+            .get_or_insert_with(|| control.for_run(disk, meta_len));
         Box::new(Switched {
-            inner: self.control.storage(disk, self.meta_len),
+            inner: storage.open(),
             switch: power.clone(),
         })
     }
 
     fn power_cut(&mut self, disk: &SimDisk) -> CrashOutcome {
+        if let Some(s) = &self.storage {
+            s.power_cut();
+        }
         disk.crash()
     }
 

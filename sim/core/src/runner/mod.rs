@@ -95,7 +95,7 @@ async fn run_async<E: Engine>(cfg: &RunConfig<E::Config>) -> Report {
 /// The header of a run: every choice its seed made.
 pub fn header<C: EngineConfig>(cfg: &RunConfig<C>) -> String {
     format!(
-        "seed {} profile {} ops {} engine {}\n  {}\n  faults:  {}\n",
+        "seed {} profile {} ops {} engine {}\n  options: {}\n  faults:  {}\n",
         cfg.seed,
         cfg.profile,
         cfg.ops.len(),

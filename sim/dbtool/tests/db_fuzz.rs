@@ -6,8 +6,8 @@
 //! The allocation bound is measured with a counting global allocator (`stats_alloc`, whose
 //! `unsafe` stays in that crate), so this file holds one test: no other test thread allocates.
 
+use crashlab_dbtool::{run_to, DbCommand};
 use crashlab_engine::{Db, MemStorage, Options};
-use crashlab_sim::db_cli::{run_to, DbCommand};
 use proptest::prelude::*;
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 use std::alloc::System;

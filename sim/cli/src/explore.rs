@@ -1,0 +1,86 @@
+//! `crashlab explore`: the library sweep with a progress bar, a case saved per violation and a
+//! summary. The wall clock is read here only, for the ops/s figure; it never feeds a run.
+
+use crate::engines::WithEngine;
+use crate::run_cmd::save_case;
+use crashlab_sim::adapter::{Engine, EngineConfig};
+use crashlab_sim::profile::Profile;
+use crashlab_sim::sweep::{sweep, Summary, SweepConfig};
+use std::ops::Range;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+pub struct Explore {
+    pub seeds: Range<u64>,
+    pub shard: (u64, u64),
+    pub ops: usize,
+    pub profile: Profile,
+    pub found_dir: PathBuf,
+}
+
+impl WithEngine for Explore {
+    type Output = ExitCode;
+    fn call<E: Engine>(self) -> ExitCode {
+        let cfg = SweepConfig {
+            seeds: self.seeds.clone(),
+            shard: self.shard,
+            ops: self.ops,
+            profile: self.profile,
+        };
+        let count = cfg.shard_seeds().count() as u64;
+        let (i, n) = self.shard;
+        println!(
+            "explore seeds {}..{} shard {i}/{n} ({count} seeds) profile {} ops {} engine {}",
+            self.seeds.start,
+            self.seeds.end,
+            self.profile,
+            self.ops,
+            E::Config::ENGINE
+        );
+        let bar = progress_bar(count);
+        let started = Instant::now();
+        let mut violations = 0u64;
+        let summary = sweep::<E>(&cfg, &mut |run, report| {
+            if let crashlab_sim::verdict::Outcome::Violation(v) = &report.outcome {
+                violations += 1;
+                let saved = save_case(run, &self.found_dir).map(|p| p.display().to_string());
+                let repro = saved.unwrap_or_else(|e| format!("(not saved: {e})"));
+                // println through the bar: it still prints when the bar is hidden (not a TTY).
+                bar.suspend(|| println!("seed {}: {v}\n  repro: crashlab repro {repro}", run.seed));
+            }
+            bar.set_message(format!("{violations} violations"));
+            bar.inc(1);
+        });
+        bar.finish_and_clear();
+        print_summary(&summary, started.elapsed().as_secs_f64());
+        if summary.violations > 0 {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn progress_bar(len: u64) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} seeds · {msg} · {elapsed} (eta {eta})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+fn print_summary(t: &Summary, wall_s: f64) {
+    let f = &t.faults;
+    let ops = t.stats.ops_run;
+    println!(
+        "seeds {} · ok {} · violations {} · disk failures {}\nops {} · power cuts {} · {:.0} ops/s\nfaults: read_eio {} write_eio {} sync_eio {} latent {} bit_flips {} misdirected {} enospc {} lying_syncs {} garbage_reads {} torn_writes {}\nsimulated {:.3} s in {:.3} s wall ({:.1}x)",
+        t.seeds, t.ok, t.violations, t.disk_failures,
+        ops, t.stats.crashes, ops as f64 / wall_s.max(1e-9),
+        f.read_eio, f.write_eio, f.sync_eio, f.latent_sectors, f.bit_flips, f.misdirected_writes, f.enospc, f.lying_syncs, f.garbage_sector_reads, f.torn_writes_in_crash,
+        t.sim_ns as f64 / 1e9, wall_s, t.sim_ns as f64 / 1e9 / wall_s.max(1e-9)
+    );
+}

@@ -1,0 +1,190 @@
+//! `crashlab run`, `repro` and `shrink`: one seed, one saved case, one case made smaller.
+
+use crate::engines::WithEngine;
+use crate::{bad_input, check_cmd, engine_or_exit};
+use crashlab_sim::adapter::{Engine, EngineConfig};
+use crashlab_sim::case::{self, Case, Expect};
+use crashlab_sim::config::RunConfig;
+use crashlab_sim::disk::capture::{capture, save_durable_image};
+use crashlab_sim::profile::Profile;
+use crashlab_sim::report;
+use crashlab_sim::runner::{header, run, Report};
+use crashlab_sim::shrink::shrink;
+use crashlab_sim::sweep::repro_line;
+use crashlab_sim::verdict::Outcome;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Read a case file and run the command `make` builds from its text, with the engine it names.
+pub fn with_case<F: WithEngine<Output = ExitCode>>(
+    file: &Path,
+    make: impl FnOnce(String) -> F,
+) -> ExitCode {
+    let text = match case::read(file) {
+        Ok(t) => t,
+        Err(e) => return bad_input(e),
+    };
+    let (engine, line) = case::engine_name(&text);
+    match crate::engines::parse(&engine) {
+        Ok(engine) => engine_or_exit(&engine, make(text)),
+        Err(m) => bad_input(format!("{}:{line}: {m}", file.display())),
+    }
+}
+
+/// Parse a case of engine configuration `C`, or print why not.
+pub fn parse_case<C: EngineConfig>(text: &str, file: &Path) -> Result<Case<C>, ExitCode> {
+    Case::parse(text, &file.display().to_string()).map_err(bad_input)
+}
+
+/// `crashlab run --seed S`.
+pub struct RunSeed {
+    pub seed: u64,
+    pub ops: usize,
+    pub profile: Profile,
+    pub found_dir: PathBuf,
+}
+
+impl WithEngine for RunSeed {
+    type Output = ExitCode;
+    fn call<E: Engine>(self) -> ExitCode {
+        let cfg = RunConfig::<E::Config>::from_seed(self.seed, self.ops, self.profile);
+        print!("{}", header(&cfg));
+        let r = run::<E>(&cfg);
+        print!("{}", report::body(&r));
+        finish_one(&cfg, &r, &self.found_dir)
+    }
+}
+
+/// On a violation: the trace tail, the saved case and the one-line repro command.
+fn finish_one<C: EngineConfig>(cfg: &RunConfig<C>, r: &Report, found_dir: &Path) -> ExitCode {
+    let Outcome::Violation(_) = r.outcome else {
+        return ExitCode::SUCCESS;
+    };
+    println!("trace tail:");
+    for line in &r.trace_tail {
+        println!("  {line}");
+    }
+    match save_case(cfg, found_dir) {
+        Ok(path) => println!(
+            "saved {}\nrepro: crashlab repro {}",
+            path.display(),
+            path.display()
+        ),
+        Err(e) => eprintln!("could not save the case under {}: {e}", found_dir.display()),
+    }
+    println!("or:    {}", repro_line(cfg));
+    ExitCode::from(1)
+}
+
+/// Save the case of a violating seed under `dir`; its path.
+pub fn save_case<C: EngineConfig>(cfg: &RunConfig<C>, dir: &Path) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!(
+        "seed-{}-{}-{}.case",
+        cfg.seed,
+        cfg.profile,
+        C::ENGINE
+    ));
+    let case = Case {
+        run: cfg.clone(),
+        expect: Expect::Violation,
+        explicit_ops: false,
+        check: None,
+        crash_state: None,
+    };
+    std::fs::write(&path, case.to_text())?;
+    Ok(path)
+}
+
+/// `crashlab repro FILE`.
+pub struct Repro {
+    pub file: PathBuf,
+    pub text: String,
+    pub save_image: Option<PathBuf>,
+}
+
+impl WithEngine for Repro {
+    type Output = ExitCode;
+    fn call<E: Engine>(self) -> ExitCode {
+        let case = match parse_case::<E::Config>(&self.text, &self.file) {
+            Ok(c) => c,
+            Err(code) => return code,
+        };
+        if let Some(state) = &case.crash_state {
+            return check_cmd::replay_state::<E>(&case, state, self.save_image.as_deref());
+        }
+        print!("{}", header(&case.run));
+        let (r, disks) = capture(|| run::<E>(&case.run));
+        print!("{}", report::body(&r));
+        if let (Some(path), Some(disk)) = (&self.save_image, disks.last()) {
+            match save_durable_image(disk, path) {
+                Ok(n) => println!(
+                    "saved the durable disk image ({n} bytes): crashlab db check {}",
+                    path.display()
+                ),
+                Err(e) => return bad_input(format!("cannot write {}: {e}", path.display())),
+            }
+        }
+        print_expectation(case.expect, Expect::of(&r.outcome), "run");
+        if let Outcome::Violation(_) = r.outcome {
+            for line in &r.trace_tail {
+                println!("  {line}");
+            }
+            return ExitCode::from(1);
+        }
+        ExitCode::SUCCESS
+    }
+}
+
+/// Whether a replay (`what`: the run, the state) ended as its case expects.
+pub fn print_expectation(expected: Expect, got: Expect, what: &str) {
+    if got == expected {
+        println!("as expected ({got:?})");
+    } else {
+        println!("NOT as expected: the case expects {expected:?}, the {what} gave {got:?}");
+    }
+}
+
+/// `crashlab shrink FILE`.
+pub struct Shrink {
+    pub file: PathBuf,
+    pub text: String,
+    pub budget: usize,
+}
+
+impl WithEngine for Shrink {
+    type Output = ExitCode;
+    fn call<E: Engine>(self) -> ExitCode {
+        let case = match parse_case::<E::Config>(&self.text, &self.file) {
+            Ok(c) => c,
+            Err(code) => return code,
+        };
+        if !run::<E>(&case.run).outcome.is_violation() {
+            return bad_input(format!(
+                "{}: the case does not fail, so there is nothing to shrink",
+                self.file.display()
+            ));
+        }
+        let s = shrink::<E>(&case.run, self.budget);
+        let out = self.file.with_extension("shrunk.case");
+        let shrunk = Case {
+            run: s.run,
+            expect: Expect::Violation,
+            explicit_ops: true,
+            check: None,
+            crash_state: None,
+        };
+        if let Err(e) = std::fs::write(&out, shrunk.to_text()) {
+            return bad_input(format!("cannot write {}: {e}", out.display()));
+        }
+        println!(
+            "shrunk {} ops to {} in {} runs: {}\nrepro: crashlab repro {}",
+            case.run.ops.len(),
+            shrunk.run.ops.len(),
+            s.attempts,
+            out.display(),
+            out.display()
+        );
+        ExitCode::SUCCESS
+    }
+}
