@@ -56,6 +56,9 @@ pub struct DebugHooks {
     /// Release pending pages as if no reader were open: a page a reader's snapshot still
     /// references can be reused and overwritten.
     pub reuse_pages_under_readers: bool,
+    /// When a call of a batch fails, keep the transaction instead of rolling it back: the
+    /// failed call's writes are committed with its siblings' (who then run again).
+    pub batch_keeps_failed_call: bool,
 }
 
 impl Default for Options {

@@ -2,10 +2,12 @@
 //! simulator are diffed against.
 #![forbid(unsafe_code)]
 
+pub mod calls;
 pub mod freelist;
 
 pub mod kv;
 pub mod oracle;
 
+pub use calls::{Answer, CallIndex, CallOracle};
 pub use kv::{BucketModel, KvModel, ModelError};
 pub use oracle::{CommitOutcome, DurabilityOracle, Violation};

@@ -54,15 +54,31 @@ fn apply_record(tx: &mut WriteTx<'_>, r: &Record<'_>) -> Result<()> {
 
 /// Run one batch of calls in one write transaction.
 pub fn run_batch(db: &Db, calls: &[Call], work: &mut MergeWork) -> (BatchOutcome, Option<String>) {
+    match run_batch_observed(db, calls, work, &mut || {}) {
+        (BatchOutcome::CallFailed(i), _) => (BatchOutcome::CallFailed(i), None),
+        (outcome, error) => (outcome, error.map(|e| e.to_string())),
+    }
+}
+
+/// [`run_batch`], calling `before_commit` once every call has applied and just before the commit
+/// writes anything — a driver that records what may be on disk at each instant (crashlab's
+/// simulator) learns there that this batch's calls are about to become one commit — and
+/// returning the error itself: the commit's, or the failed call's own.
+pub fn run_batch_observed(
+    db: &Db,
+    calls: &[Call],
+    work: &mut MergeWork,
+    before_commit: &mut dyn FnMut(),
+) -> (BatchOutcome, Option<Error>) {
     let mut tx = match db.begin_write() {
         Ok(tx) => tx,
-        Err(e) => return (BatchOutcome::CommitFailed, Some(e.to_string())),
+        Err(e) => return (BatchOutcome::CommitFailed, Some(e)),
     };
     let mut i = 0;
     while i < calls.len() {
         let failed = match &calls[i] {
             Call::Fn(f) => {
-                let r = f(&mut tx).err().map(|_| i);
+                let r = f(&mut tx).err().map(|e| (i, e));
                 i += 1;
                 r
             }
@@ -75,29 +91,37 @@ pub fn run_batch(db: &Db, calls: &[Call], work: &mut MergeWork) -> (BatchOutcome
                 let how = (opts.merge_strategy, opts.presize);
                 let r = apply_merged(&mut tx, &calls[i..end], how, work)
                     .err()
-                    .map(|k| i + k);
+                    .map(|(k, e)| (i + k, e));
                 i = end;
                 r
             }
         };
-        if let Some(index) = failed {
+        if let Some((index, e)) = failed {
+            if db.options().debug.batch_keeps_failed_call {
+                // A negative control: the rollback is forgotten (see `DebugHooks`).
+                before_commit();
+                let _ = tx.commit();
+                return (BatchOutcome::CallFailed(index), Some(e));
+            }
             tx.rollback();
-            return (BatchOutcome::CallFailed(index), None);
+            return (BatchOutcome::CallFailed(index), Some(e));
         }
     }
+    before_commit();
     match tx.commit() {
         Ok(()) => (BatchOutcome::Committed, None),
-        Err(e) => (BatchOutcome::CommitFailed, Some(e.to_string())),
+        Err(e) => (BatchOutcome::CommitFailed, Some(e)),
     }
 }
 
-/// Merge a run of write calls and apply the result; on failure, the offset of the failing call.
+/// Merge a run of write calls and apply the result; on failure, the offset of the failing call
+/// and its error.
 fn apply_merged(
     tx: &mut WriteTx<'_>,
     calls: &[Call],
     (strategy, policy): (MergeStrategy, PresizePolicy),
     work: &mut MergeWork,
-) -> Result<(), usize> {
+) -> Result<(), (usize, Error)> {
     let batches: Vec<&WriteBatch> = calls
         .iter()
         .map(|c| match c {
@@ -107,15 +131,15 @@ fn apply_merged(
         .collect();
     if let [only] = batches[..] {
         // Nothing to merge: apply the caller's batch as it is, with no copy.
-        return apply_records(tx, only).map_err(|_| 0usize);
+        return apply_records(tx, only).map_err(|(_, e)| (0, e));
     }
-    let (merged, w) =
-        WriteBatch::merge_with_policy(&batches, strategy, policy).map_err(|_| 0usize)?;
+    let (merged, w) = WriteBatch::merge_with_policy(&batches, strategy, policy)
+        .map_err(|e| (0, Error::MalformedBatch(e.to_string())))?;
     work.bytes_copied += w.bytes_copied;
     work.records_decoded += w.records_decoded;
     work.records_encoded += w.records_encoded;
     work.buffer.add(&w.buffer);
-    apply_records(tx, &merged).map_err(|(record, _)| call_of_record(&batches, record))
+    apply_records(tx, &merged).map_err(|(record, e)| (call_of_record(&batches, record), e))
 }
 
 /// Which of `batches` the merged record at `index` came from.

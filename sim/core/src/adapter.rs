@@ -14,12 +14,15 @@
 //! Lifetimes: crashlab's transactions borrow the database and redb's are owned, so readers and
 //! writers are generic associated types that may borrow `&'a self`.
 
+use crate::calls::{CallSpec, GroupObserver};
 use crate::control::Control;
 use crate::op::{Name, Op, Path};
 use crate::profile::Profile;
 use crashlab_engine::{Counters, Storage};
+use crashlab_models::Answer;
 use crashlab_models::{BucketModel, KvModel, ModelError};
 use std::fmt;
+use std::rc::Rc;
 
 /// What an engine can do, declared once per configuration. The default is the smallest engine
 /// the driver can run: flat buckets, one transaction at a time, power cuts, no extras.
@@ -29,6 +32,8 @@ pub struct Capabilities {
     pub nested_buckets: bool,
     /// [`Engine::commit_batch`]: a transaction's puts and deletes committed as one write batch.
     pub write_batches: bool,
+    /// [`Engine::run_group`]: concurrent callers coalesced into shared commits (bbolt's `Batch`).
+    pub concurrent_callers: bool,
     /// [`Engine::reader_token`] and [`Engine::read_view`]: the checker can read what an open
     /// reader sees at a crash point from the page cache.
     pub reader_views: bool,
@@ -57,6 +62,7 @@ impl Default for Capabilities {
         Capabilities {
             nested_buckets: false,
             write_batches: false,
+            concurrent_callers: false,
             reader_views: false,
             io_error_ends_session: true,
             crash_is_process_crash: false,
@@ -225,6 +231,22 @@ pub trait Engine: Sized + 'static {
     fn commit_batch(&self, ops: &[Op]) -> Result<Ack, EngineError> {
         let _ = ops;
         unreachable!("{} declares no write batches", Self::Config::ENGINE)
+    }
+
+    /// Capability `concurrent_callers`: run one group of callers, each submitting its call at
+    /// its delay (simulated time) through the engine's coalescer, telling `observer` about every
+    /// commit as it happens; each call's answer, by index.
+    #[allow(
+        async_fn_in_trait,
+        reason = "generic only; madsim runs it on one thread"
+    )]
+    async fn run_group(
+        db: &Rc<Self>,
+        calls: &[CallSpec],
+        observer: &mut dyn GroupObserver,
+    ) -> Vec<(usize, Answer)> {
+        let _ = (db, calls, observer);
+        unreachable!("{} declares no concurrent callers", Self::Config::ENGINE)
     }
 
     /// Capability `reader_views`: what identifies a reader's snapshot in the file (crashlab: its

@@ -210,6 +210,12 @@ impl<C: EngineConfig> Case<C> {
             Some((n, _, v)) => Some(v.parse::<CrashState>().map_err(|m| err(*n, m))?),
             None => None,
         };
+        if let (false, Some(list)) = (caps.concurrent_callers, &ops) {
+            if let Some(i) = list.iter().position(|op| matches!(op, Op::Group { .. })) {
+                let message = format!("{} has no concurrent callers: `{}`", C::ENGINE, list[i]);
+                return Err(err(op_lines[i], message));
+            }
+        }
         if let (false, Some(list)) = (caps.nested_buckets, &ops) {
             let nested = list
                 .iter()

@@ -10,6 +10,7 @@
 //! | `meta-unchecked` (c) | a meta's checksum is not verified on open | `DebugHooks::skip_meta_checksum` |
 //! | `no-growth-sync` (d) | file growth not made durable before use | `negative::GrowthBarrier` dropping the growth sync |
 //! | `reuse-under-readers` (e) | a freed page reused while a reader's snapshot references it | `DebugHooks::reuse_pages_under_readers` |
+//! | `batch-keeps-failed-call` (f) | a batch whose call failed is committed instead of rolled back | `DebugHooks::batch_keeps_failed_call` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk model with the growth sync kept, on which a
 //! correct engine must pass — the twin that shows (d) is found because of the bug.
@@ -29,17 +30,19 @@ pub enum Control {
     MetaUnchecked,
     NoGrowthSync,
     ReuseUnderReaders,
+    BatchKeepsFailedCall,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 7] = [
+    pub const ALL: [Control; 8] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
         Control::MetaUnchecked,
         Control::NoGrowthSync,
         Control::ReuseUnderReaders,
+        Control::BatchKeepsFailedCall,
         Control::FdatasyncDisk,
     ];
 
@@ -51,6 +54,7 @@ impl Control {
             Control::MetaUnchecked => "meta-unchecked",
             Control::NoGrowthSync => "no-growth-sync",
             Control::ReuseUnderReaders => "reuse-under-readers",
+            Control::BatchKeepsFailedCall => "batch-keeps-failed-call",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

@@ -23,7 +23,7 @@
 
 pub mod adapter;
 pub mod apply;
-pub mod batching;
+pub mod calls;
 pub mod case;
 pub mod config;
 pub mod control;

@@ -5,6 +5,7 @@
 //! create a/b            delete-bucket a/b        put a k7 len=300 v=12
 //! delete a k7           get a k7                 scan a
 //! commit   rollback   begin-reader   end-reader 2   reopen   crash   power-cut-in 4
+//! group callers=5 seed=812
 //! ```
 //! Names (bucket path components and keys) print as themselves when they are plain
 //! `[A-Za-z0-9_.-]` text, otherwise as `0x` + hex. A put's value is derived from the key, the
@@ -51,6 +52,13 @@ pub enum Op {
     /// Arm a power cut after this many more storage calls: it lands inside whatever is running
     /// then (typically a commit), between two writes or between a write and its sync.
     PowerCutIn(u32),
+    /// Concurrent callers, each submitting one call (a write batch or a batch function of a few
+    /// puts and deletes, some failing by design) through the engine's coalescer at a seeded
+    /// simulated instant; what each call holds is drawn from `seed` (see `calls.rs`).
+    Group {
+        callers: u32,
+        seed: u32,
+    },
 }
 
 /// The bytes a put writes.
@@ -160,6 +168,7 @@ impl fmt::Display for Op {
             Op::Reopen => f.write_str("reopen"),
             Op::Crash => f.write_str("crash"),
             Op::PowerCutIn(n) => write!(f, "power-cut-in {n}"),
+            Op::Group { callers, seed } => write!(f, "group callers={callers} seed={seed}"),
         }
     }
 }
@@ -237,9 +246,17 @@ impl std::str::FromStr for Op {
                     .map(Op::PowerCutIn)
                     .map_err(|_| format!("`{}` is not a number", words[1]))
             }
+            Some("group") => {
+                want(3, "group callers=N seed=N")?;
+                Ok(Op::Group {
+                    callers: field(words[1], "callers")?,
+                    seed: field(words[2], "seed")?,
+                })
+            }
             _ => Err(format!(
                 "unknown operation `{line}` (expected create, delete-bucket, put, delete, get, \
-                 scan, commit, rollback, begin-reader, end-reader, reopen, crash or power-cut-in)"
+                 scan, commit, rollback, begin-reader, end-reader, reopen, crash, power-cut-in \
+                 or group)"
             )),
         }
     }
@@ -277,6 +294,10 @@ mod tests {
             Op::Reopen,
             Op::Crash,
             Op::PowerCutIn(4),
+            Op::Group {
+                callers: 7,
+                seed: 99,
+            },
         ];
         for op in ops {
             let text = op.to_string();

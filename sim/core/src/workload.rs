@@ -87,8 +87,34 @@ pub fn generate(seed: u64, count: usize, crashes: bool, caps: &Capabilities) -> 
             _ => ops.push(Op::Commit),
         }
     }
+    if caps.concurrent_callers {
+        add_groups(seed, &mut ops);
+    }
     ops.truncate(count);
     ops
+}
+
+/// Swarm over concurrent callers: half the seeds get groups of callers after some commits, up
+/// to a per-seed maximum from 1 to 64 callers. From a stream of their own, so the operations of
+/// a seed without groups are what they were before groups existed.
+fn add_groups(seed: u64, ops: &mut Vec<Op>) {
+    let mut r = SimRng::derive(seed, "callers");
+    if !r.chance(0.5) {
+        return;
+    }
+    let most = *r.pick(&[1u64, 2, 4, 8, 16, 32, 64]);
+    let mut out = Vec::with_capacity(ops.len() + ops.len() / 8);
+    for op in ops.drain(..) {
+        let after_commit = matches!(op, Op::Commit);
+        out.push(op);
+        if after_commit && r.chance(0.15) {
+            out.push(Op::Group {
+                callers: r.range(1, most) as u32,
+                seed: r.next_u64() as u32,
+            });
+        }
+    }
+    *ops = out;
 }
 
 /// Fill a bucket with many values, commit, delete most of them, commit.

@@ -108,6 +108,7 @@ impl EngineConfig for RedbChoices {
         Capabilities {
             nested_buckets: false,
             write_batches: false,
+            concurrent_callers: false,
             reader_views: false,
             io_error_ends_session: true,
             crash_is_process_crash: false,

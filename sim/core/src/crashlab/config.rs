@@ -37,6 +37,7 @@ impl EngineConfig for Options {
         Capabilities {
             nested_buckets: true,
             write_batches: true,
+            concurrent_callers: true,
             reader_views: true,
             io_error_ends_session: false,
             crash_is_process_crash: self.no_sync,
@@ -64,6 +65,7 @@ impl EngineConfig for Options {
             meta_same_slot: control == Control::MetaSameSlot,
             skip_meta_checksum: control == Control::MetaUnchecked,
             reuse_pages_under_readers: control == Control::ReuseUnderReaders,
+            batch_keeps_failed_call: control == Control::BatchKeepsFailedCall,
         };
         Ok(Options {
             debug,

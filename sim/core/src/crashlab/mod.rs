@@ -2,6 +2,7 @@
 //! their pinned hashes) do not move with the adapter.
 
 mod batch;
+mod callers;
 mod config;
 mod read;
 
@@ -10,10 +11,12 @@ pub use read::{read_model, read_snapshot};
 
 use crate::adapter::{Ack, Engine, EngineError, ErrorKind, Listing};
 use crate::apply::path_refs;
+use crate::calls::{CallSpec, GroupObserver};
 use crate::op::{value_bytes, Name, Op, Path};
 use crashlab_engine::{Counters, Db, Error, Options, ReadTx, Storage, WriteTx};
-use crashlab_models::{KvModel, ModelError};
+use crashlab_models::{Answer, KvModel, ModelError};
 use read::list_bucket;
+use std::rc::Rc;
 use std::time::Duration;
 
 /// crashlab's [`Db`] as an engine under test.
@@ -144,6 +147,14 @@ impl Engine for CrashlabDb {
     fn commit_batch(&self, ops: &[Op]) -> Result<Ack, EngineError> {
         batch::commit(&self.db, ops)?;
         Ok(self.ack())
+    }
+
+    async fn run_group(
+        db: &Rc<Self>,
+        calls: &[CallSpec],
+        observer: &mut dyn GroupObserver,
+    ) -> Vec<(usize, Answer)> {
+        callers::run_group(db, calls, observer).await
     }
 
     fn reader_token(reader: &ReadTx<'_>) -> Vec<u8> {

@@ -21,10 +21,12 @@
 //! What a mode adds — faults, time and background tasks for the runner, recording for the
 //! checker — comes through [`Hooks`]. Verdicts are typed ([`Verdict`]).
 
+mod group;
 mod hooks;
 mod recovery;
 mod session;
 
+pub use group::GroupFigures;
 pub use hooks::{Hooks, News};
 pub use recovery::{recover_image, Recovered};
 
@@ -52,6 +54,8 @@ pub struct RunStats {
     pub background_snapshot_checks: u64,
     /// Power cuts fired by the timer task at a simulated instant.
     pub timer_power_cuts: u64,
+    /// Groups of concurrent callers.
+    pub groups: GroupFigures,
 }
 
 /// How the driver commits.

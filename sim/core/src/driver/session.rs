@@ -7,6 +7,7 @@ use crate::apply::{apply_checked, model_apply, owned, Applied, ApplyFailure};
 use crate::op::{path_to_string, Name, Op, Path};
 use crate::verdict::{During, Verdict};
 use crashlab_models::{CommitOutcome, KvModel};
+use std::rc::Rc;
 
 /// Readers open at once, at most.
 pub const READERS_MAX: usize = 4;
@@ -32,7 +33,8 @@ enum Next {
 }
 
 impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
-    pub(super) async fn session(&mut self, db: &E) -> Step<SessionEnd> {
+    pub(super) async fn session(&mut self, shared: &Rc<E>) -> Step<SessionEnd> {
+        let db: &E = shared;
         let mut writer: Writer<'_, E> = None;
         let mut batch = Batch::default();
         let mut readers: Readers<'_, E> = Vec::new();
@@ -42,7 +44,14 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             self.hooks.op_started(index);
             self.next += 1;
             self.stats.ops_run += 1;
-            let result = match self.op(db, op, &mut writer, &mut batch, &mut readers)? {
+            let next = match op {
+                Op::Group { callers, seed } if writer.is_none() && batch.model.is_none() => {
+                    self.run_group(shared, *callers, *seed).await?
+                }
+                Op::Group { .. } => Next::Go("skipped (a transaction is open)".into()),
+                _ => self.op(db, op, &mut writer, &mut batch, &mut readers)?,
+            };
+            let result = match next {
                 Next::Go(result) => result,
                 Next::End(end) => return Ok(end),
             };
@@ -110,12 +119,36 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             }
             Op::BeginReader => self.begin_reader(db, readers)?,
             Op::EndReader(n) => self.end_reader(readers, *n as usize)?,
+            Op::Group { .. } => unreachable!("the session runs groups itself"),
             Op::Get { path, key } => self.get(db, writer, path, key)?,
             Op::Scan { path } => self.scan(db, writer, path)?,
             data if self.settings.batched => self.gather(batch, data),
             data => self.apply(db, writer, data)?,
         };
         Ok(Next::Go(result))
+    }
+
+    /// A group of concurrent callers; a commit of the group that failed ends the session as a
+    /// failed commit does.
+    async fn run_group(&mut self, db: &Rc<E>, callers: u32, seed: u32) -> Step<Next> {
+        let index = self.next - 1;
+        match self.group(db, callers, seed).await? {
+            Ok(summary) => Ok(Next::Go(summary)),
+            Err(msg) => {
+                let end = if self.power.is_off() {
+                    SessionEnd::Crash
+                } else {
+                    SessionEnd::Reopen
+                };
+                let then = if self.power.is_off() {
+                    "power cut"
+                } else {
+                    "restarting"
+                };
+                self.trace.record(format!("{index} group -> {msg}; {then}"));
+                Ok(Next::End(end))
+            }
+        }
     }
 
     /// The start of a commit: its state joins the oracle's chain.

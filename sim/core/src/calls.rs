@@ -1,0 +1,110 @@
+//! Groups of concurrent callers (`group callers=N seed=S`): what each caller submits, how a call
+//! changes the model, and how an engine tells the driver what its coalescer did.
+//!
+//! A call is a few puts and deletes, submitted as a write batch or as a batch function, and one
+//! call in ten fails by design after its operations (an invalid record, or the function's own
+//! error). Both kinds share one rule, the one write batches have: a put creates missing buckets
+//! on its path, and a delete in a missing bucket does nothing — so a call fails only by design,
+//! whatever state it meets, and its expected answer is known.
+
+use crate::adapter::{Ack, Capabilities, EngineError};
+use crate::apply::owned;
+use crate::op::{value_bytes, Name, Op, Path};
+use crate::rng::SimRng;
+use crashlab_models::KvModel;
+use std::time::Duration;
+
+/// Most callers in one group.
+pub const CALLERS_MAX: u32 = 64;
+
+/// One caller's call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallSpec {
+    /// When the caller submits, after the group starts (simulated time).
+    pub delay: Duration,
+    /// Submitted as a write batch of records, else as a batch function.
+    pub as_write_batch: bool,
+    /// Puts and deletes.
+    pub ops: Vec<Op>,
+    /// The call fails by design after its operations.
+    pub fails: bool,
+}
+
+/// The calls of `group callers=N seed=S` for an engine that can do `caps`.
+pub fn group_calls(callers: u32, seed: u32, caps: &Capabilities) -> Vec<CallSpec> {
+    let paths: &[&[&str]] = if caps.nested_buckets {
+        &[&["a"], &["b"], &["a", "x"], &["b", "y"]]
+    } else {
+        &[&["a"], &["b"]]
+    };
+    let mut r = SimRng::derive(u64::from(seed), "group");
+    (0..callers.min(CALLERS_MAX))
+        .map(|c| {
+            let ops = (0..r.range(1, 3))
+                .map(|j| {
+                    let path: Path = r.pick(paths).iter().map(|s| Name::new(*s)).collect();
+                    let key = Name::new(format!("k{}", r.below(48)));
+                    if r.chance(0.2) {
+                        return Op::Delete { path, key };
+                    }
+                    // Versions far above a workload's, one per put of the group.
+                    let version = 1 << 30 | (seed % (1 << 16)) << 12 | c << 4 | j as u32;
+                    let len = match r.below(10) {
+                        0 => r.range(1000, 3000),
+                        _ => r.range(1, 300),
+                    } as u32;
+                    Op::Put {
+                        path,
+                        key,
+                        len,
+                        version,
+                    }
+                })
+                .collect();
+            CallSpec {
+                delay: Duration::from_micros(r.range(0, 1500)),
+                as_write_batch: r.chance(0.5),
+                ops,
+                fails: r.chance(0.1),
+            }
+        })
+        .collect()
+}
+
+/// Apply a call that succeeded to the model: puts create missing buckets on their path, deletes
+/// in a missing bucket do nothing.
+pub fn apply_call(model: &mut KvModel, call: &CallSpec) {
+    for op in &call.ops {
+        match op {
+            Op::Put {
+                path,
+                key,
+                len,
+                version,
+            } => {
+                for depth in 1..=path.len() {
+                    let _ = model.create_bucket(&owned(&path[..depth]));
+                }
+                let value = value_bytes(key, *len, *version);
+                model
+                    .put(&owned(path), &key.0, &value)
+                    .unwrap_or_else(|e| panic!("a call's put cannot be refused: {e:?}"));
+            }
+            Op::Delete { path, key } => {
+                let _ = model.delete(&owned(path), &key.0);
+            }
+            other => unreachable!("{other} is not in a call"),
+        }
+    }
+}
+
+/// What an engine tells the driver while it runs a group: every commit its coalescer makes,
+/// before it writes anything and when it ended, so the oracle and the checker know at every
+/// storage call what may be on disk.
+pub trait GroupObserver {
+    /// The calls `calls` (indexes into the group, in the order they were applied) are about to
+    /// become one commit.
+    fn before_commit(&mut self, calls: &[usize]);
+    /// That commit ended.
+    fn after_commit(&mut self, result: &Result<Ack, EngineError>);
+}

@@ -1,0 +1,162 @@
+//! A group of concurrent callers in a session: the engine runs them through its coalescer and
+//! reports every commit; each commit joins the durability oracle's chain as it starts, and each
+//! caller's answer is judged by the call oracle against the commits that happened.
+
+use super::{Driver, Hooks, Step};
+use crate::adapter::{Ack, Engine, EngineError};
+use crate::calls::{apply_call, group_calls, CallSpec, GroupObserver};
+use crate::verdict::Verdict;
+use crashlab_models::{CallOracle, CommitOutcome, DurabilityOracle};
+use std::rc::Rc;
+
+/// What one group did, for the run's figures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GroupFigures {
+    pub groups: u64,
+    pub calls: u64,
+    /// Successful commits that held more than one call.
+    pub merged_commits: u64,
+    pub commits: u64,
+    pub answered_committed: u64,
+    pub answered_own_error: u64,
+    pub answered_commit_failed: u64,
+}
+
+/// The driver's side of a running group: the oracle follows every commit the engine reports.
+struct Observer<'a, H> {
+    oracle: &'a mut DurabilityOracle,
+    hooks: &'a mut H,
+    promised: bool,
+    calls: &'a [CallSpec],
+    call_oracle: CallOracle,
+    /// The commit running: its chain index and its calls.
+    running: Option<(usize, Vec<usize>)>,
+    commits: u64,
+    /// The first commit that failed: an I/O error (the application restarts), or a violation.
+    failed: Option<EngineError>,
+    /// A commit began after one of the group failed: the oracle's chain stops there.
+    after_failure: bool,
+}
+
+impl<H> Observer<'_, H> {
+    fn told<E: Engine>(&mut self)
+    where
+        H: Hooks<E>,
+    {
+        self.hooks.promise_changed(self.oracle, self.promised);
+        self.hooks.acknowledged(self.oracle.current());
+    }
+}
+
+/// The observer for engine `E` (the hooks are `Hooks<E>`).
+struct Typed<'o, 'a, E, H>(&'o mut Observer<'a, H>, std::marker::PhantomData<fn() -> E>);
+
+impl<E: Engine, H: Hooks<E>> GroupObserver for Typed<'_, '_, E, H> {
+    fn before_commit(&mut self, calls: &[usize]) {
+        let o = &mut *self.0;
+        if o.failed.is_some() || o.after_failure {
+            // A failed commit latches the database: no commit may follow in this session.
+            o.after_failure = true;
+            return;
+        }
+        let mut model = o.oracle.current().clone();
+        for &i in calls {
+            apply_call(&mut model, &o.calls[i]);
+        }
+        let index = o.oracle.begin_commit(model);
+        o.running = Some((index, calls.to_vec()));
+        o.told::<E>();
+    }
+
+    fn after_commit(&mut self, result: &Result<Ack, EngineError>) {
+        let o = &mut *self.0;
+        if o.after_failure {
+            return;
+        }
+        let Some((index, calls)) = o.running.take() else {
+            unreachable!("a commit ends after it began")
+        };
+        let outcome = match result {
+            Ok(Ack::Durable) => CommitOutcome::Durable,
+            Ok(Ack::Acknowledged) => CommitOutcome::Acknowledged,
+            Err(e) => {
+                o.failed.get_or_insert_with(|| e.clone());
+                CommitOutcome::Failed
+            }
+        };
+        o.oracle.end_commit(index, outcome);
+        o.call_oracle.commit(&calls, result.is_ok());
+        o.commits += 1;
+        o.told::<E>();
+    }
+}
+
+impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
+    /// Run `group callers=N seed=S`. `Err(message)` when a commit of the group failed with an
+    /// I/O error: the application restarts, as after any failed commit.
+    pub(super) async fn group(
+        &mut self,
+        db: &Rc<E>,
+        callers: u32,
+        seed: u32,
+    ) -> Step<Result<String, String>> {
+        let calls = group_calls(callers, seed, &self.caps);
+        let fails: Vec<bool> = calls.iter().map(|c| c.fails).collect();
+        let promised = self.promised();
+        let mut obs = Observer {
+            oracle: &mut self.oracle,
+            hooks: &mut self.hooks,
+            promised,
+            calls: &calls,
+            call_oracle: CallOracle::new(&fails),
+            running: None,
+            commits: 0,
+            failed: None,
+            after_failure: false,
+        };
+        let answers = {
+            let mut typed = Typed::<E, H>(&mut obs, std::marker::PhantomData);
+            E::run_group(db, &calls, &mut typed).await
+        };
+        for (i, a) in answers {
+            obs.call_oracle.answered(i, a);
+        }
+        let checked = obs.call_oracle.check();
+        let (ok, own, failed) = obs.call_oracle.answer_counts();
+        let g = &mut self.stats.groups;
+        g.groups += 1;
+        g.calls += calls.len() as u64;
+        g.merged_commits += obs.call_oracle.merged_commits;
+        g.commits += obs.commits;
+        g.answered_committed += ok;
+        g.answered_own_error += own;
+        g.answered_commit_failed += failed;
+        self.stats.commits += obs.commits;
+        let summary = format!(
+            "{} calls in {} commits ({} merged): {ok} committed, {own} own error, {failed} commit failed",
+            calls.len(),
+            obs.commits,
+            obs.call_oracle.merged_commits
+        );
+        let failure = obs.failed.take();
+        let after_failure = obs.after_failure;
+        self.promise_changed();
+        if after_failure {
+            return Err(self.violation(
+                Verdict::CommitRefused,
+                "group: a commit began after a failed commit of the same session",
+            ));
+        }
+        if let Err(why) = checked {
+            return Err(self.violation(Verdict::ModelMismatch, format!("group: {why}")));
+        }
+        match failure {
+            Some(e) if !e.is_io() => Err(self.failure(Verdict::CommitRefused, &e)),
+            Some(e) => {
+                self.stats.failed_commits += 1;
+                Ok(Err(format!("{summary}; a commit failed: {e}")))
+            }
+            None => Ok(Ok(summary)),
+        }
+    }
+}
