@@ -25,6 +25,11 @@
 use crate::check::{CheckParams, CrashState};
 use crate::disk::{DiskConfig, FaultConfig};
 use crate::engines::EngineKind;
+use crate::input;
+use crate::limits::{
+    at_most, CASE_FILE_BYTES_MAX, CHECK_OPS_MAX, ENOSPC_CAPACITY_MAX, OPS_MAX,
+    PAGE_CACHE_PAGES_MAX, PUT_BYTES_PER_CASE_MAX,
+};
 use crate::op::Op;
 use crate::profile::{self, Profile};
 use crate::runner::{Outcome, RunConfig};
@@ -93,55 +98,54 @@ pub struct CaseError {
 }
 
 impl std::fmt::Display for CaseError {
+    /// `file:line: message`, or `file: message` for the file as a whole (line 0).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: {}", self.file, self.line, self.message)
+        match self.line {
+            0 => write!(f, "{}: {}", self.file, self.message),
+            n => write!(f, "{}:{n}: {}", self.file, self.message),
+        }
     }
 }
 
 impl Case {
+    /// Read and parse the case file at `path`: refused unread when it is not a regular file or
+    /// is larger than [`CASE_FILE_BYTES_MAX`].
     pub fn load(path: &Path) -> Result<Case, CaseError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| CaseError {
-            file: file.clone(),
-            line: 0,
-            message: format!("cannot read: {e}"),
-        })?;
-        Case::parse(&text, &file)
+        Case::load_with(path, false)
     }
 
+    /// [`Case::load`] for `crashlab check --case`: the workload is held to the checker's
+    /// [`CHECK_OPS_MAX`] whether or not the case has a `check` line.
+    pub fn load_for_check(path: &Path) -> Result<Case, CaseError> {
+        Case::load_with(path, true)
+    }
+
+    fn load_with(path: &Path, for_check: bool) -> Result<Case, CaseError> {
+        let file = path.display().to_string();
+        let text =
+            input::read_text(path, CASE_FILE_BYTES_MAX, "a case file").map_err(|e| CaseError {
+                file: file.clone(),
+                line: e.line,
+                message: e.message,
+            })?;
+        Case::parse_with(&text, &file, for_check)
+    }
+
+    /// Parse case text; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Case, CaseError> {
+        Case::parse_with(text, file, false)
+    }
+
+    fn parse_with(text: &str, file: &str, for_check: bool) -> Result<Case, CaseError> {
         let err = |line: usize, message: String| CaseError {
             file: file.to_string(),
             line,
             message,
         };
-        let mut fields: Vec<(usize, String, String)> = Vec::new();
-        let mut ops: Option<Vec<Op>> = None;
-        // The line of each listed operation, for errors found once the engine is known.
-        let mut op_lines: Vec<usize> = Vec::new();
-        for (i, raw) in text.lines().enumerate() {
-            let n = i + 1;
-            let line = raw.split('#').next().unwrap_or("").trim();
-            if line.is_empty() {
-                continue;
-            }
-            if let Some(list) = ops.as_mut() {
-                list.push(line.parse::<Op>().map_err(|m| err(n, m))?);
-                op_lines.push(n);
-            } else if line == "[ops]" {
-                ops = Some(Vec::new());
-            } else {
-                let (k, v) = line.split_once('=').ok_or_else(|| {
-                    err(
-                        n,
-                        format!("expected `key = value` or `[ops]`, found `{line}`"),
-                    )
-                })?;
-                fields.push((n, k.trim().to_string(), v.trim().to_string()));
-            }
-        }
+        let lines = Lines::read(text, for_check).map_err(|(n, m)| err(n, m))?;
+        let fields = &lines.fields;
         let get = |key: &str| fields.iter().find(|(_, k, _)| k == key);
-        for (n, k, _) in &fields {
+        for (n, k, _) in fields {
             if !KEYS.contains(&k.as_str()) {
                 return Err(err(
                     *n,
@@ -182,26 +186,34 @@ impl Case {
             Some((n, _, v)) => Some(v.parse::<CrashState>().map_err(|m| err(*n, m))?),
             None => None,
         };
-        if let (false, Some(list)) = (engine.nested_buckets(), &ops) {
+        if let (false, Some(list)) = (engine.nested_buckets(), &lines.ops) {
             let nested = list
                 .iter()
                 .position(|op| op.path().is_some_and(|p| p.len() > 1));
             if let Some(i) = nested {
                 let message = format!("{engine} has no nested buckets: `{}`", list[i]);
-                return Err(err(op_lines[i], message));
+                return Err(err(lines.op_lines[i], message));
             }
         }
-        let explicit_ops = ops.is_some();
-        let ops = match (ops, get("ops")) {
+        let explicit_ops = lines.ops.is_some();
+        let ops = match (lines.ops, get("ops")) {
             (Some(list), _) => list,
             (None, Some((n, _, v))) => {
-                let count = v
-                    .parse::<usize>()
-                    .map_err(|_| err(*n, format!("expected a number of ops, found `{v}`")))?;
+                let count = op_count(v, lines.ops_max).map_err(|m| err(*n, m))?;
                 workload::generate_for(engine, seed, count, true)
             }
             (None, None) => return Err(err(1, "expected `ops = N` or an `[ops]` section".into())),
         };
+        if let (Some((n, _, _)), Some(CrashState::Live { op })) = (get("crash-state"), &crash_state)
+        {
+            if *op >= ops.len() {
+                let message = format!(
+                    "live op={op} is past the workload's last operation ({} ops, numbered from 0)",
+                    ops.len()
+                );
+                return Err(err(*n, message));
+            }
+        }
         let case = Case {
             run: RunConfig {
                 engine,
@@ -251,6 +263,95 @@ impl Case {
             let _ = writeln!(s, "ops = {}", r.ops.len());
         }
         s
+    }
+}
+
+/// A case file split into its `key = value` fields and its listed operations, each with its
+/// line number; counts and lengths already held to their limits.
+struct Lines {
+    fields: Vec<(usize, String, String)>,
+    ops: Option<Vec<Op>>,
+    /// The line of each listed operation, for errors found once the engine is known.
+    op_lines: Vec<usize>,
+    /// Most operations this case may run: [`CHECK_OPS_MAX`] when the checker replays it.
+    ops_max: usize,
+}
+
+impl Lines {
+    fn read(text: &str, for_check: bool) -> Result<Lines, (usize, String)> {
+        let mut lines = Lines {
+            fields: Vec::new(),
+            ops: None,
+            op_lines: Vec::new(),
+            ops_max: OPS_MAX,
+        };
+        let mut put_bytes = 0u64;
+        for (i, raw) in text.lines().enumerate() {
+            let n = i + 1;
+            let line = raw.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            if let Some(list) = lines.ops.as_mut() {
+                let op = line.parse::<Op>().map_err(|m| (n, m))?;
+                if list.len() == lines.ops_max {
+                    let m = format!("operation {} {}", list.len() + 1, limit(lines.ops_max));
+                    return Err((n, m));
+                }
+                if let Op::Put { len, .. } = op {
+                    put_bytes += u64::from(len);
+                    let what = "the puts listed up to here write";
+                    at_most(
+                        what,
+                        put_bytes,
+                        PUT_BYTES_PER_CASE_MAX,
+                        "PUT_BYTES_PER_CASE_MAX",
+                    )
+                    .map_err(|m| (n, format!("{m}: each value is built in memory")))?;
+                }
+                list.push(op);
+                lines.op_lines.push(n);
+            } else if line == "[ops]" {
+                lines.ops = Some(Vec::new());
+            } else {
+                let (k, v) = line.split_once('=').ok_or_else(|| {
+                    let m = format!("expected `key = value` or `[ops]`, found `{line}`");
+                    (n, m)
+                })?;
+                lines
+                    .fields
+                    .push((n, k.trim().to_string(), v.trim().to_string()));
+                // Every field precedes `[ops]`, so the limit is known before the list starts.
+                if for_check || k.trim() == "check" || k.trim() == "crash-state" {
+                    lines.ops_max = CHECK_OPS_MAX;
+                }
+            }
+        }
+        Ok(lines)
+    }
+}
+
+/// "is more than the limit of `max` (its name): why", for an operation count.
+fn limit(max: usize) -> String {
+    let (name, why) = if max == CHECK_OPS_MAX {
+        ("CHECK_OPS_MAX", "the crash-state checker replays this case")
+    } else {
+        ("OPS_MAX", "a run holds every operation in memory")
+    };
+    format!("is more than the limit of {max} operations ({name}): {why}")
+}
+
+/// The `N` of `ops = N`: at least 1, at most `max`.
+fn op_count(v: &str, max: usize) -> Result<usize, String> {
+    let count = v
+        .parse::<u64>()
+        .map_err(|_| format!("expected a number of ops (1 to {max}), found `{v}`"))?;
+    if count == 0 {
+        return Err("ops = 0: a case runs at least 1 operation".into());
+    }
+    match usize::try_from(count) {
+        Ok(c) if c <= max => Ok(c),
+        _ => Err(format!("ops = {count} {}", limit(max))),
     }
 }
 
@@ -335,7 +436,11 @@ fn parse_options(s: &str) -> Result<Options, String> {
             "fill_percent" => o.fill_percent = num(k, v)?,
             "no_sync" => o.no_sync = flag(k, v)?,
             "no_freelist_sync" => o.no_freelist_sync = flag(k, v)?,
-            "page_cache_pages" => o.page_cache_pages = num(k, v)?,
+            "page_cache_pages" => {
+                let pages = num(k, v)?;
+                o.page_cache_pages =
+                    at_most(k, pages, PAGE_CACHE_PAGES_MAX, "PAGE_CACHE_PAGES_MAX")?;
+            }
             "presize" => o.presize = parse_presize(v)?,
             "freelist" => {
                 o.freelist = match v {
@@ -386,7 +491,16 @@ fn parse_faults(s: &str) -> Result<FaultConfig, String> {
             "latent" => f.latent = num(k, v)?,
             "bit_flip" => f.bit_flip = num(k, v)?,
             "misdirect" => f.misdirect = num(k, v)?,
-            "enospc" => f.enospc_capacity = if v == "none" { None } else { Some(num(k, v)?) },
+            "enospc" if v == "none" => f.enospc_capacity = None,
+            "enospc" => {
+                let bytes = num(k, v)?;
+                f.enospc_capacity = Some(at_most(
+                    k,
+                    bytes,
+                    ENOSPC_CAPACITY_MAX,
+                    "ENOSPC_CAPACITY_MAX",
+                )?);
+            }
             "lying_sync" => f.lying_sync = flag(k, v)?,
             "garbage_unwritten" => f.garbage_unwritten = flag(k, v)?,
             _ => return Err(format!("unknown fault `{k}`")),
@@ -476,5 +590,106 @@ mod tests {
         assert!(e.message.contains("unknown key `colour`"), "{e}");
         let e = Case::parse("seed = 1\n", "x.case").unwrap_err();
         assert!(e.message.contains("expected `ops = N`"), "{e}");
+    }
+
+    /// The issue-15 examples: each count or length past its limit is an error at its line that
+    /// names the limit, found while parsing (before anything is generated or allocated).
+    #[test]
+    fn counts_and_lengths_past_their_limits_name_the_line_and_the_limit() {
+        let cases: [(&str, usize, &str); 9] = [
+            (
+                "seed = 1\nops = 100000000\n",
+                2,
+                "limit of 100000 operations (OPS_MAX)",
+            ),
+            (
+                "seed = 1\nops = 18446744073709551615\n",
+                2,
+                "limit of 100000 operations (OPS_MAX)",
+            ),
+            ("seed = 1\nops = 0\n", 2, "at least 1 operation"),
+            (
+                "seed = 1\n[ops]\ncreate a\nput a k len=4294967295 v=1\n",
+                4,
+                "len 4294967295 is more than the limit of 16777216 (PUT_LEN_MAX)",
+            ),
+            (
+                "seed = 1\ncheck = sector_size=512\ncrash-state = live op=4294967295\nops = 5\n",
+                3,
+                "live op=4294967295 is past the workload's last operation (5 ops",
+            ),
+            (
+                "seed = 1\ncheck = max_states=4096\nops = 1001\n",
+                3,
+                "limit of 1000 operations (CHECK_OPS_MAX)",
+            ),
+            (
+                "seed = 1\nops = 1\noptions = page_cache_pages=99999999\n",
+                3,
+                "limit of 65536 (PAGE_CACHE_PAGES_MAX)",
+            ),
+            (
+                "seed = 1\nops = 1\nfaults = enospc=18446744073709551615\n",
+                3,
+                "(ENOSPC_CAPACITY_MAX)",
+            ),
+            (
+                "seed = 1\n[ops]\npower-cut-in 4294967295\n",
+                3,
+                "limit of 1048576 (POWER_CUT_IN_CALLS_MAX)",
+            ),
+        ];
+        for (text, line, needle) in cases {
+            let e = Case::parse(text, "x.case").unwrap_err();
+            assert_eq!(e.line, line, "{text}: {e}");
+            assert!(e.message.contains(needle), "{text}: {e}");
+            assert!(
+                e.to_string().starts_with(&format!("x.case:{line}: ")),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_listed_workload_is_bounded_in_operations_and_in_bytes() {
+        let mut text = String::from("seed = 1\n[ops]\n");
+        text.push_str(&"commit\n".repeat(OPS_MAX));
+        assert_eq!(Case::parse(&text, "x.case").unwrap().run.ops.len(), OPS_MAX);
+        text.push_str("commit\n");
+        let e = Case::parse(&text, "x.case").unwrap_err();
+        assert_eq!(e.line, OPS_MAX + 3, "{e}");
+        assert!(
+            e.message
+                .contains("operation 100001 is more than the limit"),
+            "{e}"
+        );
+
+        let put = format!("put a k len={} v=1\n", crate::limits::PUT_LEN_MAX);
+        let puts = (PUT_BYTES_PER_CASE_MAX / u64::from(crate::limits::PUT_LEN_MAX)) as usize;
+        let text = format!("seed = 1\n[ops]\ncreate a\n{}", put.repeat(puts + 1));
+        let e = Case::parse(&text, "x.case").unwrap_err();
+        assert_eq!(e.line, 4 + puts, "{e}");
+        assert!(e.message.contains("(PUT_BYTES_PER_CASE_MAX)"), "{e}");
+
+        // `check --case` holds any case to the checker's limit; a runner case is not.
+        let text = "seed = 1\n[ops]\n".to_string() + &"commit\n".repeat(CHECK_OPS_MAX + 1);
+        assert!(Case::parse(&text, "x.case").is_ok());
+        let e = Case::parse_with(&text, "x.case", true).unwrap_err();
+        assert_eq!(e.line, CHECK_OPS_MAX + 3, "{e}");
+        assert!(e.message.contains("(CHECK_OPS_MAX)"), "{e}");
+    }
+
+    #[test]
+    fn names_and_paths_are_held_to_the_engine_limits() {
+        let key = "k".repeat(crate::limits::NAME_LEN_MAX + 1);
+        let e = Case::parse(&format!("seed = 1\n[ops]\nget a {key}\n"), "x.case").unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.message.contains("(NAME_LEN_MAX)"), "{e}");
+        let path = vec!["b"; crate::limits::PATH_DEPTH_MAX + 1].join("/");
+        let e = Case::parse(&format!("seed = 1\n[ops]\ncreate {path}\n"), "x.case").unwrap_err();
+        assert!(e.message.contains("(PATH_DEPTH_MAX)"), "{e}");
+        // Non-ASCII after `0x` is refused, not sliced mid-character.
+        let e = Case::parse("seed = 1\n[ops]\nget a 0x1\u{e9}1\n", "x.case").unwrap_err();
+        assert!(e.message.contains("not valid hex"), "{e}");
     }
 }

@@ -10,6 +10,8 @@ pub mod db_cli;
 pub mod disk;
 pub mod engines;
 pub mod guard;
+pub mod input;
+pub mod limits;
 pub mod negative;
 pub mod op;
 pub mod profile;

@@ -8,12 +8,18 @@ mod check_cmd;
 
 use clap::{Parser, Subcommand};
 use crashlab_sim::case::{parse_seed, Case, Expect};
+use crashlab_sim::check::spec::{max_states_valid, sector_size_valid};
 use crashlab_sim::check::{CheckConfig, Control};
 use crashlab_sim::compare::{self, Scale};
 use crashlab_sim::db_cli::DbCommand;
 use crashlab_sim::disk::capture::{capture, save_durable_image};
 use crashlab_sim::disk::FaultCounts;
 use crashlab_sim::engines::EngineKind;
+use crashlab_sim::input::writable_target;
+use crashlab_sim::limits::{
+    CHECK_OPS_MAX, OPS_MAX, RECRASH_ONE_IN_MAX, SHARDS_MAX, SHRINK_BUDGET_MAX,
+    STATES_PER_CRASH_POINT_MAX, SWEEP_SEEDS_MAX,
+};
 use crashlab_sim::profile::Profile;
 use crashlab_sim::report;
 use crashlab_sim::runner::{run_guarded, Outcome, Report, RunConfig};
@@ -38,8 +44,8 @@ enum Command {
         /// Seed: decimal u64 or a 40-hex commit hash.
         #[arg(long, value_parser = parse_seed)]
         seed: u64,
-        /// Operations to generate.
-        #[arg(long, default_value_t = 300)]
+        /// Operations to generate, 1 to 100000 (OPS_MAX).
+        #[arg(long, default_value_t = 300, value_parser = run_ops)]
         ops: usize,
         /// Fault profile: none, default, corruption, lying-sync, no-barrier.
         #[arg(long, default_value = "default")]
@@ -53,13 +59,14 @@ enum Command {
     },
     /// Sweep a range of seeds.
     Explore {
-        /// Seeds A..B (B excluded), each decimal or a 40-hex commit hash.
+        /// Seeds A..B (B excluded), each decimal or a 40-hex commit hash; at most 2^32 seeds.
         #[arg(long, value_parser = parse_range)]
         seeds: (u64, u64),
-        /// Run only shard i of n (seeds whose offset from A is i modulo n), e.g. 0/4.
+        /// Run only shard i of n (seeds whose offset from A is i modulo n), e.g. 0/4; n ≤ 65536.
         #[arg(long, value_parser = parse_shard)]
         shard: Option<(u64, u64)>,
-        #[arg(long, default_value_t = 300)]
+        /// Operations per seed, 1 to 100000 (OPS_MAX).
+        #[arg(long, default_value_t = 300, value_parser = run_ops)]
         ops: usize,
         #[arg(long, default_value = "default")]
         profile: Profile,
@@ -79,8 +86,8 @@ enum Command {
     /// Minimise a failing case's operations and faults; writes FILE.shrunk.case.
     Shrink {
         file: PathBuf,
-        /// Most runs to spend.
-        #[arg(long, default_value_t = 2000)]
+        /// Most runs to spend, 1 to 100000 (SHRINK_BUDGET_MAX).
+        #[arg(long, default_value_t = 2000, value_parser = shrink_budget)]
         budget: usize,
     },
     /// Compare variants as deterministic counter tables: large-db-set, large-db-reopen,
@@ -116,15 +123,16 @@ enum Command {
         /// Generate the workload and the engine options from this seed instead.
         #[arg(long, value_parser = parse_seed)]
         seed: Option<u64>,
-        /// Operations to generate with --seed.
-        #[arg(long, default_value_t = 12)]
+        /// Operations to generate with --seed, 1 to 1000 (CHECK_OPS_MAX).
+        #[arg(long, default_value_t = 12, value_parser = check_ops)]
         ops: usize,
-        /// Most states per crash point before the checker samples [default: 4096].
-        #[arg(long)]
+        /// Most states per crash point before the checker samples, 2 to 2^20
+        /// (STATES_PER_CRASH_POINT_MAX) [default: 4096].
+        #[arg(long, value_parser = max_states)]
         max_states: Option<u64>,
         /// The disk's sector (atomic write unit) in bytes, a power of two in [16, 4096]
         /// [default: 512].
-        #[arg(long)]
+        #[arg(long, value_parser = sector_size)]
         sector_size: Option<u32>,
         /// Commit through `Db::write` of `WriteBatch`es instead of `Db::update`.
         #[arg(long)]
@@ -133,8 +141,10 @@ enum Command {
         /// reuse-under-readers (or fdatasync-disk, the disk model of no-growth-sync without the bug).
         #[arg(long)]
         control: Option<Control>,
-        /// Crash again during the recovery of one distinct state in N (0: never).
-        #[arg(long, default_value_t = crashlab_sim::check::RECRASH_ONE_IN_DEFAULT)]
+        /// Crash again during the recovery of one distinct state in N (0: never), N ≤ 2^20
+        /// (RECRASH_ONE_IN_MAX).
+        #[arg(long, default_value_t = crashlab_sim::check::RECRASH_ONE_IN_DEFAULT,
+              value_parser = recrash_one_in)]
         recrash_one_in: u64,
         /// Check every freelist × freelist-synced × batched × pre-size variant of the workload.
         #[arg(long)]
@@ -159,20 +169,75 @@ fn parse_range(s: &str) -> Result<(u64, u64), String> {
     if a >= b {
         return Err(format!("empty seed range {a}..{b}"));
     }
+    if b - a > SWEEP_SEEDS_MAX {
+        return Err(format!(
+            "the range holds {} seeds, more than the limit of {SWEEP_SEEDS_MAX} \
+             (SWEEP_SEEDS_MAX): split a larger sweep into ranges",
+            b - a
+        ));
+    }
     Ok((a, b))
 }
 
 fn parse_shard(s: &str) -> Result<(u64, u64), String> {
-    let bad = || format!("expected i/n with i < n, found `{s}`");
+    let bad = || format!("expected i/n with i < n ≤ {SHARDS_MAX}, found `{s}`");
     let (i, n) = s.split_once('/').ok_or_else(bad)?;
     let (i, n) = (
         i.parse::<u64>().map_err(|_| bad())?,
         n.parse::<u64>().map_err(|_| bad())?,
     );
-    if n == 0 || i >= n {
+    if n == 0 || i >= n || n > SHARDS_MAX {
         return Err(bad());
     }
     Ok((i, n))
+}
+
+/// A decimal count in `lo..=max`; `name` is the limit's constant.
+fn count(s: &str, lo: u64, max: u64, name: &str) -> Result<u64, String> {
+    let n = s
+        .parse::<u64>()
+        .map_err(|_| format!("expected a number from {lo} to {max}, found `{s}`"))?;
+    if n < lo {
+        return Err(format!("{n} is less than {lo}"));
+    }
+    if n > max {
+        return Err(format!("{n} is more than the limit of {max} ({name})"));
+    }
+    Ok(n)
+}
+
+/// `--ops` of `run` and `explore`. 0 is refused: a run of no operations tests nothing.
+fn run_ops(s: &str) -> Result<usize, String> {
+    count(s, 1, OPS_MAX as u64, "OPS_MAX").map(|n| n as usize)
+}
+
+fn check_ops(s: &str) -> Result<usize, String> {
+    count(s, 1, CHECK_OPS_MAX as u64, "CHECK_OPS_MAX").map(|n| n as usize)
+}
+
+fn shrink_budget(s: &str) -> Result<usize, String> {
+    count(s, 1, SHRINK_BUDGET_MAX as u64, "SHRINK_BUDGET_MAX").map(|n| n as usize)
+}
+
+fn max_states(s: &str) -> Result<u64, String> {
+    let n = count(
+        s,
+        2,
+        STATES_PER_CRASH_POINT_MAX,
+        "STATES_PER_CRASH_POINT_MAX",
+    )?;
+    max_states_valid(n)
+}
+
+fn sector_size(s: &str) -> Result<u32, String> {
+    let n = s
+        .parse::<u32>()
+        .map_err(|_| format!("expected a sector size in bytes, found `{s}`"))?;
+    sector_size_valid(n)
+}
+
+fn recrash_one_in(s: &str) -> Result<u64, String> {
+    count(s, 0, RECRASH_ONE_IN_MAX, "RECRASH_ONE_IN_MAX")
 }
 
 fn main() -> ExitCode {
@@ -237,9 +302,9 @@ fn main() -> ExitCode {
             engine,
         } => {
             let base = match (case, seed) {
-                (Some(file), _) => match load(&file) {
+                (Some(file), _) => match Case::load_for_check(&file) {
                     Ok(case) => CheckConfig::from_case(&case),
-                    Err(code) => return code,
+                    Err(e) => return bad_case(&e),
                 },
                 (None, Some(seed)) => {
                     CheckConfig::from_seed_for(engine.unwrap_or_default(), seed, ops)
@@ -301,6 +366,7 @@ fn save_case(cfg: &RunConfig, dir: &Path) -> std::io::Result<PathBuf> {
         other => format!("-{other}"),
     };
     let path = dir.join(format!("seed-{}-{}{engine}.case", cfg.seed, cfg.profile));
+    writable_target(&path).map_err(std::io::Error::other)?;
     let case = Case {
         run: cfg.clone(),
         expect: Expect::Violation,
@@ -333,13 +399,15 @@ fn explore(
     found_dir: &Path,
 ) -> ExitCode {
     let (i, n) = shard.unwrap_or((0, 1));
-    let seeds: Vec<u64> = (a..b).filter(|s| (s - a) % n == i).collect();
+    // Walked, never collected: a range may hold billions of seeds.
+    let step = usize::try_from(n).expect("--shard n is at most SHARDS_MAX");
+    let seeds = (a.saturating_add(i)..b).step_by(step);
+    let count = (b - a).saturating_sub(i).div_ceil(n);
     println!(
-        "explore seeds {a}..{b} shard {i}/{n} ({} seeds) profile {profile} ops {ops}{}",
-        seeds.len(),
+        "explore seeds {a}..{b} shard {i}/{n} ({count} seeds) profile {profile} ops {ops}{}",
         engine_flag(engine)
     );
-    let bar = indicatif::ProgressBar::new(seeds.len() as u64);
+    let bar = indicatif::ProgressBar::new(count);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
             "{bar:40} {pos}/{len} seeds · {msg} · {elapsed} (eta {eta})",
@@ -392,8 +460,18 @@ fn print_sweep(t: &Sweep, wall_s: f64) {
 }
 
 pub(crate) fn load(file: &Path) -> Result<Case, ExitCode> {
-    Case::load(file).map_err(|e| {
-        eprintln!("error: {e}");
+    Case::load(file).map_err(|e| bad_case(&e))
+}
+
+fn bad_case(e: &crashlab_sim::case::CaseError) -> ExitCode {
+    eprintln!("error: {e}");
+    ExitCode::from(2)
+}
+
+/// Exit 2 with a message when `path` exists and is not a regular file to write over.
+pub(crate) fn refuse_target(path: &Path) -> Result<(), ExitCode> {
+    writable_target(path).map_err(|m| {
+        eprintln!("error: {m}");
         ExitCode::from(2)
     })
 }
@@ -403,6 +481,9 @@ fn repro(file: &Path, save_image: Option<&Path>) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
+    if let Some(Err(code)) = save_image.map(refuse_target) {
+        return code;
+    }
     if let Some(state) = &case.crash_state {
         return check_cmd::replay_state(&case, state, save_image);
     }
@@ -445,6 +526,10 @@ fn shrink_file(file: &Path, budget: usize) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
+    let out = file.with_extension("shrunk.case");
+    if let Err(code) = refuse_target(&out) {
+        return code;
+    }
     if !matches!(run_guarded(&case.run).outcome, Outcome::Violation(_)) {
         eprintln!(
             "error: {}: the case does not fail, so there is nothing to shrink",
@@ -453,7 +538,6 @@ fn shrink_file(file: &Path, budget: usize) -> ExitCode {
         return ExitCode::from(2);
     }
     let s = shrink(&case.run, budget);
-    let out = file.with_extension("shrunk.case");
     let shrunk = Case {
         run: s.run,
         expect: Expect::Violation,

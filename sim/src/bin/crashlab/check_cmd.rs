@@ -3,7 +3,7 @@
 //! The wall clock is read here only, for the states/s figure; it never feeds the check.
 
 use crashlab_sim::case::{format_options, presize_name, Case, Expect};
-use crashlab_sim::check::spec::sector_size_valid;
+use crashlab_sim::check::spec::{max_states_valid, sector_size_valid};
 use crashlab_sim::check::{self, CheckConfig, CheckReport, Control, CrashState, Replayed};
 use crashlab_sim::engines::redb::RedbChoices;
 use crashlab_sim::engines::EngineKind;
@@ -29,10 +29,7 @@ fn bad_input(message: String) -> ExitCode {
 /// `base` with the command line's settings.
 fn configure(mut cfg: CheckConfig, o: &Overrides) -> Result<CheckConfig, String> {
     if let Some(n) = o.max_states {
-        if n < 2 {
-            return Err(format!("--max-states {n}: at least 2"));
-        }
-        cfg.params.max_states = n;
+        cfg.params.max_states = max_states_valid(n)?;
     }
     if let Some(ss) = o.sector_size {
         cfg.params.sector_size = sector_size_valid(ss)?;
@@ -126,6 +123,7 @@ fn save_found(cfg: &CheckConfig, report: &CheckReport, dir: &Path) {
 fn save(dir: &Path, name: &str, case: &Case) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     let path = dir.join(name);
+    crashlab_sim::input::writable_target(&path).map_err(std::io::Error::other)?;
     std::fs::write(&path, case.to_text())?;
     Ok(path)
 }
