@@ -96,7 +96,7 @@ enum Command {
         /// One scenario (default: all).
         #[arg(long)]
         scenario: Option<String>,
-        /// small (seconds) or seed (the size of DESIGN.md's findings).
+        /// small (seconds) or seed (the size of the findings in docs/DESIGN.md).
         #[arg(long, default_value = "seed")]
         scale: Scale,
         /// Print the tables as JSON.
