@@ -474,6 +474,27 @@ fn fifos_devices_and_directories_are_refused_before_they_are_opened() {
             &[file, what, "not a regular file to write"],
         );
     }
+    // compare's charts are written over too.
+    std::fs::create_dir(dir.path().join("charts")).unwrap();
+    let made = Command::new("mkfifo")
+        .arg("charts/large-db-set-time.svg")
+        .current_dir(dir.path())
+        .status();
+    assert!(made.unwrap().success(), "mkfifo");
+    let args = [
+        "compare",
+        "--scale",
+        "small",
+        "--scenario",
+        "commits",
+        "--plot",
+        "charts",
+    ];
+    refused(
+        &args,
+        dir.path(),
+        &["charts/large-db-set-time.svg: is a FIFO (named pipe)"],
+    );
     // A symlink is followed: to a FIFO it is refused, to a case it is that case.
     std::os::unix::fs::symlink("pipe", dir.path().join("link")).unwrap();
     refused(&["db", "check", "link"], dir.path(), &["link", "is a FIFO"]);
