@@ -87,6 +87,15 @@ pub const PAGE_CACHE_PAGES_MAX: usize = 1 << 16;
 /// `SIM_DISK_LEN_MAX` (1 TiB) anyway, so a larger capacity could never be reached.
 pub const ENOSPC_CAPACITY_MAX: u64 = crate::disk::SIM_DISK_LEN_MAX;
 
+// The limits agree with each other and with the engine's, checked at compile time.
+const _: () = {
+    assert!(CHECK_OPS_MAX <= OPS_MAX);
+    assert!(PUT_LEN_MAX as u64 <= PUT_BYTES_PER_CASE_MAX);
+    assert!(PUT_LEN_MAX as usize <= crashlab_engine::limits::MAX_VALUE_SIZE);
+    assert!(crate::check::spec::MAX_STATES_DEFAULT <= STATES_PER_CRASH_POINT_MAX);
+    assert!(READER_INDEX_MAX as usize >= OPS_MAX);
+};
+
 /// `v` checked against `max`: `Err` names what was asked for, the limit and its constant.
 pub fn at_most<T: PartialOrd + std::fmt::Display>(
     what: &str,
@@ -106,15 +115,6 @@ pub fn at_most<T: PartialOrd + std::fmt::Display>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_limits_are_consistent_with_each_other_and_the_engine() {
-        assert!(CHECK_OPS_MAX <= OPS_MAX);
-        assert!(u64::from(PUT_LEN_MAX) <= PUT_BYTES_PER_CASE_MAX);
-        assert!(PUT_LEN_MAX as usize <= crashlab_engine::limits::MAX_VALUE_SIZE);
-        assert!(crate::check::spec::MAX_STATES_DEFAULT <= STATES_PER_CRASH_POINT_MAX);
-        assert!(u64::from(READER_INDEX_MAX) >= OPS_MAX as u64);
-    }
 
     #[test]
     fn at_most_names_the_value_the_limit_and_the_constant() {
