@@ -23,20 +23,22 @@
 //! case replays through the checker, not the runner.
 
 use crate::check::{CheckParams, CrashState};
-use crate::disk::{DiskConfig, FaultConfig};
+use crate::disk::DiskConfig;
 use crate::engines::EngineKind;
 use crate::input;
-use crate::limits::{
-    at_most, CASE_FILE_BYTES_MAX, CHECK_OPS_MAX, ENOSPC_CAPACITY_MAX, OPS_MAX,
-    PAGE_CACHE_PAGES_MAX, PUT_BYTES_PER_CASE_MAX,
-};
-use crate::op::Op;
+use crate::limits::CASE_FILE_BYTES_MAX;
 use crate::profile::{self, Profile};
 use crate::runner::{Outcome, RunConfig};
 use crate::workload;
-use crashlab_engine::{FreelistKind, Options, PresizePolicy};
+use lines::{op_count, Lines};
+pub(crate) use settings::{flag, num, pairs};
+pub use settings::{format_faults, format_options, presize_name};
+use settings::{parse_faults, parse_options};
 use std::fmt::Write as _;
 use std::path::Path;
+
+mod lines;
+mod settings;
 
 /// The keys a case file may hold.
 const KEYS: [&str; 9] = [
@@ -115,7 +117,7 @@ impl Case {
     }
 
     /// [`Case::load`] for `crashlab check --case`: the workload is held to the checker's
-    /// [`CHECK_OPS_MAX`] whether or not the case has a `check` line.
+    /// [`crate::limits::CHECK_OPS_MAX`] whether or not the case has a `check` line.
     pub fn load_for_check(path: &Path) -> Result<Case, CaseError> {
         Case::load_with(path, true)
     }
@@ -266,95 +268,6 @@ impl Case {
     }
 }
 
-/// A case file split into its `key = value` fields and its listed operations, each with its
-/// line number; counts and lengths already held to their limits.
-struct Lines {
-    fields: Vec<(usize, String, String)>,
-    ops: Option<Vec<Op>>,
-    /// The line of each listed operation, for errors found once the engine is known.
-    op_lines: Vec<usize>,
-    /// Most operations this case may run: [`CHECK_OPS_MAX`] when the checker replays it.
-    ops_max: usize,
-}
-
-impl Lines {
-    fn read(text: &str, for_check: bool) -> Result<Lines, (usize, String)> {
-        let mut lines = Lines {
-            fields: Vec::new(),
-            ops: None,
-            op_lines: Vec::new(),
-            ops_max: OPS_MAX,
-        };
-        let mut put_bytes = 0u64;
-        for (i, raw) in text.lines().enumerate() {
-            let n = i + 1;
-            let line = raw.split('#').next().unwrap_or("").trim();
-            if line.is_empty() {
-                continue;
-            }
-            if let Some(list) = lines.ops.as_mut() {
-                let op = line.parse::<Op>().map_err(|m| (n, m))?;
-                if list.len() == lines.ops_max {
-                    let m = format!("operation {} {}", list.len() + 1, limit(lines.ops_max));
-                    return Err((n, m));
-                }
-                if let Op::Put { len, .. } = op {
-                    put_bytes += u64::from(len);
-                    let what = "the puts listed up to here write";
-                    at_most(
-                        what,
-                        put_bytes,
-                        PUT_BYTES_PER_CASE_MAX,
-                        "PUT_BYTES_PER_CASE_MAX",
-                    )
-                    .map_err(|m| (n, format!("{m}: each value is built in memory")))?;
-                }
-                list.push(op);
-                lines.op_lines.push(n);
-            } else if line == "[ops]" {
-                lines.ops = Some(Vec::new());
-            } else {
-                let (k, v) = line.split_once('=').ok_or_else(|| {
-                    let m = format!("expected `key = value` or `[ops]`, found `{line}`");
-                    (n, m)
-                })?;
-                lines
-                    .fields
-                    .push((n, k.trim().to_string(), v.trim().to_string()));
-                // Every field precedes `[ops]`, so the limit is known before the list starts.
-                if for_check || k.trim() == "check" || k.trim() == "crash-state" {
-                    lines.ops_max = CHECK_OPS_MAX;
-                }
-            }
-        }
-        Ok(lines)
-    }
-}
-
-/// "is more than the limit of `max` (its name): why", for an operation count.
-fn limit(max: usize) -> String {
-    let (name, why) = if max == CHECK_OPS_MAX {
-        ("CHECK_OPS_MAX", "the crash-state checker replays this case")
-    } else {
-        ("OPS_MAX", "a run holds every operation in memory")
-    };
-    format!("is more than the limit of {max} operations ({name}): {why}")
-}
-
-/// The `N` of `ops = N`: at least 1, at most `max`.
-fn op_count(v: &str, max: usize) -> Result<usize, String> {
-    let count = v
-        .parse::<u64>()
-        .map_err(|_| format!("expected a number of ops (1 to {max}), found `{v}`"))?;
-    if count == 0 {
-        return Err("ops = 0: a case runs at least 1 operation".into());
-    }
-    match usize::try_from(count) {
-        Ok(c) if c <= max => Ok(c),
-        _ => Err(format!("ops = {count} {}", limit(max))),
-    }
-}
-
 /// A seed: a decimal u64, or a 40-hex-digit commit hash (its first 16 digits).
 pub fn parse_seed(s: &str) -> Result<u64, String> {
     if s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -375,144 +288,11 @@ fn parse_expect(s: &str) -> Result<Expect, String> {
     }
 }
 
-pub(crate) fn pairs(s: &str) -> Result<Vec<(&str, &str)>, String> {
-    s.split_whitespace()
-        .map(|w| {
-            w.split_once('=')
-                .ok_or_else(|| format!("expected `name=value`, found `{w}`"))
-        })
-        .collect()
-}
-
-pub(crate) fn num<T: std::str::FromStr>(k: &str, v: &str) -> Result<T, String> {
-    v.parse()
-        .map_err(|_| format!("`{v}` is not a valid value for `{k}`"))
-}
-
-pub(crate) fn flag(k: &str, v: &str) -> Result<bool, String> {
-    match v {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(format!("expected true or false for `{k}`, found `{v}`")),
-    }
-}
-
-pub fn format_options(o: &Options) -> String {
-    let freelist = match o.freelist {
-        FreelistKind::Array => "array",
-        FreelistKind::Hashmap => "hashmap",
-    };
-    format!(
-        "page_size={} fill_percent={} no_sync={} no_freelist_sync={} freelist={freelist} page_cache_pages={} presize={}",
-        o.page_size, o.fill_percent, o.no_sync, o.no_freelist_sync, o.page_cache_pages,
-        presize_name(o.presize)
-    )
-}
-
-pub fn presize_name(p: PresizePolicy) -> &'static str {
-    match p {
-        PresizePolicy::Grow => "grow",
-        PresizePolicy::Exact => "exact",
-        PresizePolicy::Estimate => "estimate",
-    }
-}
-
-fn parse_presize(v: &str) -> Result<PresizePolicy, String> {
-    [
-        PresizePolicy::Grow,
-        PresizePolicy::Exact,
-        PresizePolicy::Estimate,
-    ]
-    .into_iter()
-    .find(|p| presize_name(*p) == v)
-    .ok_or_else(|| format!("expected grow, exact or estimate for `presize`, found `{v}`"))
-}
-
-fn parse_options(s: &str) -> Result<Options, String> {
-    let mut o = Options::default();
-    for (k, v) in pairs(s)? {
-        match k {
-            "page_size" => o.page_size = num(k, v)?,
-            "fill_percent" => o.fill_percent = num(k, v)?,
-            "no_sync" => o.no_sync = flag(k, v)?,
-            "no_freelist_sync" => o.no_freelist_sync = flag(k, v)?,
-            "page_cache_pages" => {
-                let pages = num(k, v)?;
-                o.page_cache_pages =
-                    at_most(k, pages, PAGE_CACHE_PAGES_MAX, "PAGE_CACHE_PAGES_MAX")?;
-            }
-            "presize" => o.presize = parse_presize(v)?,
-            "freelist" => {
-                o.freelist = match v {
-                    "array" => FreelistKind::Array,
-                    "hashmap" => FreelistKind::Hashmap,
-                    _ => {
-                        return Err(format!(
-                            "expected array or hashmap for `freelist`, found `{v}`"
-                        ))
-                    }
-                }
-            }
-            _ => return Err(format!("unknown option `{k}`")),
-        }
-    }
-    if !crashlab_engine::page::page_size_valid(o.page_size) {
-        return Err(format!(
-            "page_size {} is not a power of two in [512, 65536]",
-            o.page_size
-        ));
-    }
-    if !(0.1..=1.0).contains(&o.fill_percent) {
-        return Err(format!(
-            "fill_percent {} is outside [0.1, 1]",
-            o.fill_percent
-        ));
-    }
-    Ok(o)
-}
-
-pub fn format_faults(f: &FaultConfig) -> String {
-    let enospc = f
-        .enospc_capacity
-        .map_or("none".to_string(), |c| c.to_string());
-    format!(
-        "read_eio={} write_eio={} sync_eio={} latent={} bit_flip={} misdirect={} enospc={enospc} lying_sync={} garbage_unwritten={}",
-        f.read_eio, f.write_eio, f.sync_eio, f.latent, f.bit_flip, f.misdirect, f.lying_sync, f.garbage_unwritten
-    )
-}
-
-fn parse_faults(s: &str) -> Result<FaultConfig, String> {
-    let mut f = FaultConfig::none();
-    for (k, v) in pairs(s)? {
-        match k {
-            "read_eio" => f.read_eio = num(k, v)?,
-            "write_eio" => f.write_eio = num(k, v)?,
-            "sync_eio" => f.sync_eio = num(k, v)?,
-            "latent" => f.latent = num(k, v)?,
-            "bit_flip" => f.bit_flip = num(k, v)?,
-            "misdirect" => f.misdirect = num(k, v)?,
-            "enospc" if v == "none" => f.enospc_capacity = None,
-            "enospc" => {
-                let bytes = num(k, v)?;
-                f.enospc_capacity = Some(at_most(
-                    k,
-                    bytes,
-                    ENOSPC_CAPACITY_MAX,
-                    "ENOSPC_CAPACITY_MAX",
-                )?);
-            }
-            "lying_sync" => f.lying_sync = flag(k, v)?,
-            "garbage_unwritten" => f.garbage_unwritten = flag(k, v)?,
-            _ => return Err(format!("unknown fault `{k}`")),
-        }
-    }
-    f.validate()?;
-    Ok(f)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::{CHECK_OPS_MAX, OPS_MAX, PUT_BYTES_PER_CASE_MAX};
+    use crashlab_engine::PresizePolicy;
 
     #[test]
     fn a_case_round_trips_with_and_without_explicit_ops() {
