@@ -1,9 +1,10 @@
 //! bbolt itself reads files our engine wrote: it opens each, runs `Check()`, and dumps every
 //! bucket, key, value and sequence, which must equal what the test put.
 //!
-//! Needs Go and Debian's bbolt package (tools/bbolt/install.sh). `.ci/run` installs them and
-//! sets CRASHLAB_BBOLT_INTEROP=1, which makes a missing toolchain a failure; without the
-//! variable the test reports that it did not run and passes.
+//! Needs Go and Debian's bbolt package, so it is `#[ignore]`d: a plain `cargo test` lists it as
+//! ignored, never as passed. Run it with `bash tools/bbolt/install.sh`, then
+//! `cargo test --test bbolt_interop -- --ignored`; `.ci/run` does both and fails when the
+//! toolchain cannot be installed.
 
 mod common;
 
@@ -96,11 +97,8 @@ fn expected(m: &KvModel, page_size: u32) -> common::Dump {
 }
 
 #[test]
+#[ignore = "needs Go and Debian's bbolt: bash tools/bbolt/install.sh, then cargo test --test bbolt_interop -- --ignored"]
 fn bbolt_opens_checks_and_dumps_our_files() {
-    if std::env::var_os("CRASHLAB_BBOLT_INTEROP").is_none() {
-        eprintln!("bbolt interop NOT RUN: set CRASHLAB_BBOLT_INTEROP=1 (as .ci/run does)");
-        return;
-    }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().unwrap();
     let configs = [

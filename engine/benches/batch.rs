@@ -1,4 +1,4 @@
-//! Batched commits (DESIGN.md, "The three questions", item 2: BlueStore over RocksDB), on
+//! Batched commits (docs/DESIGN.md, "The three findings", item 2: BlueStore over RocksDB), on
 //! crashlab's engine. BlueStore found that merging many small transactions into one batch and
 //! one sync raised 4K append throughput by ≈14 %, that merging by appending the encoded batches
 //! (a memcpy) won, and that decoding and rebuilding one batch was slower than not merging at all

@@ -1,4 +1,4 @@
-//! bbolt's "large DB once" finding (DESIGN.md, "The three questions", item 1), reproduced on
+//! bbolt's "large DB once" finding (docs/DESIGN.md, "The three findings", item 1), reproduced on
 //! crashlab's engine.
 //!
 //! A database that once grew large keeps a huge free set even when empty. The template is

@@ -1,7 +1,7 @@
 //! Pre-sized buffers: how a buffer that grows with the work is first sized, and what its growth
 //! costs, counted deterministically.
 //!
-//! DESIGN.md, "The three questions", item 3: IAVL over goleveldb found that computing the exact
+//! docs/DESIGN.md, "The three findings", item 3: IAVL over goleveldb found that computing the exact
 //! batch size up front (an extra pass) cost more than it saved; pre-sizing pays only when the
 //! size is known for free. [`PresizePolicy`] lets a workload measure that trade-off:
 //!

@@ -32,14 +32,14 @@
 //!   arithmetic before it is used to slice, and decoding allocates nothing sized by the input.
 //! - Key and value size limits are not checked here; the engine checks them when applying.
 //!
-//! Merging (DESIGN.md, "Batched commits"): `Append` copies each batch's record bytes after one
-//! combined header (a memcpy; BlueStore found this wins), `Rebuild` decodes every record and
+//! Merging (docs/DESIGN.md, "Batched commits"): `Append` copies each batch's record bytes after
+//! one combined header (a memcpy; BlueStore found this wins), `Rebuild` decodes every record and
 //! encodes it again into a fresh batch (BlueStore found this slower than not merging). Both give
 //! the same records in the same order.
 //!
-//! Buffers (DESIGN.md, "Pre-sized buffers"): a batch's bytes live in a [`SizedBuf`], so building
-//! and merging batches under a [`PresizePolicy`] counts its allocations, growths, bytes copied by
-//! growth and sizing steps ([`WriteBatch::buffer_work`]).
+//! Buffers (docs/DESIGN.md, "Pre-sized buffers"): a batch's bytes live in a [`SizedBuf`], so
+//! building and merging batches under a [`PresizePolicy`] counts its allocations, growths, bytes
+//! copied by growth and sizing steps ([`WriteBatch::buffer_work`]).
 #![deny(clippy::indexing_slicing, clippy::unwrap_used)]
 
 use crate::limits::MAX_BUCKET_DEPTH;

@@ -9,8 +9,9 @@
 //!   previous by one sector, so an image's identity costs one XOR);
 //! - **pages and tears** when the page-level space fits: every subset of whole pages (each page
 //!   kept entirely or not at all), plus every strict sector subset of one page at a time while
-//!   the other pages are all absent or all present — DESIGN.md's sizing: a commit of k pages has
-//!   2^k page-level subsets but 2^(k·sectors per page) sector-level ones;
+//!   the other pages are all absent or all present (docs/DESIGN.md, "Sizing the crash-state
+//!   space": a commit of k pages has 2^k page-level subsets but 2^(k·sectors per page)
+//!   sector-level ones);
 //! - **sampled** otherwise: nothing kept, everything kept, and `max − 2` subsets drawn from the
 //!   run's seed (each sector kept with probability 1/2).
 //!

@@ -3,13 +3,13 @@
 //! The wall clock is read here only, for the states/s figure; it never feeds the check.
 
 use crate::engines::WithEngine;
-use crate::run_cmd::{parse_case, print_expectation, with_case};
+use crate::run_cmd::{print_expectation, with_case};
 use crate::{bad_input, engine_or_exit};
 use crashlab_check::{self as check, CheckConfig, CheckReport, Replayed};
 use crashlab_sim::adapter::{Engine, EngineConfig};
 use crashlab_sim::case::{parse_seed, Case, Expect};
 use crashlab_sim::control::Control;
-use crashlab_sim::spec::{sector_size_valid, CrashState};
+use crashlab_sim::spec::{max_states_valid, sector_size_valid, CrashState};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -22,15 +22,16 @@ pub struct CheckArgs {
     /// Generate the workload and the engine options from this seed instead.
     #[arg(long, value_parser = parse_seed)]
     seed: Option<u64>,
-    /// Operations to generate with --seed.
-    #[arg(long, default_value_t = 12)]
+    /// Operations to generate with --seed, 1 to 1000 (CHECK_OPS_MAX).
+    #[arg(long, default_value_t = 12, value_parser = crate::args::check_ops)]
     ops: usize,
-    /// Most states per crash point before the checker samples [default: 4096].
-    #[arg(long)]
+    /// Most states per crash point before the checker samples, 2 to 2^20
+    /// (STATES_PER_CRASH_POINT_MAX) [default: 4096].
+    #[arg(long, value_parser = crate::args::max_states)]
     max_states: Option<u64>,
     /// The disk's sector (atomic write unit) in bytes, a power of two in [16, 4096]
     /// [default: 512].
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::sector_size)]
     sector_size: Option<u32>,
     /// Commit each transaction as one write batch (engines with write batches).
     #[arg(long)]
@@ -39,8 +40,10 @@ pub struct CheckArgs {
     /// reuse-under-readers (or fdatasync-disk, the disk model of no-growth-sync without the bug).
     #[arg(long)]
     control: Option<Control>,
-    /// Crash again during the recovery of one distinct state in N (0: never).
-    #[arg(long, default_value_t = check::RECRASH_ONE_IN_DEFAULT)]
+    /// Crash again during the recovery of one distinct state in N (0: never), N ≤ 2^20
+    /// (RECRASH_ONE_IN_MAX).
+    #[arg(long, default_value_t = check::RECRASH_ONE_IN_DEFAULT,
+          value_parser = crate::args::recrash_one_in)]
     recrash_one_in: u64,
     /// Check every variant of the engine's options (× batched or not).
     #[arg(long)]
@@ -90,10 +93,12 @@ impl WithEngine for Check {
     type Output = ExitCode;
     fn call<E: Engine>(self) -> ExitCode {
         let base = match &self.source {
-            Source::Case(file, text) => match parse_case::<E::Config>(text, file) {
-                Ok(case) => CheckConfig::from_case(&case),
-                Err(code) => return code,
-            },
+            Source::Case(file, text) => {
+                match Case::<E::Config>::parse_for_check(text, &file.display().to_string()) {
+                    Ok(case) => CheckConfig::from_case(&case),
+                    Err(e) => return bad_input(e),
+                }
+            }
             Source::Seed(seed) => CheckConfig::from_seed(*seed, self.args.ops),
         };
         let cfg = match configure(base, &self.args) {
@@ -123,10 +128,7 @@ fn configure<C: EngineConfig>(
     o: &CheckArgs,
 ) -> Result<CheckConfig<C>, String> {
     if let Some(n) = o.max_states {
-        if n < 2 {
-            return Err(format!("--max-states {n}: at least 2"));
-        }
-        cfg.params.max_states = n;
+        cfg.params.max_states = max_states_valid(n)?;
     }
     if let Some(ss) = o.sector_size {
         cfg.params.sector_size = sector_size_valid(ss)?;
@@ -177,6 +179,7 @@ fn save_found<C: EngineConfig>(cfg: &CheckConfig<C>, report: &CheckReport, dir: 
 fn save<C: EngineConfig>(dir: &Path, name: &str, case: &Case<C>) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     let path = dir.join(name);
+    crashlab_sim::input::writable_target(&path).map_err(std::io::Error::other)?;
     std::fs::write(&path, case.to_text())?;
     Ok(path)
 }

@@ -28,7 +28,7 @@ impl WithEngine for Explore {
             ops: self.ops,
             profile: self.profile,
         };
-        let count = cfg.shard_seeds().count() as u64;
+        let count = cfg.shard_len();
         let (i, n) = self.shard;
         println!(
             "explore seeds {}..{} shard {i}/{n} ({count} seeds) profile {} ops {} engine {}",

@@ -7,6 +7,7 @@
 //! over the simulator's adapter trait.
 #![forbid(unsafe_code)]
 
+mod args;
 mod check_cmd;
 mod engines;
 mod explore;
@@ -36,8 +37,8 @@ enum Command {
         /// Seed: decimal u64 or a 40-hex commit hash.
         #[arg(long, value_parser = parse_seed)]
         seed: u64,
-        /// Operations to generate.
-        #[arg(long, default_value_t = 300)]
+        /// Operations to generate, 1 to 100000 (OPS_MAX).
+        #[arg(long, default_value_t = 300, value_parser = args::run_ops)]
         ops: usize,
         /// Fault profile: none, default, corruption, lying-sync, no-barrier.
         #[arg(long, default_value = "default")]
@@ -51,13 +52,14 @@ enum Command {
     },
     /// Sweep a range of seeds.
     Explore {
-        /// Seeds A..B (B excluded), each decimal or a 40-hex commit hash.
-        #[arg(long, value_parser = parse_range)]
+        /// Seeds A..B (B excluded), each decimal or a 40-hex commit hash; at most 2^32 seeds.
+        #[arg(long, value_parser = args::seed_range)]
         seeds: (u64, u64),
-        /// Run only shard i of n (seeds whose offset from A is i modulo n), e.g. 0/4.
-        #[arg(long, value_parser = parse_shard)]
+        /// Run only shard i of n (seeds whose offset from A is i modulo n), e.g. 0/4; n ≤ 65536.
+        #[arg(long, value_parser = args::shard)]
         shard: Option<(u64, u64)>,
-        #[arg(long, default_value_t = 300)]
+        /// Operations per seed, 1 to 100000 (OPS_MAX).
+        #[arg(long, default_value_t = 300, value_parser = args::run_ops)]
         ops: usize,
         #[arg(long, default_value = "default")]
         profile: Profile,
@@ -77,8 +79,8 @@ enum Command {
     /// Minimise a failing case's operations and faults; writes FILE.shrunk.case.
     Shrink {
         file: PathBuf,
-        /// Most runs to spend.
-        #[arg(long, default_value_t = 2000)]
+        /// Most runs to spend, 1 to 100000 (SHRINK_BUDGET_MAX).
+        #[arg(long, default_value_t = 2000, value_parser = args::shrink_budget)]
         budget: usize,
     },
     /// Compare variants as deterministic counter tables: large-db-set, large-db-reopen,
@@ -108,30 +110,6 @@ enum Command {
     /// Check every crash state of a small workload: every crash point × every subset of the
     /// unsynced sectors (exhaustive within --max-states, sampled beyond; the report says which).
     Check(check_cmd::CheckArgs),
-}
-
-fn parse_range(s: &str) -> Result<(u64, u64), String> {
-    let (a, b) = s
-        .split_once("..")
-        .ok_or_else(|| format!("expected A..B, found `{s}`"))?;
-    let (a, b) = (parse_seed(a)?, parse_seed(b)?);
-    if a >= b {
-        return Err(format!("empty seed range {a}..{b}"));
-    }
-    Ok((a, b))
-}
-
-fn parse_shard(s: &str) -> Result<(u64, u64), String> {
-    let bad = || format!("expected i/n with i < n, found `{s}`");
-    let (i, n) = s.split_once('/').ok_or_else(bad)?;
-    let (i, n) = (
-        i.parse::<u64>().map_err(|_| bad())?,
-        n.parse::<u64>().map_err(|_| bad())?,
-    );
-    if n == 0 || i >= n {
-        return Err(bad());
-    }
-    Ok((i, n))
 }
 
 /// A message about bad input, and exit code 2.

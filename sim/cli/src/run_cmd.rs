@@ -6,6 +6,7 @@ use crashlab_sim::adapter::{Engine, EngineConfig};
 use crashlab_sim::case::{self, Case, Expect};
 use crashlab_sim::config::RunConfig;
 use crashlab_sim::disk::capture::{capture, save_durable_image};
+use crashlab_sim::input::writable_target;
 use crashlab_sim::profile::Profile;
 use crashlab_sim::report;
 use crashlab_sim::runner::{header, run, Report};
@@ -85,6 +86,7 @@ pub fn save_case<C: EngineConfig>(cfg: &RunConfig<C>, dir: &Path) -> std::io::Re
         cfg.profile,
         C::ENGINE
     ));
+    writable_target(&path).map_err(std::io::Error::other)?;
     let case = Case {
         run: cfg.clone(),
         expect: Expect::Violation,
@@ -110,6 +112,9 @@ impl WithEngine for Repro {
             Ok(c) => c,
             Err(code) => return code,
         };
+        if let Some(Err(m)) = self.save_image.as_deref().map(writable_target) {
+            return bad_input(m);
+        }
         if let Some(state) = &case.crash_state {
             return check_cmd::replay_state::<E>(&case, state, self.save_image.as_deref());
         }
@@ -159,6 +164,10 @@ impl WithEngine for Shrink {
             Ok(c) => c,
             Err(code) => return code,
         };
+        let out = self.file.with_extension("shrunk.case");
+        if let Err(m) = writable_target(&out) {
+            return bad_input(m);
+        }
         if !run::<E>(&case.run).outcome.is_violation() {
             return bad_input(format!(
                 "{}: the case does not fail, so there is nothing to shrink",
@@ -166,7 +175,6 @@ impl WithEngine for Shrink {
             ));
         }
         let s = shrink::<E>(&case.run, self.budget);
-        let out = self.file.with_extension("shrunk.case");
         let shrunk = Case {
             run: s.run,
             expect: Expect::Violation,

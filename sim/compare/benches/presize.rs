@@ -1,4 +1,4 @@
-//! Pre-sized buffers (DESIGN.md, "The three questions", item 3): the two shapes of
+//! Pre-sized buffers (docs/DESIGN.md, "The three findings", item 3): the two shapes of
 //! `crashlab_sim::shapes` under the three `PresizePolicy` values, on `MemStorage` with `no_sync`
 //! (CPU-bound).
 //!

@@ -1,4 +1,4 @@
-//! Pre-sized buffers (DESIGN.md, "The three questions", item 3: IAVL and go-ethereum): the two
+//! Pre-sized buffers (docs/DESIGN.md, "The three findings", item 3: IAVL and go-ethereum): the two
 //! batch-building shapes of `crate::shapes` under each `PresizePolicy`, committed durably on the
 //! simulated disk with `Options::presize` set to the same policy (so the engine's commit page
 //! buffer and freelist page follow it too).

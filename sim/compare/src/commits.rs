@@ -1,4 +1,4 @@
-//! Batched commits (DESIGN.md, "The three questions", item 2: BlueStore over RocksDB): many
+//! Batched commits (docs/DESIGN.md, "The three findings", item 2: BlueStore over RocksDB): many
 //! writers each committing small transactions, unbatched or merged into group commits.
 //!
 //! The model is the closed-loop steady state of a group commit with zero think time: each of

@@ -1,4 +1,4 @@
-//! bbolt's "large DB once" finding (DESIGN.md, "The three questions", item 1) on the simulated
+//! bbolt's "large DB once" finding (docs/DESIGN.md, "The three findings", item 1) on the simulated
 //! disk: a database that once held many large values keeps a huge free set after they are
 //! deleted, and what a small durable Set and a reopen then cost depends on the freelist kind and
 //! on whether the freelist is synced.

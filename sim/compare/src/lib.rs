@@ -3,7 +3,7 @@
 //! Each scenario runs on the simulated disk (no faults) with the default cost model, so every
 //! figure — counters and simulated device time alike — is a function of the code and the scale
 //! only: a table does not move when the machine is noisy, and a snapshot diff means the engine's
-//! behaviour changed. The catalogue (docs/DESIGN.md, the three findings):
+//! behaviour changed. The catalogue (docs/DESIGN.md, "The three findings"):
 //!
 //! | scenario | variants | per |
 //! |---|---|---|
@@ -79,7 +79,7 @@ impl FromStr for EngineKind {
 pub enum Scale {
     /// Seconds in a debug build: what `cargo test` snapshots.
     Small,
-    /// The size of the findings in DESIGN.md (e.g. 2,000 × 1 MiB for the large database).
+    /// The size of the findings in docs/DESIGN.md (e.g. 2,000 × 1 MiB for the large database).
     Seed,
 }
 

@@ -37,6 +37,7 @@ pub fn write_all(dir: &Path, scale: Scale) -> Result<Vec<PathBuf>, String> {
         .iter()
         .map(|chart| {
             let path = dir.join(chart.file);
+            crashlab_sim::input::writable_target(&path)?; // a FIFO there would block the write
             draw(chart, &path).map_err(|e| format!("{}: {e}", path.display()))?;
             Ok(path)
         })

@@ -20,22 +20,30 @@
 //! its path, line number and what was expected.
 //!
 //! A case for the crash-state checker may add `check = ...` (its parameters) and, when it saves
-//! a violation, `crash-state = ...` (the one state that shows it); see `spec.rs`. Such a
-//! case replays through the checker, not the runner.
+//! a violation, `crash-state = ...` (the one state that shows it); see `spec.rs`. Such a case
+//! replays through the checker, not the runner.
 //!
 //! A case is typed by its engine's configuration (`Case<C>`); [`engine_name`] reads which engine
 //! a file names, so the command line can pick the engine once and parse the rest.
 
 use crate::adapter::EngineConfig;
 use crate::config::RunConfig;
-use crate::disk::{DiskConfig, FaultConfig};
+use crate::disk::DiskConfig;
+use crate::input;
+use crate::limits::CASE_FILE_BYTES_MAX;
 use crate::op::Op;
 use crate::profile::{self, Profile};
 use crate::spec::{CheckParams, CrashState};
 use crate::verdict::Outcome;
 use crate::workload;
+use lines::{op_count, Lines};
+use settings::parse_faults;
+pub use settings::{flag, format_faults, num, pairs};
 use std::fmt::Write as _;
 use std::path::Path;
+
+mod lines;
+mod settings;
 
 /// The keys a case file may hold.
 const KEYS: [&str; 9] = [
@@ -97,17 +105,23 @@ pub struct CaseError {
 }
 
 impl std::fmt::Display for CaseError {
+    /// `file:line: message`, or `file: message` for the file as a whole (line 0).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: {}", self.file, self.line, self.message)
+        match self.line {
+            0 => write!(f, "{}: {}", self.file, self.message),
+            n => write!(f, "{}:{n}: {}", self.file, self.message),
+        }
     }
 }
 
-/// The text of a case file, read whole.
+/// The text of the case file at `path`: refused unread when it is not a regular file or is
+/// larger than [`CASE_FILE_BYTES_MAX`].
 pub fn read(path: &Path) -> Result<String, CaseError> {
-    std::fs::read_to_string(path).map_err(|e| CaseError {
-        file: path.display().to_string(),
-        line: 0,
-        message: format!("cannot read: {e}"),
+    let file = path.display().to_string();
+    input::read_text(path, CASE_FILE_BYTES_MAX, "a case file").map_err(|e| CaseError {
+        file,
+        line: e.line,
+        message: e.message,
     })
 }
 
@@ -128,43 +142,37 @@ pub fn engine_name(text: &str) -> (String, usize) {
 }
 
 impl<C: EngineConfig> Case<C> {
+    /// Read and parse the case file at `path` (see [`read`]).
     pub fn load(path: &Path) -> Result<Case<C>, CaseError> {
         Case::parse(&read(path)?, &path.display().to_string())
     }
 
+    /// [`Case::load`] for `crashlab check --case`: the workload is held to the checker's
+    /// [`crate::limits::CHECK_OPS_MAX`] whether or not the case has a `check` line.
+    pub fn load_for_check(path: &Path) -> Result<Case<C>, CaseError> {
+        Case::parse_for_check(&read(path)?, &path.display().to_string())
+    }
+
+    /// Parse case text; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Case<C>, CaseError> {
+        Case::parse_with(text, file, false)
+    }
+
+    /// [`Case::parse`] held to the checker's limits.
+    pub fn parse_for_check(text: &str, file: &str) -> Result<Case<C>, CaseError> {
+        Case::parse_with(text, file, true)
+    }
+
+    fn parse_with(text: &str, file: &str, for_check: bool) -> Result<Case<C>, CaseError> {
         let err = |line: usize, message: String| CaseError {
             file: file.to_string(),
             line,
             message,
         };
-        let mut fields: Vec<(usize, String, String)> = Vec::new();
-        let mut ops: Option<Vec<Op>> = None;
-        // The line of each listed operation, for errors found once the engine is known.
-        let mut op_lines: Vec<usize> = Vec::new();
-        for (i, raw) in text.lines().enumerate() {
-            let n = i + 1;
-            let line = raw.split('#').next().unwrap_or("").trim();
-            if line.is_empty() {
-                continue;
-            }
-            if let Some(list) = ops.as_mut() {
-                list.push(line.parse::<Op>().map_err(|m| err(n, m))?);
-                op_lines.push(n);
-            } else if line == "[ops]" {
-                ops = Some(Vec::new());
-            } else {
-                let (k, v) = line.split_once('=').ok_or_else(|| {
-                    err(
-                        n,
-                        format!("expected `key = value` or `[ops]`, found `{line}`"),
-                    )
-                })?;
-                fields.push((n, k.trim().to_string(), v.trim().to_string()));
-            }
-        }
+        let lines = Lines::read(text, for_check).map_err(|(n, m)| err(n, m))?;
+        let fields = &lines.fields;
         let get = |key: &str| fields.iter().find(|(_, k, _)| k == key);
-        for (n, k, _) in &fields {
+        for (n, k, _) in fields {
             if !KEYS.contains(&k.as_str()) {
                 return Err(err(
                     *n,
@@ -210,32 +218,40 @@ impl<C: EngineConfig> Case<C> {
             Some((n, _, v)) => Some(v.parse::<CrashState>().map_err(|m| err(*n, m))?),
             None => None,
         };
-        if let (false, Some(list)) = (caps.concurrent_callers, &ops) {
+        if let (false, Some(list)) = (caps.concurrent_callers, &lines.ops) {
             if let Some(i) = list.iter().position(|op| matches!(op, Op::Group { .. })) {
                 let message = format!("{} has no concurrent callers: `{}`", C::ENGINE, list[i]);
-                return Err(err(op_lines[i], message));
+                return Err(err(lines.op_lines[i], message));
             }
         }
-        if let (false, Some(list)) = (caps.nested_buckets, &ops) {
+        if let (false, Some(list)) = (caps.nested_buckets, &lines.ops) {
             let nested = list
                 .iter()
                 .position(|op| op.path().is_some_and(|p| p.len() > 1));
             if let Some(i) = nested {
                 let message = format!("{} has no nested buckets: `{}`", C::ENGINE, list[i]);
-                return Err(err(op_lines[i], message));
+                return Err(err(lines.op_lines[i], message));
             }
         }
-        let explicit_ops = ops.is_some();
-        let ops = match (ops, get("ops")) {
+        let explicit_ops = lines.ops.is_some();
+        let ops = match (lines.ops, get("ops")) {
             (Some(list), _) => list,
             (None, Some((n, _, v))) => {
-                let count = v
-                    .parse::<usize>()
-                    .map_err(|_| err(*n, format!("expected a number of ops, found `{v}`")))?;
+                let count = op_count(v, lines.ops_max).map_err(|m| err(*n, m))?;
                 workload::generate(seed, count, true, &caps)
             }
             (None, None) => return Err(err(1, "expected `ops = N` or an `[ops]` section".into())),
         };
+        if let (Some((n, _, _)), Some(CrashState::Live { op })) = (get("crash-state"), &crash_state)
+        {
+            if *op >= ops.len() {
+                let message = format!(
+                    "live op={op} is past the workload's last operation ({} ops, numbered from 0)",
+                    ops.len()
+                );
+                return Err(err(*n, message));
+            }
+        }
         if let (Some((n, _, _)), Some(params)) = (get("check"), check) {
             params.supported_by(&engine).map_err(|why| err(*n, why))?;
         }
@@ -304,61 +320,10 @@ fn parse_expect(s: &str) -> Result<Expect, String> {
     }
 }
 
-pub fn pairs(s: &str) -> Result<Vec<(&str, &str)>, String> {
-    s.split_whitespace()
-        .map(|w| {
-            w.split_once('=')
-                .ok_or_else(|| format!("expected `name=value`, found `{w}`"))
-        })
-        .collect()
-}
-
-pub fn num<T: std::str::FromStr>(k: &str, v: &str) -> Result<T, String> {
-    v.parse()
-        .map_err(|_| format!("`{v}` is not a valid value for `{k}`"))
-}
-
-pub fn flag(k: &str, v: &str) -> Result<bool, String> {
-    match v {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(format!("expected true or false for `{k}`, found `{v}`")),
-    }
-}
-
-pub fn format_faults(f: &FaultConfig) -> String {
-    let enospc = f
-        .enospc_capacity
-        .map_or("none".to_string(), |c| c.to_string());
-    format!(
-        "read_eio={} write_eio={} sync_eio={} latent={} bit_flip={} misdirect={} enospc={enospc} lying_sync={} garbage_unwritten={}",
-        f.read_eio, f.write_eio, f.sync_eio, f.latent, f.bit_flip, f.misdirect, f.lying_sync, f.garbage_unwritten
-    )
-}
-
-fn parse_faults(s: &str) -> Result<FaultConfig, String> {
-    let mut f = FaultConfig::none();
-    for (k, v) in pairs(s)? {
-        match k {
-            "read_eio" => f.read_eio = num(k, v)?,
-            "write_eio" => f.write_eio = num(k, v)?,
-            "sync_eio" => f.sync_eio = num(k, v)?,
-            "latent" => f.latent = num(k, v)?,
-            "bit_flip" => f.bit_flip = num(k, v)?,
-            "misdirect" => f.misdirect = num(k, v)?,
-            "enospc" => f.enospc_capacity = if v == "none" { None } else { Some(num(k, v)?) },
-            "lying_sync" => f.lying_sync = flag(k, v)?,
-            "garbage_unwritten" => f.garbage_unwritten = flag(k, v)?,
-            _ => return Err(format!("unknown fault `{k}`")),
-        }
-    }
-    f.validate()?;
-    Ok(f)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::{CHECK_OPS_MAX, OPS_MAX, PUT_BYTES_PER_CASE_MAX};
     use crashlab_engine::{Options, PresizePolicy};
 
     type Case = super::Case<Options>;
@@ -440,5 +405,106 @@ mod tests {
         assert!(e.message.contains("unknown key `colour`"), "{e}");
         let e = Case::parse("seed = 1\n", "x.case").unwrap_err();
         assert!(e.message.contains("expected `ops = N`"), "{e}");
+    }
+
+    /// The issue-15 examples: each count or length past its limit is an error at its line that
+    /// names the limit, found while parsing (before anything is generated or allocated).
+    #[test]
+    fn counts_and_lengths_past_their_limits_name_the_line_and_the_limit() {
+        let cases: [(&str, usize, &str); 9] = [
+            (
+                "seed = 1\nops = 100000000\n",
+                2,
+                "limit of 100000 operations (OPS_MAX)",
+            ),
+            (
+                "seed = 1\nops = 18446744073709551615\n",
+                2,
+                "limit of 100000 operations (OPS_MAX)",
+            ),
+            ("seed = 1\nops = 0\n", 2, "at least 1 operation"),
+            (
+                "seed = 1\n[ops]\ncreate a\nput a k len=4294967295 v=1\n",
+                4,
+                "len 4294967295 is more than the limit of 16777216 (PUT_LEN_MAX)",
+            ),
+            (
+                "seed = 1\ncheck = sector_size=512\ncrash-state = live op=4294967295\nops = 5\n",
+                3,
+                "live op=4294967295 is past the workload's last operation (5 ops",
+            ),
+            (
+                "seed = 1\ncheck = max_states=4096\nops = 1001\n",
+                3,
+                "limit of 1000 operations (CHECK_OPS_MAX)",
+            ),
+            (
+                "seed = 1\nops = 1\noptions = page_cache_pages=99999999\n",
+                3,
+                "limit of 65536 (PAGE_CACHE_PAGES_MAX)",
+            ),
+            (
+                "seed = 1\nops = 1\nfaults = enospc=18446744073709551615\n",
+                3,
+                "(ENOSPC_CAPACITY_MAX)",
+            ),
+            (
+                "seed = 1\n[ops]\npower-cut-in 4294967295\n",
+                3,
+                "limit of 1048576 (POWER_CUT_IN_CALLS_MAX)",
+            ),
+        ];
+        for (text, line, needle) in cases {
+            let e = Case::parse(text, "x.case").unwrap_err();
+            assert_eq!(e.line, line, "{text}: {e}");
+            assert!(e.message.contains(needle), "{text}: {e}");
+            assert!(
+                e.to_string().starts_with(&format!("x.case:{line}: ")),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_listed_workload_is_bounded_in_operations_and_in_bytes() {
+        let mut text = String::from("seed = 1\n[ops]\n");
+        text.push_str(&"commit\n".repeat(OPS_MAX));
+        assert_eq!(Case::parse(&text, "x.case").unwrap().run.ops.len(), OPS_MAX);
+        text.push_str("commit\n");
+        let e = Case::parse(&text, "x.case").unwrap_err();
+        assert_eq!(e.line, OPS_MAX + 3, "{e}");
+        assert!(
+            e.message
+                .contains("operation 100001 is more than the limit"),
+            "{e}"
+        );
+
+        let put = format!("put a k len={} v=1\n", crate::limits::PUT_LEN_MAX);
+        let puts = (PUT_BYTES_PER_CASE_MAX / u64::from(crate::limits::PUT_LEN_MAX)) as usize;
+        let text = format!("seed = 1\n[ops]\ncreate a\n{}", put.repeat(puts + 1));
+        let e = Case::parse(&text, "x.case").unwrap_err();
+        assert_eq!(e.line, 4 + puts, "{e}");
+        assert!(e.message.contains("(PUT_BYTES_PER_CASE_MAX)"), "{e}");
+
+        // `check --case` holds any case to the checker's limit; a runner case is not.
+        let text = "seed = 1\n[ops]\n".to_string() + &"commit\n".repeat(CHECK_OPS_MAX + 1);
+        assert!(Case::parse(&text, "x.case").is_ok());
+        let e = Case::parse_with(&text, "x.case", true).unwrap_err();
+        assert_eq!(e.line, CHECK_OPS_MAX + 3, "{e}");
+        assert!(e.message.contains("(CHECK_OPS_MAX)"), "{e}");
+    }
+
+    #[test]
+    fn names_and_paths_are_held_to_the_engine_limits() {
+        let key = "k".repeat(crate::limits::NAME_LEN_MAX + 1);
+        let e = Case::parse(&format!("seed = 1\n[ops]\nget a {key}\n"), "x.case").unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.message.contains("(NAME_LEN_MAX)"), "{e}");
+        let path = vec!["b"; crate::limits::PATH_DEPTH_MAX + 1].join("/");
+        let e = Case::parse(&format!("seed = 1\n[ops]\ncreate {path}\n"), "x.case").unwrap_err();
+        assert!(e.message.contains("(PATH_DEPTH_MAX)"), "{e}");
+        // Non-ASCII after `0x` is refused, not sliced mid-character.
+        let e = Case::parse("seed = 1\n[ops]\nget a 0x1\u{e9}1\n", "x.case").unwrap_err();
+        assert!(e.message.contains("not valid hex"), "{e}");
     }
 }

@@ -31,6 +31,8 @@ pub mod crashlab;
 pub mod disk;
 pub mod driver;
 pub mod guard;
+pub mod input;
+pub mod limits;
 pub mod negative;
 pub mod op;
 pub mod power;

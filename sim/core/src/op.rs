@@ -11,6 +11,9 @@
 //! `[A-Za-z0-9_.-]` text, otherwise as `0x` + hex. A put's value is derived from the key, the
 //! length and the version `v`, so the text names it exactly.
 
+use crate::limits::{
+    at_most, NAME_LEN_MAX, PATH_DEPTH_MAX, POWER_CUT_IN_CALLS_MAX, PUT_LEN_MAX, READER_INDEX_MAX,
+};
 use std::fmt;
 
 /// One name: a bucket path component or a key.
@@ -88,26 +91,33 @@ impl Name {
                 .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(b))
     }
 
+    /// A name from its text form; at most [`NAME_LEN_MAX`] bytes, as the engine allows.
     pub fn parse(s: &str) -> Result<Name, String> {
-        if let Some(hex) = s.strip_prefix("0x") {
+        let name = if let Some(hex) = s.strip_prefix("0x") {
             if hex.is_empty() || hex.len() % 2 != 0 {
                 return Err(format!(
                     "hex name `{s}` needs an even, non-zero number of digits"
                 ));
+            }
+            // Checked first: slicing two bytes at a time is only sound on ASCII.
+            if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(format!("`{s}` is not valid hex"));
             }
             let bytes = (0..hex.len())
                 .step_by(2)
                 .map(|i| u8::from_str_radix(&hex[i..i + 2], 16))
                 .collect::<Result<Vec<u8>, _>>()
                 .map_err(|_| format!("`{s}` is not valid hex"))?;
-            return Ok(Name(bytes));
-        }
-        let n = Name(s.as_bytes().to_vec());
-        if n.plain() {
-            Ok(n)
+            Name(bytes)
         } else {
-            Err(format!("name `{s}` must be [A-Za-z0-9_.-]+ or 0x<hex>"))
-        }
+            let n = Name(s.as_bytes().to_vec());
+            if !n.plain() {
+                return Err(format!("name `{s}` must be [A-Za-z0-9_.-]+ or 0x<hex>"));
+            }
+            n
+        };
+        at_most("name length", name.0.len(), NAME_LEN_MAX, "NAME_LEN_MAX")?;
+        Ok(name)
     }
 }
 
@@ -137,7 +147,10 @@ pub fn path_to_string(p: &Path) -> String {
     p.iter().map(Name::to_string).collect::<Vec<_>>().join("/")
 }
 
+/// A bucket path, top level first: at most [`PATH_DEPTH_MAX`] names.
 pub fn parse_path(s: &str) -> Result<Path, String> {
+    let depth = s.split('/').count();
+    at_most("bucket path depth", depth, PATH_DEPTH_MAX, "PATH_DEPTH_MAX")?;
     s.split('/').map(Name::parse).collect()
 }
 
@@ -178,8 +191,18 @@ fn field(s: &str, name: &str) -> Result<u32, String> {
         .strip_prefix(name)
         .and_then(|r| r.strip_prefix('='))
         .ok_or_else(|| format!("expected `{name}=<number>`, found `{s}`"))?;
-    v.parse()
-        .map_err(|_| format!("`{v}` is not a number for `{name}`"))
+    number(v, name)
+}
+
+/// A decimal `u32`; a number too large for one is named as such, not as "not a number".
+fn number(v: &str, name: &str) -> Result<u32, String> {
+    v.parse().map_err(|_| {
+        if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+            format!("`{v}` is too large for `{name}` (at most {})", u32::MAX)
+        } else {
+            format!("`{v}` is not a number for `{name}`")
+        }
+    })
 }
 
 impl std::str::FromStr for Op {
@@ -203,10 +226,12 @@ impl std::str::FromStr for Op {
             }
             Some("put") => {
                 want(5, "put PATH KEY len=N v=N")?;
+                let len = field(words[3], "len")?;
                 Ok(Op::Put {
                     path: parse_path(words[1])?,
                     key: Name::parse(words[2])?,
-                    len: field(words[3], "len")?,
+                    len: at_most("len", len, PUT_LEN_MAX, "PUT_LEN_MAX")
+                        .map_err(|m| format!("{m}: a put's value is built in memory"))?,
                     version: field(words[4], "v")?,
                 })
             }
@@ -232,19 +257,21 @@ impl std::str::FromStr for Op {
             Some("begin-reader") => want(1, "begin-reader").map(|()| Op::BeginReader),
             Some("end-reader") => {
                 want(2, "end-reader N")?;
-                words[1]
-                    .parse()
-                    .map(Op::EndReader)
-                    .map_err(|_| format!("`{}` is not a number", words[1]))
+                let n = number(words[1], "end-reader")?;
+                at_most("end-reader", n, READER_INDEX_MAX, "READER_INDEX_MAX").map(Op::EndReader)
             }
             Some("reopen") => want(1, "reopen").map(|()| Op::Reopen),
             Some("crash") => want(1, "crash").map(|()| Op::Crash),
             Some("power-cut-in") => {
                 want(2, "power-cut-in N")?;
-                words[1]
-                    .parse()
-                    .map(Op::PowerCutIn)
-                    .map_err(|_| format!("`{}` is not a number", words[1]))
+                let n = number(words[1], "power-cut-in")?;
+                at_most(
+                    "power-cut-in",
+                    n,
+                    POWER_CUT_IN_CALLS_MAX,
+                    "POWER_CUT_IN_CALLS_MAX",
+                )
+                .map(Op::PowerCutIn)
             }
             Some("group") => {
                 want(3, "group callers=N seed=N")?;

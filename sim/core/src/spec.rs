@@ -16,6 +16,7 @@ use crate::adapter::EngineConfig;
 use crate::case::{flag, num, pairs};
 use crate::control::Control;
 use crate::disk::SECTOR_SIZE_DEFAULT;
+use crate::limits::{at_most, STATES_PER_CRASH_POINT_MAX};
 use std::fmt;
 use std::str::FromStr;
 
@@ -85,6 +86,20 @@ pub fn sector_size_valid(ss: u32) -> Result<u32, String> {
     }
 }
 
+/// Check a per-crash-point state bound: at least 2 (nothing and everything kept), at most
+/// [`STATES_PER_CRASH_POINT_MAX`].
+pub fn max_states_valid(n: u64) -> Result<u64, String> {
+    if n < 2 {
+        return Err(format!("max_states {n}: at least 2"));
+    }
+    at_most(
+        "max_states",
+        n,
+        STATES_PER_CRASH_POINT_MAX,
+        "STATES_PER_CRASH_POINT_MAX",
+    )
+}
+
 impl FromStr for CheckParams {
     type Err = String;
     fn from_str(s: &str) -> Result<CheckParams, String> {
@@ -102,9 +117,7 @@ impl FromStr for CheckParams {
                 }
             }
         }
-        if p.max_states < 2 {
-            return Err("max_states must be at least 2".into());
-        }
+        p.max_states = max_states_valid(p.max_states)?;
         Ok(p)
     }
 }
@@ -260,6 +273,15 @@ mod tests {
         assert!(e.contains("expected `call=N keep="), "{e}");
         let e = "sector_size=100".parse::<CheckParams>().unwrap_err();
         assert!(e.contains("power of two"), "{e}");
+        let e = "max_states=1".parse::<CheckParams>().unwrap_err();
+        assert!(e.contains("at least 2"), "{e}");
+        let e = "max_states=18446744073709551615"
+            .parse::<CheckParams>()
+            .unwrap_err();
+        assert!(
+            e.contains("more than the limit of 1048576 (STATES_PER_CRASH_POINT_MAX)"),
+            "{e}"
+        );
         let e = "control=chaos".parse::<CheckParams>().unwrap_err();
         assert!(e.contains("expected one of"), "{e}");
     }

@@ -35,12 +35,20 @@ impl SweepConfig {
         }
     }
 
-    /// The seeds of this shard, in order.
-    pub fn shard_seeds(&self) -> impl Iterator<Item = u64> + '_ {
+    /// The seeds of this shard, in order: walked, never collected (a range may hold billions).
+    pub fn shard_seeds(&self) -> impl Iterator<Item = u64> {
         let (i, n) = self.shard;
         assert!(n > 0 && i < n, "shard {i}/{n}");
-        let start = self.seeds.start;
-        self.seeds.clone().filter(move |s| (s - start) % n == i)
+        let step = usize::try_from(n).expect("a shard count fits usize");
+        (self.seeds.start.saturating_add(i)..self.seeds.end).step_by(step)
+    }
+
+    /// How many seeds this shard runs.
+    pub fn shard_len(&self) -> u64 {
+        let (i, n) = self.shard;
+        (self.seeds.end - self.seeds.start)
+            .saturating_sub(i)
+            .div_ceil(n)
     }
 }
 

@@ -3,8 +3,9 @@
 //!
 //! Every command only reads. Exit codes: 0 done and nothing wrong met; 1 damage found (`check`
 //! lists it on stdout; the other commands print what they could read and name the damage on
-//! stderr); 2 the file cannot be read at all (missing, a directory, empty, truncated, no valid
-//! meta) or the output cannot be written. The engine's `inspect` module does the reading; this
+//! stderr); 2 the file cannot be read at all (missing, not a regular file — a directory, FIFO,
+//! device or socket, refused before it is opened —, empty, truncated, no valid meta) or the
+//! output cannot be written. The engine's `inspect` module does the reading; this
 //! module only words and lays out its results.
 
 #![forbid(unsafe_code)]
@@ -19,6 +20,7 @@ mod stats;
 use clap::Subcommand;
 use crashlab_engine::inspect::Image;
 use crashlab_engine::{Error, FileStorage, Problem};
+use crashlab_sim::input::Refusal;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -131,13 +133,11 @@ fn complain(err: &mut dyn Write, file: &Path, why: &str) -> u8 {
 
 /// Open `file` read-only, or say in a user's words why it cannot be read at all.
 fn open(file: &Path) -> Result<Image, String> {
-    let metadata = std::fs::metadata(file).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => "no such file".to_string(),
-        _ => format!("cannot open: {e}"),
+    // Before the open: opening a FIFO with no writer would block for ever.
+    crashlab_sim::input::regular_file(file).map_err(|r| match r {
+        Refusal::NotRegular(what) => format!("is {what}, not a database file"),
+        r => r.to_string(),
     })?;
-    if metadata.is_dir() {
-        return Err("is a directory, not a database file".into());
-    }
     let storage = FileStorage::open_read_only(file).map_err(|e| format!("cannot open: {e}"))?;
     Image::open(storage).map_err(|e| match e {
         Error::Truncated { len: 0, .. } => "the file is empty".into(),
@@ -156,7 +156,7 @@ fn open(file: &Path) -> Result<Image, String> {
 /// An engine error in a sentence that does not repeat the page a caller already names.
 fn describe(e: &Error) -> String {
     match e {
-        Error::Corrupted { reason, .. } => reason.clone(),
+        Error::Corrupted { reason, .. } => reason.to_string(),
         Error::ChecksumMismatch {
             stored, computed, ..
         } => format!("checksum mismatch (stored {stored:#018x}, computed {computed:#018x})"),

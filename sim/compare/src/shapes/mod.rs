@@ -1,4 +1,4 @@
-//! Batch-building shapes for the pre-sized buffers question (DESIGN.md, "The three questions",
+//! Batch-building shapes for the pre-sized buffers question (docs/DESIGN.md, "The three findings",
 //! item 3): two applications that build a `WriteBatch` per commit, each able to size the batch's
 //! buffer under any [`PresizePolicy`](crashlab_engine::PresizePolicy).
 //!

@@ -5,6 +5,7 @@
 use crate::adapter::{Capabilities, EngineConfig};
 use crate::case::{flag, num, pairs};
 use crate::control::Control;
+use crate::limits::{at_most, PAGE_CACHE_PAGES_MAX};
 use crate::profile::Profile;
 use crate::rng::SimRng;
 use crashlab_engine::{DebugHooks, FreelistKind, Options, PresizePolicy};
@@ -134,7 +135,11 @@ fn parse_options(s: &str) -> Result<Options, String> {
             "fill_percent" => o.fill_percent = num(k, v)?,
             "no_sync" => o.no_sync = flag(k, v)?,
             "no_freelist_sync" => o.no_freelist_sync = flag(k, v)?,
-            "page_cache_pages" => o.page_cache_pages = num(k, v)?,
+            "page_cache_pages" => {
+                let pages = num(k, v)?;
+                o.page_cache_pages =
+                    at_most(k, pages, PAGE_CACHE_PAGES_MAX, "PAGE_CACHE_PAGES_MAX")?;
+            }
             "presize" => o.presize = parse_presize(v)?,
             "freelist" => {
                 o.freelist = match v {
