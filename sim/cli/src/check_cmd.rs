@@ -2,8 +2,8 @@
 //!
 //! The wall clock is read here only, for the states/s figure; it never feeds the check.
 
+use crate::cases::{print_expectation, with_case};
 use crate::engines::WithEngine;
-use crate::run_cmd::{print_expectation, with_case};
 use crate::{bad_input, engine_or_exit};
 use crashlab_check::{self as check, CheckConfig, CheckReport, Replayed};
 use crashlab_sim::adapter::{Engine, EngineConfig};

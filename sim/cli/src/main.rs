@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 mod args;
+mod cases;
 mod check_cmd;
 mod engines;
 mod explore;
@@ -158,12 +159,12 @@ fn main() -> ExitCode {
             };
             engine_or_exit(&engine, sweep)
         }
-        Command::Repro { file, save_image } => run_cmd::with_case(&file, |text| run_cmd::Repro {
+        Command::Repro { file, save_image } => cases::with_case(&file, |text| run_cmd::Repro {
             file: file.clone(),
             text,
             save_image,
         }),
-        Command::Shrink { file, budget } => run_cmd::with_case(&file, |text| run_cmd::Shrink {
+        Command::Shrink { file, budget } => cases::with_case(&file, |text| run_cmd::Shrink {
             file: file.clone(),
             text,
             budget,

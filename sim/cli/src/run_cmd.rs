@@ -1,9 +1,10 @@
 //! `crashlab run`, `repro` and `shrink`: one seed, one saved case, one case made smaller.
 
+use crate::cases::{parse_case, print_expectation};
 use crate::engines::WithEngine;
-use crate::{bad_input, check_cmd, engine_or_exit};
+use crate::{bad_input, check_cmd};
 use crashlab_sim::adapter::{Engine, EngineConfig};
-use crashlab_sim::case::{self, Case, Expect};
+use crashlab_sim::case::{Case, Expect};
 use crashlab_sim::config::RunConfig;
 use crashlab_sim::disk::capture::{capture, save_durable_image};
 use crashlab_sim::input::writable_target;
@@ -15,27 +16,6 @@ use crashlab_sim::sweep::repro_line;
 use crashlab_sim::verdict::Outcome;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-/// Read a case file and run the command `make` builds from its text, with the engine it names.
-pub fn with_case<F: WithEngine<Output = ExitCode>>(
-    file: &Path,
-    make: impl FnOnce(String) -> F,
-) -> ExitCode {
-    let text = match case::read(file) {
-        Ok(t) => t,
-        Err(e) => return bad_input(e),
-    };
-    let (engine, line) = case::engine_name(&text);
-    match crate::engines::parse(&engine) {
-        Ok(engine) => engine_or_exit(&engine, make(text)),
-        Err(m) => bad_input(format!("{}:{line}: {m}", file.display())),
-    }
-}
-
-/// Parse a case of engine configuration `C`, or print why not.
-pub fn parse_case<C: EngineConfig>(text: &str, file: &Path) -> Result<Case<C>, ExitCode> {
-    Case::parse(text, &file.display().to_string()).map_err(bad_input)
-}
 
 /// `crashlab run --seed S`.
 pub struct RunSeed {
@@ -138,15 +118,6 @@ impl WithEngine for Repro {
             return ExitCode::from(1);
         }
         ExitCode::SUCCESS
-    }
-}
-
-/// Whether a replay (`what`: the run, the state) ended as its case expects.
-pub fn print_expectation(expected: Expect, got: Expect, what: &str) {
-    if got == expected {
-        println!("as expected ({got:?})");
-    } else {
-        println!("NOT as expected: the case expects {expected:?}, the {what} gave {got:?}");
     }
 }
 

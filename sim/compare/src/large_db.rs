@@ -12,6 +12,7 @@
 
 use super::{quiet_disk, Scale, Table};
 use crate::redb::REDB_VARIANT;
+pub use crate::scale::Size;
 use crashlab_engine::{Counters, Db, FreelistKind, Options};
 use crashlab_sim::disk::{IoStats, SimDisk};
 
@@ -20,36 +21,6 @@ const FILL_BATCH: u64 = 20;
 const DELETE_BATCH: u64 = 500;
 /// Set keys start here, above every template key.
 const SET_BASE: u64 = 1 << 40;
-
-/// The size of the template and the number of Sets measured.
-#[derive(Clone, Copy, Debug)]
-pub struct Size {
-    pub values: u64,
-    pub value_size: usize,
-    pub sets: u64,
-}
-
-impl Size {
-    pub fn of(scale: Scale) -> Size {
-        match scale {
-            Scale::Small => Size {
-                values: 64,
-                value_size: 64 << 10,
-                sets: 20,
-            },
-            Scale::Seed => Size {
-                values: 2_000,
-                value_size: 1 << 20,
-                sets: 100,
-            },
-        }
-    }
-
-    /// Bytes the database once held.
-    pub fn largest_ever(&self) -> u64 {
-        self.values * self.value_size as u64
-    }
-}
 
 /// The four freelist variants: name and options.
 pub fn variants() -> [(&'static str, Options); 4] {

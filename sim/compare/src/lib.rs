@@ -27,6 +27,7 @@ pub mod commits;
 pub mod large_db;
 pub mod plot;
 pub mod redb;
+pub mod scale;
 pub mod shapes;
 pub mod table;
 
@@ -73,26 +74,7 @@ impl FromStr for EngineKind {
     }
 }
 
-/// How big a scenario runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Scale {
-    /// Seconds in a debug build: what `cargo test` snapshots.
-    Small,
-    /// The size of the findings in docs/DESIGN.md (e.g. 2,000 × 1 MiB for the large database).
-    Seed,
-}
-
-impl std::str::FromStr for Scale {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Scale, String> {
-        match s {
-            "small" => Ok(Scale::Small),
-            "seed" => Ok(Scale::Seed),
-            _ => Err(format!("expected small or seed, found `{s}`")),
-        }
-    }
-}
+pub use scale::{Scale, Size};
 
 /// The scenarios, in the order `compare` runs them.
 pub const SCENARIOS: [&str; 4] = ["large-db-set", "large-db-reopen", "commits", "buffers"];

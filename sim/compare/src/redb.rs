@@ -9,8 +9,8 @@
 /// The variant name of redb's row in every table it appears in.
 pub const REDB_VARIANT: &str = "redb";
 
-use super::large_db::Size;
 use super::quiet_disk;
+use crate::scale::Size;
 use crashlab_redb::open_database;
 use crashlab_sim::disk::{IoStats, SimDisk};
 use redb::{Database, Durability, ReadableDatabase, TableDefinition};

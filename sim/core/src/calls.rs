@@ -7,7 +7,8 @@
 //! on its path, and a delete in a missing bucket does nothing — so a call fails only by design,
 //! whatever state it meets, and its expected answer is known.
 
-use crate::adapter::{Ack, Capabilities, EngineError};
+use crate::adapter::caps::Capabilities;
+use crate::adapter::error::{Ack, EngineError};
 use crate::apply::owned;
 use crate::op::{value_bytes, Name, Op, Path};
 use crate::rng::SimRng;

@@ -37,8 +37,8 @@ use crate::spec::{CheckParams, CrashState};
 use crate::verdict::Outcome;
 use crate::workload;
 use lines::{op_count, Lines};
+pub use settings::format_faults;
 use settings::parse_faults;
-pub use settings::{flag, format_faults, num, pairs};
 use std::fmt::Write as _;
 use std::path::Path;
 

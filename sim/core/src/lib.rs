@@ -47,4 +47,5 @@ pub mod strategy;
 pub mod sweep;
 pub mod trace;
 pub mod verdict;
+pub mod words;
 pub mod workload;

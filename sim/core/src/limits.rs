@@ -92,7 +92,6 @@ const _: () = {
     assert!(CHECK_OPS_MAX <= OPS_MAX);
     assert!(PUT_LEN_MAX as u64 <= PUT_BYTES_PER_CASE_MAX);
     assert!(PUT_LEN_MAX as usize <= crashlab_engine::limits::MAX_VALUE_SIZE);
-    assert!(crate::spec::MAX_STATES_DEFAULT <= STATES_PER_CRASH_POINT_MAX);
     assert!(READER_INDEX_MAX as usize >= OPS_MAX);
 };
 

@@ -13,16 +13,19 @@
 //! Calls count the recorded run's writes and syncs from 1; sectors are disk sector indexes.
 
 use crate::adapter::EngineConfig;
-use crate::case::{flag, num, pairs};
 use crate::control::Control;
 use crate::disk::SECTOR_SIZE_DEFAULT;
 use crate::limits::{at_most, STATES_PER_CRASH_POINT_MAX};
+use crate::words::{flag, num, pairs};
 use std::fmt;
 use std::str::FromStr;
 
 /// Most states enumerated per crash point by default: 2^12, so a crash point with up to 12
 /// effective pending sectors is enumerated exhaustively.
 pub const MAX_STATES_DEFAULT: u64 = 1 << 12;
+
+// The default is within what a user may ask for.
+const _: () = assert!(MAX_STATES_DEFAULT <= crate::limits::STATES_PER_CRASH_POINT_MAX);
 
 /// Smallest and largest sector sizes the checker accepts: below 16 bytes a page header is torn
 /// field by field for no new insight; above 4096 a sector holds several 512-byte pages.

@@ -24,11 +24,11 @@ use crashlab_models::{BucketModel, KvModel, ModelError};
 use crashlab_sim::adapter::{
     Ack, Capabilities, Engine, EngineConfig, EngineError, ErrorKind, Listing,
 };
-use crashlab_sim::case::{flag, num, pairs};
 use crashlab_sim::control::Control;
 use crashlab_sim::op::{value_bytes, Name, Op, Path};
 use crashlab_sim::profile::Profile;
 use crashlab_sim::rng::SimRng;
+use crashlab_sim::words::{flag, num, pairs};
 use redb::{
     Database, Durability, ReadTransaction, ReadableDatabase, ReadableTable, StorageBackend,
     TableDefinition, TableHandle, WriteTransaction,

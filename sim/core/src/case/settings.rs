@@ -1,30 +1,8 @@
-//! The `faults = ...` line of a case file, and the `name=value` words it (and `check = ...`, and
-//! the engines' own `options = ...`) are made of.
+//! The `faults = ...` line of a case file.
 
 use crate::disk::FaultConfig;
 use crate::limits::{at_most, ENOSPC_CAPACITY_MAX};
-
-pub fn pairs(s: &str) -> Result<Vec<(&str, &str)>, String> {
-    s.split_whitespace()
-        .map(|w| {
-            w.split_once('=')
-                .ok_or_else(|| format!("expected `name=value`, found `{w}`"))
-        })
-        .collect()
-}
-
-pub fn num<T: std::str::FromStr>(k: &str, v: &str) -> Result<T, String> {
-    v.parse()
-        .map_err(|_| format!("`{v}` is not a valid value for `{k}`"))
-}
-
-pub fn flag(k: &str, v: &str) -> Result<bool, String> {
-    match v {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(format!("expected true or false for `{k}`, found `{v}`")),
-    }
-}
+use crate::words::{flag, num, pairs};
 
 pub fn format_faults(f: &FaultConfig) -> String {
     let enospc = f

@@ -3,11 +3,11 @@
 //! negative controls turn on.
 
 use crate::adapter::{Capabilities, EngineConfig};
-use crate::case::{flag, num, pairs};
 use crate::control::Control;
 use crate::limits::{at_most, PAGE_CACHE_PAGES_MAX};
 use crate::profile::Profile;
 use crate::rng::SimRng;
+use crate::words::{flag, num, pairs};
 use crashlab_engine::{DebugHooks, FreelistKind, Options, PresizePolicy};
 
 impl EngineConfig for Options {

@@ -14,65 +14,21 @@
 //! Lifetimes: crashlab's transactions borrow the database and redb's are owned, so readers and
 //! writers are generic associated types that may borrow `&'a self`.
 
+pub mod caps;
+pub mod error;
+
+pub use caps::Capabilities;
+pub use error::{Ack, EngineError, ErrorKind};
+
 use crate::calls::{CallSpec, GroupObserver};
 use crate::control::Control;
 use crate::op::{Name, Op, Path};
 use crate::profile::Profile;
 use crashlab_engine::{Counters, Storage};
 use crashlab_models::Answer;
-use crashlab_models::{BucketModel, KvModel, ModelError};
+use crashlab_models::{BucketModel, KvModel};
 use std::fmt;
 use std::rc::Rc;
-
-/// What an engine can do, declared once per configuration. The default is the smallest engine
-/// the driver can run: flat buckets, one transaction at a time, power cuts, no extras.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Capabilities {
-    /// Buckets inside buckets (crashlab's); otherwise workloads use top-level buckets only.
-    pub nested_buckets: bool,
-    /// [`Engine::commit_batch`]: a transaction's puts and deletes committed as one write batch.
-    pub write_batches: bool,
-    /// [`Engine::run_group`]: concurrent callers coalesced into shared commits (bbolt's `Batch`).
-    pub concurrent_callers: bool,
-    /// [`Engine::reader_token`] and [`Engine::read_view`]: the checker can read what an open
-    /// reader sees at a crash point from the page cache.
-    pub reader_views: bool,
-    /// After any I/O error the application must close and reopen before using the database
-    /// again (redb: "Previous I/O error occurred. Please close and re-open the database").
-    pub io_error_ends_session: bool,
-    /// A crash is a process crash (the page cache survives), not a power cut: an engine with
-    /// syncs off makes no promise across a power cut.
-    pub crash_is_process_crash: bool,
-    /// A process crash keeps every acknowledged commit (the page cache survives it). redb keeps
-    /// a `Durability::None` commit's header in memory only, so a crash may lose it, as it
-    /// documents: the checker then judges a process crash like a power cut.
-    pub acknowledged_survive_process_crash: bool,
-    /// A clean close may write (redb makes non-durable commits durable there): the checker
-    /// records it like a commit, the runner treats a failed close like a power cut.
-    pub close_writes: bool,
-    /// Bytes at the start of the file that hold the engine's meta or header: the `no-barrier`
-    /// control keeps the syncs that follow writes there and drops the others.
-    pub meta_region_len: u64,
-    /// The engine's page size: the checker enumerates page-level subsets of pending sectors.
-    pub page_size: u32,
-}
-
-impl Default for Capabilities {
-    fn default() -> Capabilities {
-        Capabilities {
-            nested_buckets: false,
-            write_batches: false,
-            concurrent_callers: false,
-            reader_views: false,
-            io_error_ends_session: true,
-            crash_is_process_crash: false,
-            close_writes: false,
-            acknowledged_survive_process_crash: true,
-            meta_region_len: 4096,
-            page_size: 4096,
-        }
-    }
-}
 
 /// An engine's own options, drawn from a seed in one place and printed in one place.
 pub trait EngineConfig: Clone + fmt::Debug + PartialEq + 'static {
@@ -105,66 +61,6 @@ pub trait EngineConfig: Clone + fmt::Debug + PartialEq + 'static {
     /// there are none.
     fn variants(&self) -> Result<Vec<Self>, String> {
         Err(format!("{} has no option variants to check", Self::ENGINE))
-    }
-}
-
-/// How a commit was acknowledged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ack {
-    /// Promised durable: the oracle's `Durable`.
-    Durable,
-    /// Acknowledged without a durability promise (no sync, redb's `Durability::None`).
-    Acknowledged,
-}
-
-/// What kind of failure an engine reported: the driver treats each differently.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// An I/O error (a disk fault or the power going off): allowed, the application restarts.
-    Io,
-    /// A refusal the model also makes (missing bucket, existing bucket, ...).
-    Refused(ModelError),
-    /// Damage the engine found in what it read: on a valid database under non-corrupting faults,
-    /// a violation.
-    Corrupt,
-    /// The engine broke one of its own invariants in memory (a double free in its own merge code,
-    /// say): always a bug, whatever the disk did.
-    Invariant,
-    /// Anything else.
-    Other,
-}
-
-/// An engine's error, with the engine's own message kept verbatim (it goes into the trace).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EngineError {
-    pub kind: ErrorKind,
-    pub message: String,
-}
-
-impl EngineError {
-    pub fn is_io(&self) -> bool {
-        self.kind == ErrorKind::Io
-    }
-
-    pub fn other(message: impl Into<String>) -> EngineError {
-        EngineError {
-            kind: ErrorKind::Other,
-            message: message.into(),
-        }
-    }
-
-    /// A refusal the model also makes, if this is one.
-    pub fn refusal(&self) -> Option<ModelError> {
-        match self.kind {
-            ErrorKind::Refused(m) => Some(m),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for EngineError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
     }
 }
 

@@ -1,0 +1,52 @@
+//! What an engine declares it can do: the drivers and the generators read it, and leave out
+//! what an engine lacks instead of faking it.
+
+/// What an engine can do, declared once per configuration. The default is the smallest engine
+/// the driver can run: flat buckets, one transaction at a time, power cuts, no extras.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Buckets inside buckets (crashlab's); otherwise workloads use top-level buckets only.
+    pub nested_buckets: bool,
+    /// [`Engine::commit_batch`]: a transaction's puts and deletes committed as one write batch.
+    pub write_batches: bool,
+    /// [`Engine::run_group`]: concurrent callers coalesced into shared commits (bbolt's `Batch`).
+    pub concurrent_callers: bool,
+    /// [`Engine::reader_token`] and [`Engine::read_view`]: the checker can read what an open
+    /// reader sees at a crash point from the page cache.
+    pub reader_views: bool,
+    /// After any I/O error the application must close and reopen before using the database
+    /// again (redb: "Previous I/O error occurred. Please close and re-open the database").
+    pub io_error_ends_session: bool,
+    /// A crash is a process crash (the page cache survives), not a power cut: an engine with
+    /// syncs off makes no promise across a power cut.
+    pub crash_is_process_crash: bool,
+    /// A process crash keeps every acknowledged commit (the page cache survives it). redb keeps
+    /// a `Durability::None` commit's header in memory only, so a crash may lose it, as it
+    /// documents: the checker then judges a process crash like a power cut.
+    pub acknowledged_survive_process_crash: bool,
+    /// A clean close may write (redb makes non-durable commits durable there): the checker
+    /// records it like a commit, the runner treats a failed close like a power cut.
+    pub close_writes: bool,
+    /// Bytes at the start of the file that hold the engine's meta or header: the `no-barrier`
+    /// control keeps the syncs that follow writes there and drops the others.
+    pub meta_region_len: u64,
+    /// The engine's page size: the checker enumerates page-level subsets of pending sectors.
+    pub page_size: u32,
+}
+
+impl Default for Capabilities {
+    fn default() -> Capabilities {
+        Capabilities {
+            nested_buckets: false,
+            write_batches: false,
+            concurrent_callers: false,
+            reader_views: false,
+            io_error_ends_session: true,
+            crash_is_process_crash: false,
+            close_writes: false,
+            acknowledged_survive_process_crash: true,
+            meta_region_len: 4096,
+            page_size: 4096,
+        }
+    }
+}
