@@ -10,10 +10,10 @@ use crashlab_sim::adapter::EngineConfig;
 use crashlab_sim::case::Case;
 use crashlab_sim::config::RunConfig;
 use crashlab_sim::control::Control;
-use crashlab_sim::disk::FaultCounts;
 use crashlab_sim::profile::Profile;
 use crashlab_sim::runner::Report;
 use crashlab_sim::spec::CrashState;
+use crashlab_sim::sweep::{sweep, SweepConfig};
 use crashlab_sim::verdict::{Outcome, Verdict};
 
 fn redb(seed: u64, ops: usize, profile: Profile) -> RunConfig<RedbChoices> {
@@ -58,19 +58,18 @@ fn the_redb_workload_has_top_level_buckets_only() {
 
 #[test]
 fn a_redb_sweep_hits_every_fault_kind_and_finds_no_violation() {
-    let mut total = FaultCounts::default();
-    let (mut disk_failures, mut background_checks, mut commits) = (0, 0, 0);
-    for seed in 0..120u64 {
-        let r = run(&redb(seed, 250, Profile::Default));
-        background_checks += r.stats.background_snapshot_checks;
-        commits += r.stats.commits;
-        match &r.outcome {
-            Outcome::Ok => {}
-            Outcome::DiskFailure(_) => disk_failures += 1,
-            Outcome::Violation(v) => panic!("redb seed {seed}: {v}\n{:#?}", r.trace_tail),
+    let cfg = SweepConfig::new(0..120, 250, Profile::Default);
+    let summary = sweep::<RedbDb>(&cfg, &mut |run, r| {
+        if let Outcome::Violation(v) = &r.outcome {
+            panic!("redb seed {}: {v}\n{:#?}", run.seed, r.trace_tail);
         }
-        total.accumulate(&r.faults);
-    }
+    });
+    let total = summary.faults;
+    let (disk_failures, background_checks, commits) = (
+        summary.disk_failures,
+        summary.stats.background_snapshot_checks,
+        summary.stats.commits,
+    );
     for (kind, n) in [
         ("read_eio", total.read_eio),
         ("write_eio", total.write_eio),

@@ -7,6 +7,7 @@ use crashlab_sim::crashlab::CrashlabDb;
 use crashlab_sim::disk::FaultCounts;
 use crashlab_sim::profile::Profile;
 use crashlab_sim::runner::Report;
+use crashlab_sim::sweep::{sweep, SweepConfig};
 use crashlab_sim::verdict::Outcome;
 
 type RunConfig = crashlab_sim::config::RunConfig<Options>;
@@ -40,22 +41,18 @@ fn a_seed_run_twice_gives_the_same_trace_counters_and_image() {
 
 #[test]
 fn a_default_sweep_hits_every_fault_kind_and_finds_no_violation() {
-    let mut total = FaultCounts::default();
-    let (mut disk_failures, mut background_checks, mut timer_cuts) = (0, 0, 0);
     let mut garbage_armed = 0;
-    for seed in 0..300u64 {
-        let cfg = RunConfig::from_seed(seed, 300, Profile::Default);
-        garbage_armed += u32::from(cfg.disk.faults.garbage_unwritten);
-        let r = run(&cfg);
-        background_checks += r.stats.background_snapshot_checks;
-        timer_cuts += r.stats.timer_power_cuts;
-        match &r.outcome {
-            Outcome::Ok => {}
-            Outcome::DiskFailure(_) => disk_failures += 1,
-            Outcome::Violation(v) => panic!("seed {seed}: {v}\n{:#?}", r.trace_tail),
+    let cfg = SweepConfig::new(0..300, 300, Profile::Default);
+    let summary = sweep::<CrashlabDb>(&cfg, &mut |run, r| {
+        garbage_armed += u32::from(run.disk.faults.garbage_unwritten);
+        if let Outcome::Violation(v) = &r.outcome {
+            panic!("seed {}: {v}\n{:#?}", run.seed, r.trace_tail);
         }
-        total.accumulate(&r.faults);
-    }
+    });
+    let total = summary.faults;
+    let disk_failures = summary.disk_failures;
+    let background_checks = summary.stats.background_snapshot_checks;
+    let timer_cuts = summary.stats.timer_power_cuts;
     eprintln!("300 default seeds: {total:?}");
     // Destructured so that a fault kind added to the disk must be placed here: asserted, or
     // named as another profile's.
@@ -127,16 +124,16 @@ fn a_default_sweep_hits_every_fault_kind_and_finds_no_violation() {
 
 #[test]
 fn the_corruption_profile_never_panics_and_injects_its_faults() {
-    let mut total = FaultCounts::default();
-    for seed in 0..150u64 {
-        let r = run(&RunConfig::from_seed(seed, 200, Profile::Corruption));
+    let cfg = SweepConfig::new(0..150, 200, Profile::Corruption);
+    let summary = sweep::<CrashlabDb>(&cfg, &mut |run, r| {
         assert!(
-            !matches!(r.outcome, Outcome::Violation(_)),
-            "seed {seed}: {:?}",
+            !r.outcome.is_violation(),
+            "seed {}: {:?}",
+            run.seed,
             r.outcome
         );
-        total.accumulate(&r.faults);
-    }
+    });
+    let total = summary.faults;
     assert!(
         total.bit_flips > 0 && total.misdirected_writes > 0,
         "{total:?}"
