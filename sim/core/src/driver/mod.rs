@@ -58,12 +58,25 @@ pub struct RunStats {
     pub groups: GroupFigures,
 }
 
-/// How the driver commits.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// How the driver commits, and which of its checks run (every check is on by default; a test
+/// turns one off to show that a negative control is caught by that check and no other).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settings {
     /// Gather each transaction's data operations and commit them as one write batch
     /// ([`Engine::commit_batch`]; the engine must declare `write_batches`).
     pub batched: bool,
+    /// Readers still open when a session ends (a reopen, a power cut, the end of the run) read
+    /// their snapshot once more and must find what they began on.
+    pub readers_checked_at_end: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            batched: false,
+            readers_checked_at_end: true,
+        }
+    }
 }
 
 pub(crate) type Step<T> = Result<T, Stop>;

@@ -34,10 +34,60 @@ enum Next {
 
 impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
     pub(super) async fn session(&mut self, shared: &Rc<E>) -> Step<SessionEnd> {
+        let mut readers: Readers<'_, E> = Vec::new();
+        let end = self.run_ops(shared, &mut readers).await?;
+        if self.settings.readers_checked_at_end {
+            self.readers_at_end(readers)?;
+        }
+        Ok(end)
+    }
+
+    /// Every reader still open when the session ends reads its snapshot once more, with the
+    /// disk's faults suspended (it is the harness's check). With the power already off its reads
+    /// fail, which is no finding.
+    fn readers_at_end(&mut self, readers: Readers<'_, E>) -> Step<()> {
+        let (mut intact, open) = (0, readers.len());
+        for (r, want) in readers {
+            // The harness's own check: the disk's faults are suspended while it reads.
+            let faults = self.suspend_faults();
+            let read = E::read_snapshot(&r);
+            self.disk.set_faults(faults);
+            match read {
+                Ok(got) if got == want => intact += 1,
+                Ok(_) => {
+                    return Err(self.violation(
+                        Verdict::SnapshotMoved,
+                        "a reader still open at the session's end reads a changed snapshot",
+                    ))
+                }
+                Err(e) if e.is_io() => {}
+                Err(e) => {
+                    let detail = format!("a reader still open at the session's end: {e}");
+                    return Err(self.failure(
+                        Verdict::Failed(During::Reader),
+                        &EngineError {
+                            message: detail,
+                            ..e
+                        },
+                    ));
+                }
+            }
+        }
+        if open > 0 {
+            self.trace
+                .record(format!("session end: {intact} of {open} readers intact"));
+        }
+        Ok(())
+    }
+
+    async fn run_ops<'db>(
+        &mut self,
+        shared: &'db Rc<E>,
+        readers: &mut Readers<'db, E>,
+    ) -> Step<SessionEnd> {
         let db: &E = shared;
         let mut writer: Writer<'_, E> = None;
         let mut batch = Batch::default();
-        let mut readers: Readers<'_, E> = Vec::new();
         while self.next < self.cfg.ops.len() {
             let index = self.next;
             let op = &self.cfg.ops[index];
@@ -49,7 +99,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
                     self.run_group(shared, *callers, *seed).await?
                 }
                 Op::Group { .. } => Next::Go("skipped (a transaction is open)".into()),
-                _ => self.op(db, op, &mut writer, &mut batch, &mut readers)?,
+                _ => self.op(db, op, &mut writer, &mut batch, readers)?,
             };
             let result = match next {
                 Next::Go(result) => result,

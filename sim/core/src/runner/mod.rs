@@ -35,8 +35,14 @@ pub struct Report {
 /// Run a case to its end or its first violation. An engine panic is a `panic` violation with
 /// the run's trace so far (the run goes on being reported, so a sweep goes on).
 pub fn run<E: Engine>(cfg: &RunConfig<E::Config>) -> Report {
+    run_with::<E>(cfg, Settings::default())
+}
+
+/// [`run`] with the driver's settings: a test turns one of its checks off to show what that
+/// check alone catches.
+pub fn run_with<E: Engine>(cfg: &RunConfig<E::Config>, settings: Settings) -> Report {
     let rt = madsim::runtime::Runtime::with_seed_and_config(cfg.seed, madsim::Config::default());
-    match guard::catch(|| rt.block_on(run_async::<E>(cfg))) {
+    match guard::catch(|| rt.block_on(run_async::<E>(cfg, settings))) {
         Ok(report) => report,
         Err(detail) => panicked_outside_the_run(detail),
     }
@@ -62,10 +68,10 @@ fn panicked_outside_the_run(detail: String) -> Report {
     }
 }
 
-async fn run_async<E: Engine>(cfg: &RunConfig<E::Config>) -> Report {
+async fn run_async<E: Engine>(cfg: &RunConfig<E::Config>, settings: Settings) -> Report {
     let disk = SimDisk::new(cfg.seed, cfg.disk.clone());
     let hooks = RunnerHooks::<E>::new(cfg);
-    let mut d = Driver::<E, _>::new(cfg, disk, Settings::default(), hooks);
+    let mut d = Driver::<E, _>::new(cfg, disk, settings, hooks);
     let outcome = match guard::catch_future(d.drive()).await {
         Err(panic) => d.violation(Verdict::Panic, panic).into_outcome(),
         Ok(Ok(())) => Outcome::Ok,
