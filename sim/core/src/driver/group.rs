@@ -132,6 +132,9 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         g.answered_own_error += own;
         g.answered_commit_failed += failed;
         self.stats.commits += obs.commits;
+        // Each call's operations are operations the run did (the group itself is counted once
+        // by the session loop).
+        self.stats.ops_run += calls.iter().map(|c| c.ops.len() as u64).sum::<u64>();
         let summary = format!(
             "{} calls in {} commits ({} merged): {ok} committed, {own} own error, {failed} commit failed",
             calls.len(),
