@@ -87,11 +87,32 @@ pub fn generate(seed: u64, count: usize, crashes: bool, caps: &Capabilities) -> 
             _ => ops.push(Op::Commit),
         }
     }
+    add_reader_patterns(seed, &mut ops);
     if caps.concurrent_callers {
         add_groups(seed, &mut ops);
     }
     ops.truncate(count);
     ops
+}
+
+/// Readers in the patterns a single draw rarely makes: a second reader of the same snapshot
+/// right after one begins, and a reader opened first thing after a reopen or a crash (on the
+/// recovered state). From a stream of their own, like the groups below.
+fn add_reader_patterns(seed: u64, ops: &mut Vec<Op>) {
+    let mut r = SimRng::derive(seed, "reader patterns");
+    let mut out = Vec::with_capacity(ops.len() + ops.len() / 16);
+    for op in ops.drain(..) {
+        let after = match op {
+            Op::BeginReader => 0.3,
+            Op::Reopen | Op::Crash => 0.4,
+            _ => 0.0,
+        };
+        out.push(op);
+        if after > 0.0 && r.chance(after) {
+            out.push(Op::BeginReader);
+        }
+    }
+    *ops = out;
 }
 
 /// Swarm over concurrent callers: half the seeds get groups of callers after some commits, up

@@ -28,7 +28,7 @@ mod session;
 
 pub use group::GroupFigures;
 pub use hooks::{Hooks, News};
-pub use recovery::{recover_image, Recovered};
+pub use recovery::{read_as_an_application, recover_image, Recovered};
 
 use crate::adapter::{Capabilities, Engine, EngineConfig, EngineError, ErrorKind};
 use crate::config::RunConfig;

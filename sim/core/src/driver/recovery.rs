@@ -3,8 +3,9 @@
 //! reopened; the crash-state checker judges a crash image opened in memory ([`recover_image`]).
 
 use super::{Driver, Hooks, Step};
-use crate::adapter::{Engine, EngineError};
+use crate::adapter::{list_model, Engine, EngineError};
 use crate::guard;
+use crate::op::{path_to_string, Name, Path};
 use crate::verdict::{During, Stop, Verdict};
 use crashlab_engine::MemStorage;
 use crashlab_models::KvModel;
@@ -55,6 +56,48 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
     }
 }
 
+/// Read `model` (what a whole-snapshot read of `db` gave) back as an application would: every
+/// bucket by a scan and every key by a point lookup, each through a fresh snapshot. Lookup
+/// routing and scans must agree with the ordered read; the first disagreement, if any.
+pub fn read_as_an_application<E: Engine>(db: &E, model: &KvModel) -> Result<(), String> {
+    let mut buckets = vec![(Vec::new(), &model.root)];
+    while let Some((path, bucket)) = buckets.pop() {
+        let names: Path = path
+            .iter()
+            .map(|n: &Vec<u8>| Name::new(n.clone()))
+            .collect();
+        if !names.is_empty() {
+            let listed = db.scan(&names).map_err(|e| format!("scan failed: {e}"))?;
+            if listed.as_ref() != Some(&list_model(bucket)) {
+                return Err(format!(
+                    "a scan of {} differs from the whole read",
+                    path_to_string(&names)
+                ));
+            }
+            for (key, value) in &bucket.values {
+                let got = db
+                    .get(&names, &Name::new(key.clone()))
+                    .map_err(|e| format!("lookup failed: {e}"))?;
+                if got.as_ref() != Some(value) {
+                    return Err(format!(
+                        "a lookup of {} in {} differs from the whole read ({} bytes against {:?})",
+                        Name::new(key.clone()),
+                        path_to_string(&names),
+                        value.len(),
+                        got.map(|v| v.len())
+                    ));
+                }
+            }
+        }
+        for (name, child) in &bucket.buckets {
+            let mut p = path.clone();
+            p.push(name.clone());
+            buckets.push((p, child));
+        }
+    }
+    Ok(())
+}
+
 /// What opening a crash image gave.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Recovered {
@@ -67,7 +110,8 @@ pub enum Recovered {
 }
 
 /// Open `image` in memory as the application would after the reboot (writable, the run's
-/// options), read it whole and run the engine's integrity check. A panic is caught and kept.
+/// options), read it whole, read every bucket and key back as an application would, and run the
+/// engine's integrity check. A panic is caught and kept.
 pub fn recover_image<E: Engine>(image: Vec<u8>, cfg: &E::Config) -> Recovered {
     let opened = guard::catch(|| {
         let mut db = E::open(Box::new(MemStorage::from_bytes(image)), cfg, 0)
@@ -76,6 +120,7 @@ pub fn recover_image<E: Engine>(image: Vec<u8>, cfg: &E::Config) -> Recovered {
             .begin_read()
             .and_then(|r| E::read_snapshot(&r))
             .map_err(|e: EngineError| format!("read failed: {e}"))?;
+        read_as_an_application::<E>(&db, &model)?;
         let problems = db.check().map_err(|e| format!("check failed: {e}"))?;
         match problems.first() {
             Some(p) => Err(format!("check: {} problems, first: {p}", problems.len())),
