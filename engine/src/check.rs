@@ -35,8 +35,16 @@ impl fmt::Display for Problem {
 /// What `e` says went wrong at `page`, without repeating the page number a [`Problem`] shows.
 pub(crate) fn reason_at(page: PageId, e: &Error) -> String {
     match e {
-        Error::Corrupted { page: p, reason } if *p == page => reason.clone(),
+        Error::Corrupted { page: p, reason } if *p == page => reason.to_string(),
         _ => e.to_string(),
+    }
+}
+
+/// The page a corruption error names.
+pub(crate) fn e_page(e: &Error) -> Option<PageId> {
+    match e {
+        Error::Corrupted { page, .. } => Some(*page),
+        _ => None,
     }
 }
 
@@ -72,6 +80,8 @@ impl Report {
 /// A page to visit with the key range its parent allows: `lo <= key < hi`.
 struct Visit {
     id: PageId,
+    /// The page the reference to `id` was read from.
+    from: PageId,
     lo: Option<Vec<u8>>,
     hi: Option<Vec<u8>>,
     level: usize,
@@ -163,6 +173,7 @@ impl Db {
     ) {
         let mut stack = vec![Visit {
             id: root,
+            from: self.meta().slot(),
             lo: None,
             hi: None,
             level: 0,
@@ -180,10 +191,11 @@ impl Db {
                 report.add(Some(v.id), "page reached twice");
                 continue;
             }
-            let node = match self.pager().node(v.id, hwm) {
+            let node = match self.pager().node(v.id, hwm, v.from) {
                 Ok(n) => n,
                 Err(e) => {
-                    report.add(Some(v.id), reason_at(v.id, &e));
+                    let at = e_page(&e).unwrap_or(v.id);
+                    report.add(Some(at), reason_at(at, &e));
                     if v.id.0 >= 2 && v.id < hwm {
                         // Referenced, so not also "unreachable"; its subtree will be.
                         reached.set(v.id.0);
@@ -215,6 +227,7 @@ impl Db {
                         let lo = Some(it.key.clone());
                         stack.push(Visit {
                             id: c,
+                            from: v.id,
                             lo,
                             hi,
                             level: v.level + 1,
@@ -230,6 +243,7 @@ impl Db {
                     for &(r, d) in &roots {
                         stack.push(Visit {
                             id: r,
+                            from: v.id,
                             lo: None,
                             hi: None,
                             level: 0,

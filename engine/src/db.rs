@@ -12,7 +12,7 @@ use crate::batch::apply::{self, BatchFn, Call};
 use crate::batch::group::GroupCommit;
 use crate::batch::{MergeWork, WriteBatch};
 use crate::counters::Counters;
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
 use crate::freelist::{self, Freelist, FreelistCounters};
 use crate::meta::{Meta, META_SIZE};
 use crate::options::Options;
@@ -138,8 +138,10 @@ impl Db {
             counters: Mutex::new(counters),
             options,
         };
-        if !meta.has_freelist() && !db.options.no_freelist_sync && !db.options.read_only {
-            // Persist a freelist at once, so the file no longer depends on a rebuild.
+        let writable = !db.options.read_only && !meta.txid_exhausted();
+        if !meta.has_freelist() && !db.options.no_freelist_sync && writable {
+            // Persist a freelist at once, so the file no longer depends on a rebuild. (With no
+            // txid left there is no commit to do it with; every write will say so.)
             db.begin_write()?.commit()?;
         }
         Ok(db)
@@ -204,6 +206,11 @@ impl Db {
             let p = lock(&self.published);
             (p.meta, p.readers.keys().copied().collect::<Vec<_>>())
         };
+        // Refused before anything changes: a wrapped txid would overwrite the meta in use.
+        let txid = meta
+            .txid
+            .next()
+            .ok_or(Error::TxIdExhausted { txid: meta.txid })?;
         // A negative control releases as if no reader were open (see `DebugHooks`).
         let readers = if self.options.debug.reuse_pages_under_readers {
             Vec::new()
@@ -211,7 +218,7 @@ impl Db {
             readers
         };
         writer.freelist.release_pending(&readers);
-        Ok(WriteTx::new(self, writer, meta))
+        Ok(WriteTx::new(self, writer, meta, txid))
     }
 
     /// Run `f` in a write transaction; commit when it returns `Ok`, roll back otherwise.
@@ -356,9 +363,7 @@ fn read_meta_at(storage: &dyn Storage, offset: u64, page: PageId, verify: bool) 
     storage
         .read_at(offset, &mut buf)
         .map_err(|e| match e.kind() {
-            std::io::ErrorKind::UnexpectedEof => {
-                Error::corrupted(page, "meta page past end of file")
-            }
+            std::io::ErrorKind::UnexpectedEof => Error::corrupted(page, Corruption::MetaPastEof),
             _ => Error::io("read", e),
         })?;
     Meta::decode_checked(&buf, page, verify)
@@ -380,14 +385,15 @@ pub(crate) fn detect_page_size(storage: &dyn Storage, verify: bool) -> Result<u3
             Ok(m) if m.page_size == size => return Ok(size),
             Ok(_) => {}
             Err(e @ Error::Io { .. }) => return Err(e),
-            Err(Error::Corrupted { reason, .. })
-                if reason.contains("invalid magic") || reason.contains("past end of file") => {}
+            Err(Error::Corrupted {
+                reason: Corruption::InvalidMagic | Corruption::MetaPastEof,
+                ..
+            }) => {}
             Err(e) => err1 = err1.or(Some(e)),
         }
         size *= 2;
     }
-    let err1 =
-        err1.unwrap_or_else(|| Error::corrupted(PageId(1), "no meta page found at any page size"));
+    let err1 = err1.unwrap_or(Error::corrupted(PageId(1), Corruption::NoMetaFound));
     Err(Error::NoValidMeta {
         meta0: Box::new(err0),
         meta1: Box::new(err1),
@@ -429,13 +435,11 @@ pub(crate) fn choose_meta(storage: &dyn Storage, page_size: u32, verify: bool) -
 
 fn same_size(m: Meta, page_size: u32, slot: u64) -> Result<Meta> {
     if m.page_size != page_size {
-        return Err(Error::corrupted(
-            PageId(slot),
-            format!(
-                "page size {} differs from the file's {page_size}",
-                m.page_size
-            ),
-        ));
+        let reason = Corruption::PageSizeDiffers {
+            found: m.page_size,
+            file: page_size,
+        };
+        return Err(Error::corrupted(PageId(slot), reason));
     }
     Ok(m)
 }

@@ -28,6 +28,7 @@ pub mod batch;
 mod bucket;
 mod check;
 mod commit;
+pub mod corruption;
 pub mod counters;
 mod cursor;
 mod db;
@@ -52,7 +53,7 @@ pub use check::Problem;
 pub use counters::Counters;
 pub use cursor::{Cursor, CursorItem};
 pub use db::Db;
-pub use error::{Error, Result};
+pub use error::{Corruption, Error, Result};
 pub use freelist::FreelistKind;
 #[doc(hidden)]
 pub use options::DebugHooks;

@@ -8,7 +8,7 @@
 
 use crate::bucket::{decode_header, BucketRoot};
 use crate::counters::Counters;
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
 use crate::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
 use crate::meta::Meta;
 use crate::node::{Body, Child, LeafItem};
@@ -51,10 +51,7 @@ pub(crate) fn bucket_roots(
     out: &mut Vec<(PageId, usize)>,
 ) -> Result<()> {
     if depth > MAX_BUCKET_DEPTH {
-        return Err(Error::corrupted(
-            page,
-            format!("buckets nested deeper than {MAX_BUCKET_DEPTH}"),
-        ));
+        return Err(Error::corrupted(page, Corruption::BucketsTooDeep));
     }
     for it in items.iter().filter(|it| it.is_bucket()) {
         match decode_header(&it.value, page)?.root {
@@ -79,36 +76,36 @@ pub(crate) fn free_pages(
     let mut seen = PageBitmap::new(hwm.0);
     seen.set(0);
     seen.set(1);
-    // (page, tree level, bucket depth)
-    let mut stack: Vec<(PageId, usize, usize)> = vec![(meta.root, 0, 1)];
+    // (page, tree level, bucket depth, the page that references it)
+    let mut stack: Vec<(PageId, usize, usize, PageId)> = vec![(meta.root, 0, 1, meta.slot())];
     let mut roots = Vec::new();
-    while let Some((id, level, depth)) = stack.pop() {
+    while let Some((id, level, depth, from)) = stack.pop() {
         if level > MAX_TREE_DEPTH {
-            return Err(Error::corrupted(
-                id,
-                format!("tree deeper than {MAX_TREE_DEPTH} levels"),
-            ));
+            return Err(Error::corrupted(from, Corruption::TreeTooDeep));
         }
-        let node = pager.node(id, hwm)?;
+        let node = pager.node(id, hwm, from)?;
         let span = node.origin.expect("pager nodes carry their origin");
         for p in span.ids() {
             counters.rebuild_pages_visited += 1;
             if seen.set(p.0) {
-                return Err(Error::corrupted(p, "page reachable twice"));
+                return Err(Error::corrupted(
+                    from,
+                    Corruption::ReachedTwice { target: p },
+                ));
             }
         }
         match &node.body {
             Body::Branch(items) => {
                 for it in items {
                     if let Child::Page(c) = it.child {
-                        stack.push((c, level + 1, depth));
+                        stack.push((c, level + 1, depth, id));
                     }
                 }
             }
             Body::Leaf(items) => {
                 roots.clear();
                 bucket_roots(items, id, depth, &mut roots)?;
-                stack.extend(roots.iter().map(|&(r, d)| (r, 0, d + 1)));
+                stack.extend(roots.iter().map(|&(r, d)| (r, 0, d + 1, id)));
             }
         }
     }

@@ -5,8 +5,15 @@
 //! untouched subtrees stay [`Child::Page`] references to shared, immutable cached nodes. Every
 //! descent counts its depth and fails past [`MAX_TREE_DEPTH`], so a reference cycle in a corrupt
 //! file is an error, not a hang.
+//!
+//! What a write builds on is checked against what it read, so a commit never writes a tree it
+//! could not read back, nor one `check()` finds worse than before: every node the write
+//! transaction takes from a page must hold keys inside the [`Range`] its parent's separators
+//! give it (a key routed by a damaged separator would otherwise land among keys it does not
+//! belong with, and a merge would build an out-of-order node), and every node spill writes is
+//! checked again — in order, inside its range, encodable — before a byte of it is written.
 
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, RangeEdge, Result};
 use crate::limits::MAX_TREE_DEPTH;
 use crate::node::{split_points, Body, BranchItem, Child, LeafItem, Node};
 use crate::pager::Pager;
@@ -19,11 +26,20 @@ use std::sync::Arc;
 pub struct Reader<'a> {
     pub pager: &'a Pager,
     pub high_water: PageId,
+    /// The root page of the snapshot's root bucket: what errors about a node built in memory
+    /// (which has no page of its own, and whose bytes came from no page) name.
+    pub root: PageId,
 }
 
 impl<'a> Reader<'a> {
-    pub fn node(&self, id: PageId) -> Result<Arc<Node>> {
-        self.pager.node(id, self.high_water)
+    /// The node at `id`, referenced from page `from`.
+    pub fn node(&self, id: PageId, from: PageId) -> Result<Arc<Node>> {
+        self.pager.node(id, self.high_water, from)
+    }
+
+    /// The page errors about `node` name.
+    pub fn page_of(&self, node: &Node) -> PageId {
+        node.read_from.unwrap_or(self.root)
     }
 }
 
@@ -45,37 +61,95 @@ impl Deref for NodeRef<'_> {
 }
 
 impl<'a> NodeRef<'a> {
-    /// The root of a tree given as a branch child.
-    pub fn of_child(child: &'a Child, rd: &Reader<'_>) -> Result<NodeRef<'a>> {
+    /// The root of a tree given as a branch child, referenced from page `from`.
+    pub fn of_child(child: &'a Child, rd: &Reader<'_>, from: PageId) -> Result<NodeRef<'a>> {
         match child {
-            Child::Page(id) => Ok(NodeRef::Shared(rd.node(*id)?)),
+            Child::Page(id) => Ok(NodeRef::Shared(rd.node(*id, from)?)),
             Child::Node(n) => Ok(NodeRef::Borrowed(n)),
         }
     }
 
     /// Child `i` of this branch node.
     pub fn child(&self, i: usize, rd: &Reader<'_>) -> Result<NodeRef<'a>> {
+        let from = rd.page_of(self);
         match self {
             NodeRef::Borrowed(n) => {
                 let n: &'a Node = n;
                 match &n.body {
-                    Body::Branch(items) => NodeRef::of_child(&items[i].child, rd),
+                    Body::Branch(items) => NodeRef::of_child(&items[i].child, rd, from),
                     Body::Leaf(_) => panic!("child() on a leaf"),
                 }
             }
             NodeRef::Shared(n) => match &n.body {
                 Body::Branch(items) => match &items[i].child {
-                    Child::Page(id) => Ok(NodeRef::Shared(rd.node(*id)?)),
+                    Child::Page(id) => Ok(NodeRef::Shared(rd.node(*id, from)?)),
                     Child::Node(_) => panic!("a shared node never points at an owned one"),
                 },
                 Body::Leaf(_) => panic!("child() on a leaf"),
             },
         }
     }
+}
 
-    /// The page this node came from, for error messages (0 for an in-memory node).
-    pub fn page(&self) -> PageId {
-        self.origin.map_or(PageId(0), |s| s.start)
+/// The key range a parent's separators give a child: `lo <= key < hi`, `None` for unbounded.
+/// Child `i > 0` starts at its own separator; child 0 takes its parent's lower bound, since a
+/// descent routes every key below the first separator to it too.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Range<'k> {
+    pub lo: Option<&'k [u8]>,
+    pub hi: Option<&'k [u8]>,
+}
+
+impl<'k> Range<'k> {
+    /// The range of child `i` of a branch whose items are `items` and whose own range is `self`.
+    pub fn child(self, items: &'k [BranchItem], i: usize) -> Range<'k> {
+        Range {
+            lo: if i == 0 {
+                self.lo
+            } else {
+                Some(items[i].key.as_slice())
+            },
+            hi: items.get(i + 1).map(|n| n.key.as_slice()).or(self.hi),
+        }
+    }
+
+    /// The bound the keys of `body` break, if any. Its keys ascend (decoding and encoding check
+    /// that), so the first and last decide.
+    pub fn breach(self, body: &Body) -> Option<RangeEdge> {
+        let (first, last) = match body {
+            Body::Leaf(items) => (items.first().map(|i| &i.key), items.last().map(|i| &i.key)),
+            Body::Branch(items) => (items.first().map(|i| &i.key), items.last().map(|i| &i.key)),
+        };
+        if matches!((self.lo, first), (Some(lo), Some(f)) if f.as_slice() < lo) {
+            return Some(RangeEdge::Below);
+        }
+        if matches!((self.hi, last), (Some(hi), Some(l)) if l.as_slice() >= hi) {
+            return Some(RangeEdge::AtOrAbove);
+        }
+        None
+    }
+
+    fn to_owned(self) -> OwnedRange {
+        OwnedRange {
+            lo: self.lo.map(<[u8]>::to_vec),
+            hi: self.hi.map(<[u8]>::to_vec),
+        }
+    }
+}
+
+/// A [`Range`] that outlives the items it was taken from (merges and spill consume them).
+#[derive(Clone, Debug, Default)]
+pub struct OwnedRange {
+    lo: Option<Vec<u8>>,
+    hi: Option<Vec<u8>>,
+}
+
+impl OwnedRange {
+    fn range(&self) -> Range<'_> {
+        Range {
+            lo: self.lo.as_deref(),
+            hi: self.hi.as_deref(),
+        }
     }
 }
 
@@ -88,52 +162,65 @@ pub fn child_index(items: &[BranchItem], key: &[u8]) -> usize {
 }
 
 fn too_deep(page: PageId) -> Error {
-    Error::corrupted(page, format!("tree deeper than {MAX_TREE_DEPTH} levels"))
+    Error::corrupted(page, Corruption::TreeTooDeep)
 }
 
 fn empty_branch(page: PageId) -> Error {
-    Error::corrupted(page, "branch page with no elements")
+    Error::corrupted(page, Corruption::EmptyBranch)
 }
 
 /// The leaf item stored under `key`, if any.
 pub fn lookup(root: NodeRef<'_>, key: &[u8], rd: &Reader<'_>) -> Result<Option<LeafItem>> {
-    lookup_with(root, key, rd, LeafItem::clone)
+    lookup_with(root, key, rd, |it, _| it.clone())
 }
 
-/// `f` applied to the leaf item stored under `key`, if any: reads that need only part of the
-/// item (a value, a bucket header) copy only that part.
+/// `f` applied to the leaf item stored under `key` and the page errors about that leaf name, if
+/// the key is there: reads that need only part of the item (a value, a bucket header) copy only
+/// that part.
 pub fn lookup_with<T>(
     root: NodeRef<'_>,
     key: &[u8],
     rd: &Reader<'_>,
-    f: impl FnOnce(&LeafItem) -> T,
+    f: impl FnOnce(&LeafItem, PageId) -> T,
 ) -> Result<Option<T>> {
     let mut node = root;
     for _ in 0..MAX_TREE_DEPTH {
         match &node.body {
             Body::Branch(items) => {
                 if items.is_empty() {
-                    return Err(empty_branch(node.page()));
+                    return Err(empty_branch(rd.page_of(&node)));
                 }
                 let i = child_index(items, key);
                 node = node.child(i, rd)?;
             }
             Body::Leaf(items) => {
+                let page = rd.page_of(&node);
                 return Ok(items
                     .binary_search_by(|it| it.key.as_slice().cmp(key))
                     .ok()
-                    .map(|i| f(&items[i])));
+                    .map(|i| f(&items[i], page)));
             }
         }
     }
-    Err(too_deep(node.page()))
+    Err(too_deep(rd.page_of(&node)))
 }
 
-/// Turn a page reference into an owned node (taken from the cache or copied, remembering its
-/// origin so spill frees it) and return it.
-pub fn materialize<'c>(child: &'c mut Child, rd: &Reader<'_>) -> Result<&'c mut Node> {
+/// Turn a page reference read from page `from` into an owned node (taken from the cache or
+/// copied, remembering its origin so spill frees it) and return it. A node taken from a page
+/// must hold keys inside `range`, the range its parent's separators give it: a write built on
+/// a child that disagrees with its separators would mix up keys across pages.
+pub fn materialize<'c>(
+    child: &'c mut Child,
+    rd: &Reader<'_>,
+    from: PageId,
+    range: Range<'_>,
+) -> Result<&'c mut Node> {
     if let Child::Page(id) = *child {
-        let node = rd.pager.node_for_update(id, rd.high_water)?;
+        let node = rd.pager.node_for_update(id, rd.high_water, from)?;
+        if let Some(edge) = range.breach(&node.body) {
+            let reason = Corruption::ChildOutsideSeparators { child: id, edge };
+            return Err(Error::corrupted(from, reason));
+        }
         *child = Child::Node(Box::new(node));
     }
     match child {
@@ -142,28 +229,43 @@ pub fn materialize<'c>(child: &'c mut Child, rd: &Reader<'_>) -> Result<&'c mut 
     }
 }
 
-/// Descend from `root` to the leaf that holds (or would hold) `key`, materialising every node
-/// on the way, and run `at_leaf` on the leaf's items.
+/// Descend from `root` (referenced from page `from`) to the leaf that holds (or would hold)
+/// `key`, materialising every node on the way, and run `at_leaf` on the leaf's items and the
+/// page errors about it name.
 pub fn with_leaf<T>(
     root: &mut Child,
+    from: PageId,
     key: &[u8],
     rd: &Reader<'_>,
-    at_leaf: impl FnOnce(&mut Vec<LeafItem>, &mut bool) -> Result<T>,
+    at_leaf: impl FnOnce(&mut Vec<LeafItem>, &mut bool, PageId) -> Result<T>,
 ) -> Result<T> {
-    let mut node = materialize(root, rd)?;
+    let mut node = materialize(root, rd, from, Range::default())?;
+    let mut range = Range::default();
     for _ in 0..MAX_TREE_DEPTH {
+        let page = rd.page_of(node);
         match &mut node.body {
             Body::Branch(items) => {
                 if items.is_empty() {
-                    return Err(empty_branch(PageId(0)));
+                    return Err(empty_branch(page));
                 }
                 let i = child_index(items, key);
-                node = materialize(&mut items[i].child, rd)?;
+                let (head, tail) = items.split_at_mut(i + 1);
+                let BranchItem { key: sep, child } = &mut head[i];
+                let sep: &Vec<u8> = sep;
+                range = Range {
+                    lo: if i == 0 {
+                        range.lo
+                    } else {
+                        Some(sep.as_slice())
+                    },
+                    hi: tail.first().map(|n| n.key.as_slice()).or(range.hi),
+                };
+                node = materialize(child, rd, page, range)?;
             }
-            Body::Leaf(items) => return at_leaf(items, &mut node.unbalanced),
+            Body::Leaf(items) => return at_leaf(items, &mut node.unbalanced, page),
         }
     }
-    Err(too_deep(PageId(0)))
+    Err(too_deep(rd.page_of(node)))
 }
 
 /// Everything commit needs while it rewrites trees: where pages come from, where freed pages
@@ -187,11 +289,12 @@ pub fn rebalance(root: &mut Child, rd: &Reader<'_>, sink: &mut dyn SpillSink) ->
     let Child::Node(node) = root else {
         return Ok(());
     };
-    rebalance_children(node, rd, sink, 0)?;
+    rebalance_children(node, rd, sink, 0, Range::default())?;
     loop {
         let Child::Node(node) = root else {
             return Ok(());
         };
+        let page = rd.page_of(node);
         let Body::Branch(items) = &mut node.body else {
             return Ok(());
         };
@@ -207,7 +310,7 @@ pub fn rebalance(root: &mut Child, rd: &Reader<'_>, sink: &mut dyn SpillSink) ->
                     sink.free(span)?;
                 }
                 let mut only = items.remove(0).child;
-                materialize(&mut only, rd)?;
+                materialize(&mut only, rd, page, Range::default())?;
                 *root = only;
             }
             _ => return Ok(()),
@@ -223,22 +326,35 @@ fn underfull(n: &Node, page_size: u32) -> bool {
     n.unbalanced && (n.size() <= page_size as usize / 4 || n.len() <= min_keys)
 }
 
+/// Rebalance below `node`, whose keys lie in `range`.
 fn rebalance_children(
     node: &mut Node,
     rd: &Reader<'_>,
     sink: &mut dyn SpillSink,
     depth: usize,
+    range: Range<'_>,
 ) -> Result<()> {
+    let page = rd.page_of(node);
     if depth >= MAX_TREE_DEPTH {
-        return Err(too_deep(PageId(0)));
+        return Err(too_deep(page));
     }
     let page_size = sink.page_size();
     let Body::Branch(items) = &mut node.body else {
         return Ok(());
     };
-    for it in items.iter_mut() {
-        if let Child::Node(c) = &mut it.child {
-            rebalance_children(c, rd, sink, depth + 1)?;
+    for i in 0..items.len() {
+        let (head, tail) = items.split_at_mut(i + 1);
+        let BranchItem { key, child } = &mut head[i];
+        if let Child::Node(c) = child {
+            let child_range = Range {
+                lo: if i == 0 {
+                    range.lo
+                } else {
+                    Some(key.as_slice())
+                },
+                hi: tail.first().map(|n| n.key.as_slice()).or(range.hi),
+            };
+            rebalance_children(c, rd, sink, depth + 1, child_range)?;
         }
     }
     let mut changed = false;
@@ -258,7 +374,7 @@ fn rebalance_children(
             break;
         }
         let left = i.saturating_sub(1);
-        merge_siblings(items, left, rd, sink)?;
+        merge_siblings(items, left, rd, sink, (range, page))?;
         i = left;
     }
     node.unbalanced |= changed;
@@ -275,28 +391,36 @@ fn free_child(child: Child, sink: &mut dyn SpillSink) -> Result<()> {
 }
 
 /// Move every item of `items[left + 1]`'s node into `items[left]`'s node and drop the right one.
+/// `parent` is the range of the branch holding `items` and the page errors about it name.
 fn merge_siblings(
     items: &mut Vec<BranchItem>,
     left: usize,
     rd: &Reader<'_>,
     sink: &mut dyn SpillSink,
+    (range, page): (Range<'_>, PageId),
 ) -> Result<()> {
+    // Both children's ranges, from the separators as they are before the right one goes.
+    let left_range = range.child(items, left).to_owned();
+    let right_range = range.child(items, left + 1).to_owned();
     let right = items.remove(left + 1);
     let mut right_child = right.child;
-    let right_node = materialize(&mut right_child, rd)?;
+    let right_node = materialize(&mut right_child, rd, page, right_range.range())?;
     if let Some(span) = right_node.origin {
         sink.free(span)?;
     }
+    let right_page = rd.page_of(right_node);
     let right_body = std::mem::replace(&mut right_node.body, Body::Leaf(Vec::new()));
-    let left_node = materialize(&mut items[left].child, rd)?;
+    let left_node = materialize(&mut items[left].child, rd, page, left_range.range())?;
     match (&mut left_node.body, right_body) {
         (Body::Leaf(l), Body::Leaf(r)) => l.extend(r),
         (Body::Branch(l), Body::Branch(r)) => l.extend(r),
         _ => {
-            return Err(Error::corrupted(
-                PageId(0),
-                "sibling pages of different types",
-            ))
+            let left = rd.page_of(left_node);
+            let reason = Corruption::SiblingKindsDiffer {
+                left,
+                right: right_page,
+            };
+            return Err(Error::corrupted(page, reason));
         }
     }
     left_node.unbalanced = true;
@@ -304,20 +428,23 @@ fn merge_siblings(
     Ok(())
 }
 
-/// Write a tree back: spill every owned node bottom-up and return the root page.
-pub fn spill_root(root: Child, sink: &mut dyn SpillSink) -> Result<PageId> {
+/// Write a tree back: spill every owned node bottom-up and return the root page. `anchor` is
+/// the page errors about nodes built in memory name (the tree's old root, or the page that
+/// references it).
+pub fn spill_root(root: Child, sink: &mut dyn SpillSink, anchor: PageId) -> Result<PageId> {
     let node = match root {
         Child::Page(id) => return Ok(id),
         Child::Node(n) => *n,
     };
-    let mut pieces = spill(node, sink, 0)?;
+    let mut pieces = spill(node, sink, 0, OwnedRange::default(), anchor)?;
     while pieces.len() > 1 {
         let parent = Node {
             origin: None,
+            read_from: None,
             unbalanced: false,
             body: Body::Branch(pieces),
         };
-        pieces = spill(parent, sink, 0)?;
+        pieces = spill(parent, sink, 0, OwnedRange::default(), anchor)?;
     }
     match pieces.pop() {
         Some(BranchItem {
@@ -328,11 +455,19 @@ pub fn spill_root(root: Child, sink: &mut dyn SpillSink) -> Result<PageId> {
     }
 }
 
-/// Spill one owned node: its owned children first, then split it, allocate and encode each
-/// piece. Returns one branch item per piece for the parent.
-fn spill(node: Node, sink: &mut dyn SpillSink, depth: usize) -> Result<Vec<BranchItem>> {
+/// Spill one owned node whose keys must lie in `range`: its owned children first, then split
+/// it, allocate and encode each piece. Returns one branch item per piece for the parent. `from`
+/// is the page errors name when the node has no page of its own.
+fn spill(
+    node: Node,
+    sink: &mut dyn SpillSink,
+    depth: usize,
+    range: OwnedRange,
+    from: PageId,
+) -> Result<Vec<BranchItem>> {
+    let page = node.read_from.unwrap_or(from);
     if depth >= MAX_TREE_DEPTH {
-        return Err(too_deep(PageId(0)));
+        return Err(too_deep(page));
     }
     if let Some(span) = node.origin {
         sink.free(span)?;
@@ -341,19 +476,37 @@ fn spill(node: Node, sink: &mut dyn SpillSink, depth: usize) -> Result<Vec<Branc
         Body::Leaf(items) => Body::Leaf(items),
         Body::Branch(items) => {
             let mut out = Vec::with_capacity(items.len());
-            for it in items {
-                match it.child {
-                    Child::Page(_) => out.push(it),
-                    Child::Node(c) => out.extend(spill(*c, sink, depth + 1)?),
-                }
+            let mut items = items.into_iter().enumerate().peekable();
+            while let Some((i, it)) = items.next() {
+                let Child::Node(c) = it.child else {
+                    out.push(it);
+                    continue;
+                };
+                // The child's range, from the separators as they were read.
+                let lo = if i == 0 {
+                    range.lo.clone()
+                } else {
+                    Some(it.key)
+                };
+                let hi = items.peek().map(|(_, n)| n.key.clone());
+                let child_range = OwnedRange {
+                    lo,
+                    hi: hi.or_else(|| range.hi.clone()),
+                };
+                out.extend(spill(*c, sink, depth + 1, child_range, page)?);
             }
             Body::Branch(out)
         }
     };
+    // Pair check: what is written is in order across all its pieces and inside the range its
+    // parent's separators (and so `check()`) will hold it to.
+    if !in_order(&body) || range.range().breach(&body).is_some() {
+        return Err(Error::corrupted(page, Corruption::CrossPageOrder));
+    }
     let pieces = split_body(body, sink);
     let mut out = Vec::with_capacity(pieces.len());
     for body in pieces {
-        out.push(write_piece(body, sink)?);
+        out.push(write_piece(body, sink, page)?);
     }
     Ok(out)
 }
@@ -385,28 +538,21 @@ fn split_body(body: Body, sink: &mut dyn SpillSink) -> Vec<Body> {
     }
 }
 
-/// Keys of a node assembled by commit must ascend. They always do for a consistent tree; a
-/// corrupt one (a separator that disagrees with its child) can break it, and that is an error
-/// about the file, not a programmer error.
-fn check_order(body: &Body) -> Result<()> {
-    let ordered = match body {
+/// Keys of a node assembled by commit must ascend across the pieces it splits into. They always
+/// do for a consistent tree; a corrupt one (a separator that disagrees with its child) can break
+/// it, and that is an error about the file, not a programmer error.
+fn in_order(body: &Body) -> bool {
+    match body {
         Body::Leaf(items) => items.windows(2).all(|w| w[0].key < w[1].key),
         Body::Branch(items) => items.windows(2).all(|w| w[0].key < w[1].key),
-    };
-    if ordered {
-        Ok(())
-    } else {
-        Err(Error::corrupted(
-            PageId(0),
-            "keys out of order across pages: a separator disagrees with its child",
-        ))
     }
 }
 
-fn write_piece(body: Body, sink: &mut dyn SpillSink) -> Result<BranchItem> {
-    check_order(&body)?;
+/// Allocate and encode one piece of a node read from (or built under) page `page`.
+fn write_piece(body: Body, sink: &mut dyn SpillSink, page: PageId) -> Result<BranchItem> {
     let mut node = Node {
         origin: None,
+        read_from: None,
         unbalanced: false,
         body,
     };
@@ -414,8 +560,11 @@ fn write_piece(body: Body, sink: &mut dyn SpillSink) -> Result<BranchItem> {
     let pages = node.size().div_ceil(page_size).max(1) as u64;
     let id = sink.allocate(pages)?;
     let mut buf = vec![0u8; pages as usize * page_size];
-    node.encode(&mut buf, id, page_size as u32);
+    // A refusal fails (and latches) the commit before any page is written.
+    node.encode(&mut buf, id, page_size as u32)
+        .map_err(|reason| Error::corrupted(page, reason))?;
     node.origin = Some(PageSpan::new(id, pages));
+    node.read_from = Some(id);
     let key = node.first_key().map(<[u8]>::to_vec).unwrap_or_default();
     sink.emit(id, buf, Arc::new(node));
     Ok(BranchItem {

@@ -23,7 +23,9 @@ mod array;
 mod hashmap;
 mod page;
 
-pub use page::{decode_page, encode_page, encode_page_into, page_count_for};
+pub use page::{
+    decode_page, encode_page, encode_page_into, page_count_for, page_extent, unencodable,
+};
 
 use crate::types::{PageId, PageSpan, TxId};
 use array::ArrayFreeSet;

@@ -6,7 +6,7 @@ use super::survey::Survey;
 use super::walk::{Buckets, PageVisit, Visitor};
 use super::Image;
 use crate::check::Problem;
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
 use crate::freelist;
 use crate::meta::Meta;
 use crate::node::{Body, BranchItem, LeafItem, Node};
@@ -156,8 +156,8 @@ pub enum PageBody {
 pub fn page_detail(image: &Image, id: PageId) -> Result<PageDetail> {
     let pager = image.pager();
     if id.0 >= image.file_pages() {
-        let why = format!("past the end of the file ({} pages)", image.file_pages());
-        return Err(Error::corrupted(id, why));
+        let pages = image.file_pages();
+        return Err(Error::corrupted(id, Corruption::PastFileEnd { pages }));
     }
     let mut first = vec![0u8; image.page_size() as usize];
     pager.read_raw(id, &mut first)?;

@@ -9,7 +9,7 @@
 //! references form cycles or share children costs no more than one pass over its pages.
 
 use crate::bucket::{decode_header, BucketRoot};
-use crate::check::{reason_at, Problem, Report};
+use crate::check::{e_page, reason_at, Problem, Report};
 use crate::error::{Error, Result};
 use crate::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
 use crate::meta::Meta;
@@ -110,6 +110,8 @@ enum Work {
         id: PageId,
         bucket: usize,
         level: usize,
+        /// The page the reference to `id` was read from.
+        from: PageId,
     },
     /// An inline bucket's leaf, found in `page`.
     Inline {
@@ -143,14 +145,20 @@ pub(crate) fn walk(pager: &Pager, meta: &Meta, visitor: &mut dyn Visitor) -> Res
         id: meta.root,
         bucket: 0,
         level: 0,
+        from: meta.slot(),
     }];
     while let Some(work) = stack.pop() {
         match work {
-            Work::Page { id, bucket, level } => {
+            Work::Page {
+                id,
+                bucket,
+                level,
+                from,
+            } => {
                 w.enter(
                     pager,
                     meta.high_water,
-                    (id, bucket, level),
+                    (id, bucket, level, from),
                     visitor,
                     &mut stack,
                 )?;
@@ -172,7 +180,7 @@ impl Walk {
         &mut self,
         pager: &Pager,
         high_water: PageId,
-        (id, bucket, level): (PageId, usize, usize),
+        (id, bucket, level, from): (PageId, usize, usize, PageId),
         visitor: &mut dyn Visitor,
         stack: &mut Vec<Work>,
     ) -> Result<()> {
@@ -184,11 +192,12 @@ impl Walk {
             self.problem(id, "page reached twice");
             return Ok(());
         }
-        let node = match pager.node(id, high_water) {
+        let node = match pager.node(id, high_water, from) {
             Ok(node) => node,
             Err(e @ Error::Io { .. }) => return Err(e),
             Err(e) => {
-                self.problem(id, reason_at(id, &e));
+                let at = e_page(&e).unwrap_or(id);
+                self.problem(at, reason_at(at, &e));
                 if id.0 >= 2 && id < high_water {
                     self.reached.set(id.0);
                     self.damaged.insert(id.0, bucket);
@@ -222,6 +231,7 @@ impl Walk {
                             id: child,
                             bucket,
                             level,
+                            from: id,
                         });
                     }
                 }
@@ -269,8 +279,14 @@ impl Walk {
         let bucket = self.buckets.list.len();
         let (root, work) = match header.root {
             BucketRoot::Page(id) => {
-                let level = 0;
-                (Some(id), Work::Page { id, bucket, level })
+                let (level, from) = (0, page);
+                let work = Work::Page {
+                    id,
+                    bucket,
+                    level,
+                    from,
+                };
+                (Some(id), work)
             }
             BucketRoot::Inline(node) => (None, Work::Inline { node, bucket, page }),
         };

@@ -154,7 +154,7 @@ fn open(file: &Path) -> Result<Image, String> {
 /// An engine error in a sentence that does not repeat the page a caller already names.
 fn describe(e: &Error) -> String {
     match e {
-        Error::Corrupted { reason, .. } => reason.clone(),
+        Error::Corrupted { reason, .. } => reason.to_string(),
         Error::ChecksumMismatch {
             stored, computed, ..
         } => format!("checksum mismatch (stored {stored:#018x}, computed {computed:#018x})"),
