@@ -4,7 +4,8 @@
 //! reachable from a bucket, or free/pending. No page may be reached twice; keys are strictly
 //! ordered within a page (enforced by decoding) and lie within the bounds their parent's
 //! separators give; page headers carry their own id and a branch or leaf type; the persisted
-//! freelist equals the in-memory one. Every problem is reported, not only the first.
+//! freelist equals the in-memory one; the meta's txid leaves room for another commit. Every
+//! problem is reported, not only the first.
 
 use crate::db::Db;
 use crate::error::{Error, Result};
@@ -98,6 +99,12 @@ impl Db {
         let mut report = Report {
             problems: Vec::new(),
         };
+        if meta.txid_exhausted() {
+            // Nothing is wrong with the pages, but no commit can follow: a wrapped txid would
+            // overwrite this meta and lose the commit that made it.
+            let why = format!("txid {} leaves no room for another commit", meta.txid);
+            report.add(Some(meta.slot()), why);
+        }
         let mut reached = PageBitmap::new(hwm.0);
         reached.set(0);
         reached.set(1);
