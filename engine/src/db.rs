@@ -13,11 +13,12 @@ use crate::batch::group::GroupCommit;
 use crate::batch::{MergeWork, WriteBatch};
 use crate::counters::Counters;
 use crate::error::{Corruption, Error, Result};
-use crate::freelist::{self, Freelist, FreelistCounters};
+use crate::freelist::{self, Freelist, FreelistCounters, FreelistKind};
 use crate::meta::{Meta, META_SIZE};
 use crate::options::Options;
 use crate::page::{PageHeader, PageKind, FLAG_FREELIST, FLAG_LEAF, PAGE_HEADER_SIZE};
 use crate::pager::Pager;
+use crate::pageset::PageSet;
 use crate::storage::{FileStorage, Storage};
 use crate::tx::{ReadTx, WriteTx};
 use crate::types::{PageId, PageSpan, TxId};
@@ -26,7 +27,7 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 /// Where [`Db::open_for_check`] gets the free set when the file's cannot be loaded.
-pub(crate) type FreeFallback<'f> = &'f dyn Fn(&Pager, &Meta) -> Result<Vec<PageId>>;
+pub(crate) type FreeFallback<'f> = &'f dyn Fn(&Pager, &Meta) -> Result<PageSet>;
 
 pub(crate) struct Published {
     meta: Meta,
@@ -64,13 +65,16 @@ impl Db {
 
     /// Open read-only for a consistency check. When the free set cannot be loaded (a damaged
     /// freelist page, or a tree the rebuild cannot walk) `fallback`'s is used instead, so that
-    /// `check` runs and reports the damage rather than the open failing on the first of it.
+    /// `check` runs and reports the damage rather than the open failing on the first of it. The
+    /// free set is kept as spans (the hashmap freelist), so a file claiming billions of free
+    /// pages costs what its runs cost; check only asks which pages are free.
     pub(crate) fn open_for_check(
         storage: impl Storage + 'static,
         fallback: FreeFallback<'_>,
     ) -> Result<Db> {
         let options = Options {
             read_only: true,
+            freelist: FreelistKind::Hashmap,
             ..Options::default()
         };
         Db::open_with(storage, options, Some(fallback))
@@ -117,7 +121,7 @@ impl Db {
             (Err(e @ Error::Io { .. }), _) | (Err(e), None) => return Err(e),
             (Err(_), Some(free_pages)) => {
                 let mut fl = Freelist::new(options.freelist);
-                fl.init(&free_pages(&pager, &meta)?);
+                fl.init_spans(&free_pages(&pager, &meta)?)?;
                 (fl, None)
             }
         };
@@ -460,6 +464,6 @@ fn load_freelist(
         return Ok((fl, Some(PageSpan::new(meta.freelist, pages))));
     }
     let free = crate::rebuild::free_pages(pager, meta, counters)?;
-    fl.init(&free);
+    fl.init_spans(&free)?;
     Ok((fl, None))
 }

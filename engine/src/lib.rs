@@ -18,9 +18,10 @@
 //! # Ok::<(), crashlab_engine::Error>(())
 //! ```
 //!
-//! Layers, lowest first (a layer never uses a higher one): `presize`, `types`, `page`, `meta`,
-//! `freelist`, `node`, `pager`, `tree`, `cursor`, `bucket`, `tx`, `commit`, `db`, `check`,
-//! `inspect` (read-only views of an untrusted file, for `crashlab db`).
+//! Layers, lowest first (a layer never uses a higher one): `presize`, `types`, `pageset`, `page`,
+//! `meta`, `freelist`, `node`, `pager`, `tree`, `cursor`, `bucket`, `tx`, `commit`, `db`,
+//! `check`, `inspect` (read-only views of an untrusted file, for `crashlab db`). `error` and
+//! `corruption` (the typed reasons of a corruption error) are shared by all of them.
 //! `FORMAT.md` next to this crate describes the bytes and the commit protocol.
 #![forbid(unsafe_code)]
 
@@ -41,6 +42,7 @@ pub mod node;
 pub mod options;
 pub mod page;
 mod pager;
+pub mod pageset;
 pub mod presize;
 mod rebuild;
 pub mod storage;
@@ -58,6 +60,7 @@ pub use freelist::FreelistKind;
 #[doc(hidden)]
 pub use options::DebugHooks;
 pub use options::Options;
+pub use pageset::PageSet;
 pub use presize::{PresizePolicy, SizedBuf};
 pub use storage::{FileStorage, MemStorage, Storage};
 pub use tx::{ReadTx, WriteTx};
