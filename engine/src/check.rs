@@ -250,8 +250,13 @@ impl Db {
                 }
                 Body::Leaf(items) => {
                     roots.clear();
-                    if let Err(e) = bucket_roots(items, v.id, v.depth, &mut roots) {
-                        report.add(Some(v.id), reason_at(v.id, &e));
+                    // Item by item: one damaged bucket value must not hide its siblings'
+                    // trees (they would all be reported unreachable).
+                    for it in items.iter().filter(|it| it.is_bucket()) {
+                        let one = std::slice::from_ref(it);
+                        if let Err(e) = bucket_roots(one, v.id, v.depth, &mut roots) {
+                            report.add(Some(v.id), reason_at(v.id, &e));
+                        }
                     }
                     for &(r, d) in &roots {
                         stack.push(Visit {

@@ -41,7 +41,8 @@ struct Sink<'w> {
     dirty: Vec<(PageId, Vec<u8>)>,
     /// Bytes in `dirty`, kept as pages are added, so the commit buffer's size is known for free.
     dirty_bytes: usize,
-    nodes: Vec<(PageId, Arc<Node>)>,
+    /// Each written node with the page it was assembled from.
+    nodes: Vec<(PageId, Arc<Node>, PageId)>,
     counters: Counters,
 }
 
@@ -69,10 +70,10 @@ impl SpillSink for Sink<'_> {
             .try_free(self.txid, span)
             .map_err(|refusal| Error::corrupted(refusal.page(), Corruption::FreedTwice { refusal }))
     }
-    fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>) {
+    fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>, from: PageId) {
         self.dirty_bytes += bytes.len();
         self.dirty.push((id, bytes));
-        self.nodes.push((id, node));
+        self.nodes.push((id, node, from));
     }
     fn count_split(&mut self) {
         self.counters.node_splits += 1;
@@ -125,6 +126,8 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     if let Some(old) = writer.freelist_span.take() {
         sink.free(old)?;
     }
+    // Every page is freed now: nothing written may still point at one.
+    check_references(&sink)?;
     let freelist_page = if opts.no_freelist_sync {
         PageId::NO_FREELIST
     } else {
@@ -178,12 +181,43 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     counters.meta_writes += 1;
     sync(storage, &opts, &mut counters)?;
 
-    for (id, node) in nodes {
+    for (id, node, _) in nodes {
         db.pager().insert(id, node);
     }
     counters.commits += 1;
     let fl = writer.freelist.counters();
     db.finish_commit(meta, counters, fl);
+    Ok(())
+}
+
+/// Pair check on what this commit writes: no written node references a page that is free or
+/// that this commit freed. On a consistent tree none does; a damaged one that reaches a page by
+/// two paths would otherwise keep the one this transaction did not rewrite pointing at a page
+/// that the next commits reuse.
+fn check_references(sink: &Sink<'_>) -> Result<()> {
+    for (_, node, from) in &sink.nodes {
+        let refused = |child| Error::corrupted(*from, Corruption::ReferenceToFreePage { child });
+        match &node.body {
+            Body::Branch(items) => {
+                for it in items {
+                    if let Child::Page(child) = it.child {
+                        if sink.freelist.is_free_or_pending(child) {
+                            return Err(refused(child));
+                        }
+                    }
+                }
+            }
+            Body::Leaf(items) => {
+                for it in items.iter().filter(|it| it.is_bucket()) {
+                    // A bucket value holds its root page first (0 for an inline bucket).
+                    let root = PageId(crate::page::read_u64(&it.value, 0));
+                    if root.0 != 0 && sink.freelist.is_free_or_pending(root) {
+                        return Err(refused(root));
+                    }
+                }
+            }
+        }
+    }
     Ok(())
 }
 

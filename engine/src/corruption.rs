@@ -112,6 +112,10 @@ pub enum Corruption {
     FreedTwice { refusal: FreeRefusal },
     #[error("high-water mark overflows the page id space")]
     HighWaterOverflow,
+    /// A node commit would write references a page that is free, or that this commit frees:
+    /// the tree references that page from two places.
+    #[error("page reference {child} is to a free page (the tree references it twice)")]
+    ReferenceToFreePage { child: PageId },
 
     // --- Nodes commit would write (a node decoding would reject is never written).
     #[error("{count} elements overflow the u16 element count")]

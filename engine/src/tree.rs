@@ -278,8 +278,9 @@ pub trait SpillSink {
     /// Pages no longer reachable after this commit. Fails when a page is already free or
     /// pending, which only a corrupt tree (a page referenced twice) can cause.
     fn free(&mut self, span: PageSpan) -> Result<()>;
-    /// An encoded page run and the node it holds (children all pages).
-    fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>);
+    /// An encoded page run and the node it holds (children all pages), assembled from what was
+    /// read from page `from`.
+    fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>, from: PageId);
     fn count_split(&mut self);
     fn count_merge(&mut self);
 }
@@ -367,6 +368,7 @@ fn rebalance_children(
         }
         changed = true;
         if matches!(&items[i].child, Child::Node(c) if c.is_empty()) {
+            guard_neighbour(items, i, rd, (range, page))?;
             free_child(items.remove(i).child, sink)?;
             continue;
         }
@@ -379,6 +381,39 @@ fn rebalance_children(
     }
     node.unbalanced |= changed;
     Ok(())
+}
+
+/// Before the empty child `gone` of `items` is removed, check the neighbour whose range grows
+/// over the gap (the left one, or the right one when the first child goes): along its edge that
+/// faces the gap, every node must hold keys inside the range it had. On a consistent tree it
+/// does; a damaged one could hide keys beyond a separator there, and removing the separator
+/// would bring them back — a key a transaction deleted, or never saw, reappearing.
+fn guard_neighbour(
+    items: &mut [BranchItem],
+    gone: usize,
+    rd: &Reader<'_>,
+    (range, page): (Range<'_>, PageId),
+) -> Result<()> {
+    let (mut at, rightmost) = match gone {
+        0 if items.len() > 1 => (1, false),
+        0 => return Ok(()),
+        _ => (gone - 1, true),
+    };
+    let mut edge = range.child(items, at).to_owned();
+    let mut node = materialize(&mut items[at].child, rd, page, edge.range())?;
+    for _ in 0..MAX_TREE_DEPTH {
+        let from = rd.page_of(node);
+        let Body::Branch(kids) = &mut node.body else {
+            return Ok(());
+        };
+        if kids.is_empty() {
+            return Ok(());
+        }
+        at = if rightmost { kids.len() - 1 } else { 0 };
+        edge = edge.range().child(kids, at).to_owned();
+        node = materialize(&mut kids[at].child, rd, from, edge.range())?;
+    }
+    Err(too_deep(page))
 }
 
 fn free_child(child: Child, sink: &mut dyn SpillSink) -> Result<()> {
@@ -477,23 +512,38 @@ fn spill(
         Body::Branch(items) => {
             let mut out = Vec::with_capacity(items.len());
             let mut items = items.into_iter().enumerate().peekable();
+            let mut left_unchanged = false;
             while let Some((i, it)) = items.next() {
                 let Child::Node(c) = it.child else {
                     out.push(it);
+                    left_unchanged = true;
                     continue;
                 };
                 // The child's range, from the separators as they were read.
+                let separator = it.key;
                 let lo = if i == 0 {
                     range.lo.clone()
                 } else {
-                    Some(it.key)
+                    Some(separator.clone())
                 };
                 let hi = items.peek().map(|(_, n)| n.key.clone());
                 let child_range = OwnedRange {
                     lo,
                     hi: hi.or_else(|| range.hi.clone()),
                 };
-                out.extend(spill(*c, sink, depth + 1, child_range, page)?);
+                let mut pieces = spill(*c, sink, depth + 1, child_range, page)?;
+                // bbolt makes a separator its child's first key. When that key rose (the
+                // child's first keys were deleted) and the left neighbour is a page this
+                // transaction did not read, raising the separator would widen the neighbour's
+                // range over keys a damaged neighbour may hide: keep the one that was read
+                // (still at most the child's first key, so still valid).
+                if let (true, Some(first)) = (i > 0 && left_unchanged, pieces.first_mut()) {
+                    if first.key > separator {
+                        first.key = separator;
+                    }
+                }
+                out.extend(pieces);
+                left_unchanged = false;
             }
             Body::Branch(out)
         }
@@ -566,7 +616,7 @@ fn write_piece(body: Body, sink: &mut dyn SpillSink, page: PageId) -> Result<Bra
     node.origin = Some(PageSpan::new(id, pages));
     node.read_from = Some(id);
     let key = node.first_key().map(<[u8]>::to_vec).unwrap_or_default();
-    sink.emit(id, buf, Arc::new(node));
+    sink.emit(id, buf, Arc::new(node), page);
     Ok(BranchItem {
         key,
         child: Child::Page(id),

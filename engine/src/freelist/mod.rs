@@ -324,6 +324,11 @@ impl Freelist {
         self.allocs.retain(|_, by| *by != txid);
     }
 
+    /// Whether `id` is free or pending.
+    pub fn is_free_or_pending(&self, id: PageId) -> bool {
+        self.pending_index.contains(&id) || self.free.get().contains(id)
+    }
+
     pub fn free_count(&self) -> u64 {
         self.free.get().count()
     }
