@@ -21,5 +21,12 @@ pub const MAX_TXID: u64 = u64::MAX;
 /// are 128 MiB, a fully free 64 GiB file of 4 KiB pages. Past it open and commit fail with
 /// `Error::TooManyFreeIds` instead of allocating in proportion to a count a file claims (a
 /// sparse 1 TiB file says 2^28 free pages in 48 KiB); the hashmap freelist keeps free pages as
-/// spans and is not bound by it, and `check()` never needs one id per free page.
+/// spans and is not bound by it (open such a file with it and `no_freelist_sync`), and `check()`
+/// never needs one id per free page.
 pub const MAX_FREE_IDS: u64 = 1 << 24;
+
+// Counts that need no constant of their own, because they are checked against what the file
+// holds before memory grows (see `pager.rs` and `FORMAT.md` §6): a run's overflow count against
+// the pages its contents use; a node's element count against its run; its elements' bytes
+// against the run (they may not overlap); a freelist page's id count against its run and
+// `MAX_FREE_IDS`.
