@@ -23,7 +23,8 @@ use crate::meta::Meta;
 use crate::node::{Body, Child, LeafItem, Node};
 use crate::page::LEAF_FLAG_BUCKET;
 use crate::presize::{PresizePolicy, SizedBuf};
-use crate::tree::{self, Reader, SpillSink};
+use crate::spill::{self, SpillSink};
+use crate::tree::{self, Reader};
 use crate::tx::WriteTx;
 use crate::types::{PageId, PageSpan, TxId};
 use std::sync::Arc;
@@ -119,9 +120,9 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         sink.free(span)?;
     }
     commit_children(&mut tx.root, &rd, &mut sink)?;
-    tree::rebalance(&mut tx.root.root, &rd, &mut sink)?;
+    spill::rebalance(&mut tx.root.root, &rd, &mut sink)?;
     let root_tree = std::mem::replace(&mut tx.root.root, Child::Page(tx.base.root));
-    let root = tree::spill_root(root_tree, &mut sink, tx.base.root)?;
+    let root = spill::spill_root(root_tree, &mut sink, tx.base.root)?;
 
     if let Some(old) = writer.freelist_span.take() {
         sink.free(old)?;
@@ -251,7 +252,7 @@ fn commit_children(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> 
 /// Write one bucket (children first) and return its header value for the parent.
 fn commit_bucket(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> Result<Vec<u8>> {
     commit_children(t, rd, sink)?;
-    tree::rebalance(&mut t.root, rd, sink)?;
+    spill::rebalance(&mut t.root, rd, sink)?;
     if let Child::Node(n) = &t.root {
         if inlineable(n, sink.page_size) {
             if let Some(span) = n.origin {
@@ -265,7 +266,7 @@ fn commit_bucket(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> Re
         }
     }
     let root = std::mem::replace(&mut t.root, Child::Page(PageId(0)));
-    let id = tree::spill_root(root, sink, t.home)?;
+    let id = spill::spill_root(root, sink, t.home)?;
     encode_header(id, t.sequence, None).map_err(|reason| Error::corrupted(t.home, reason))
 }
 

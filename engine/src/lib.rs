@@ -18,10 +18,10 @@
 //! # Ok::<(), crashlab_engine::Error>(())
 //! ```
 //!
-//! Layers, lowest first (a layer never uses a higher one): `presize`, `types`, `pageset`, `page`,
-//! `meta`, `freelist`, `node`, `pager`, `tree`, `cursor`, `bucket`, `tx`, `commit`, `db`,
-//! `check`, `inspect` (read-only views of an untrusted file, for `crashlab db`). `error` and
-//! `corruption` (the typed reasons of a corruption error) are shared by all of them.
+//! Layers, lowest first (a layer never uses a higher one): `presize`, `types`, `pageset`,
+//! `page`, `meta`, `freelist`, `node`, `pager`, `tree`, `spill`, `cursor`, `bucket`, `tx`,
+//! `commit`, `db`, `check`, `inspect` (read-only views of an untrusted file, for `crashlab db`).
+//! `error` and `corruption` (the typed reasons of a corruption error) are shared by all of them.
 //! `FORMAT.md` next to this crate describes the bytes and the commit protocol.
 #![forbid(unsafe_code)]
 
@@ -45,6 +45,7 @@ mod pager;
 pub mod pageset;
 pub mod presize;
 mod rebuild;
+mod spill;
 pub mod storage;
 mod tree;
 mod tx;

@@ -308,3 +308,91 @@ fn read_error(page: PageId, e: io::Error) -> Error {
         Error::io("read", e)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::freelist;
+    use crate::node::{Body, LeafItem};
+    use crate::storage::MemStorage;
+
+    const PS: usize = 512;
+
+    /// A 64-page file with a one-page leaf at page 2 and a one-id freelist page at page 10, whose
+    /// headers claim `leaf_overflow` and `freelist_overflow` more pages.
+    fn pager(leaf_overflow: u32, freelist_overflow: u32) -> Pager {
+        let mut file = vec![0u8; 64 * PS];
+        let leaf = Node {
+            body: Body::Leaf(vec![LeafItem {
+                flags: 0,
+                key: b"k".to_vec(),
+                value: b"v".to_vec(),
+            }]),
+            ..Node::empty_leaf()
+        };
+        leaf.encode(&mut file[2 * PS..3 * PS], PageId(2), PS as u32)
+            .unwrap();
+        file[2 * PS + 12..2 * PS + 16].copy_from_slice(&leaf_overflow.to_le_bytes());
+        let fl = freelist::encode_page(PageId(10), &[PageId(40)], PS as u32);
+        file[10 * PS..11 * PS].copy_from_slice(&fl);
+        file[10 * PS + 12..10 * PS + 16].copy_from_slice(&freelist_overflow.to_le_bytes());
+        Pager::new(Box::new(MemStorage::from_bytes(file)), PS as u32, 0)
+    }
+
+    fn reason(e: Error) -> Corruption {
+        e.corruption().cloned().expect("a corruption error")
+    }
+
+    #[test]
+    fn a_run_claiming_more_than_its_contents_is_refused_after_one_page() {
+        let p = pager(40, 0);
+        let err = p.node(PageId(2), PageId(64), PageId(0)).unwrap_err();
+        let claimed = Corruption::OverflowBeyondContents {
+            overflow: 40,
+            allowed: 1,
+        };
+        assert_eq!(reason(err), claimed);
+        assert_eq!(
+            p.read_counts().pages_read,
+            1,
+            "only the first page was read"
+        );
+        // Claims past the high-water mark, and references outside the file, name what they must.
+        let err = pager(70, 0)
+            .node(PageId(2), PageId(64), PageId(0))
+            .unwrap_err();
+        assert!(matches!(
+            reason(err),
+            Corruption::OverflowPastHighWater { .. }
+        ));
+        let err = p.node(PageId(99), PageId(64), PageId(7)).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Corrupted {
+                    page: PageId(7),
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_freelist_run_may_exceed_its_ids_by_bbolts_slack() {
+        // One id takes one page; bbolt's sizing may leave a run of up to 2 × 1 + 2 pages.
+        let kinds = [PageKind::Freelist];
+        let buf = pager(0, 3)
+            .read_span(PageId(10), PageId(64), &kinds)
+            .unwrap();
+        assert_eq!(buf.len(), 4 * PS);
+        let err = pager(0, 4)
+            .read_span(PageId(10), PageId(64), &kinds)
+            .unwrap_err();
+        let claimed = Corruption::OverflowBeyondContents {
+            overflow: 4,
+            allowed: 4,
+        };
+        assert_eq!(reason(err), claimed);
+    }
+}
