@@ -438,7 +438,7 @@ impl Freelist {
 fn reader_gaps(readers: &[TxId]) -> Vec<(TxId, TxId)> {
     let mut gaps = Vec::new();
     for w in readers.windows(2) {
-        if w[1].0 > w[0].0 + 1 {
+        if w[1].0 > w[0].0.saturating_add(1) {
             gaps.push((TxId(w[0].0 + 1), TxId(w[1].0 - 1)));
         }
     }
