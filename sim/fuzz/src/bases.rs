@@ -41,6 +41,9 @@ pub struct BaseFile {
 pub struct BasePool {
     fixtures: PathBuf,
     cache: BTreeMap<Base, Arc<BaseFile>>,
+    /// Where generated bases are shared between the workers of one campaign, so a worker that
+    /// replaces a dead one does not generate them all again.
+    disk: Option<PathBuf>,
 }
 
 /// The fixture directory of this checkout.
@@ -53,7 +56,34 @@ impl BasePool {
         BasePool {
             fixtures,
             cache: BTreeMap::new(),
+            disk: None,
         }
+    }
+
+    /// Share generated bases through files in `dir` (one campaign's own directory: the files
+    /// are only as current as the generator that wrote them).
+    pub fn with_disk_cache(mut self, dir: PathBuf) -> BasePool {
+        self.disk = Some(dir);
+        self
+    }
+
+    fn generated(&self, seed: u64) -> std::result::Result<Vec<u8>, String> {
+        let file = self
+            .disk
+            .as_ref()
+            .map(|d| d.join(format!("generated-{seed}.db")));
+        if let Some(bytes) = file.as_ref().and_then(|f| std::fs::read(f).ok()) {
+            return Ok(bytes);
+        }
+        let bytes = generate(seed).map_err(|e| format!("generating base {seed}: {e}"))?;
+        if let Some(f) = file {
+            // Write, then rename: another worker never reads a half-written file.
+            let tmp = f.with_extension(format!("tmp{}", std::process::id()));
+            if std::fs::write(&tmp, &bytes).is_ok() {
+                let _ = std::fs::rename(&tmp, &f);
+            }
+        }
+        Ok(bytes)
     }
 
     pub fn get(&mut self, base: &Base) -> std::result::Result<Arc<BaseFile>, String> {
@@ -65,9 +95,7 @@ impl BasePool {
                 let path = self.fixtures.join(format!("{name}.db"));
                 std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?
             }
-            Base::Generated { seed } => {
-                generate(*seed).map_err(|e| format!("generating base {seed}: {e}"))?
-            }
+            Base::Generated { seed } => self.generated(*seed)?,
         };
         let file = Arc::new(BaseFile {
             layout: Layout::parse(&bytes),

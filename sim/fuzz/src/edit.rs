@@ -174,7 +174,8 @@ fn clip(at: u64, n: u64, len: u64) -> u64 {
     len.saturating_sub(at).min(n)
 }
 
-fn unhex(hex: &str) -> Vec<u8> {
+/// Bytes of lower- or upper-case hex (a stray digit reads as 0; an odd one out is dropped).
+pub fn unhex(hex: &str) -> Vec<u8> {
     let digit = |c: u8| match c {
         b'0'..=b'9' => c - b'0',
         b'a'..=b'f' => c - b'a' + 10,

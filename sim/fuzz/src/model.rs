@@ -2,6 +2,7 @@
 //! bucket walked forward and backward with cursors, keys probed with get and seek), and the
 //! same contents in the shape `inspect::dump` reports, to compare the two readers.
 
+use crate::edit::unhex;
 use crate::rng::FuzzRng;
 use crashlab_engine::inspect::{hex, Dump};
 use crashlab_engine::{Bucket, Db, ReadTx, Result};
@@ -150,12 +151,6 @@ fn open<'t>(tx: &'t ReadTx<'_>, path: &Path) -> Result<Option<Bucket<'t>>> {
     }
     let names: Vec<&[u8]> = path.iter().map(Vec::as_slice).collect();
     tx.bucket_path(&names)
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len() / 2)
-        .map(|i| u8::from_str_radix(s.get(2 * i..2 * i + 2).unwrap_or("00"), 16).unwrap_or(0))
-        .collect()
 }
 
 pub fn show(path: &Path) -> String {

@@ -66,20 +66,32 @@ impl Failure {
     /// The failure with numbers blanked: failures of one class share it, so a campaign saves a
     /// few inputs per class instead of thousands of one.
     pub fn signature(&self) -> String {
+        let detail: String = self.detail.chars().take(160).collect();
         let mut s = format!("{} in {}: ", self.kind.name(), self.stage);
-        let mut last_digit = false;
-        for c in self.detail.chars().take(160) {
-            if c.is_ascii_digit() {
-                if !last_digit {
-                    s.push('N');
-                }
-                last_digit = true;
-            } else {
-                s.push(c);
-                last_digit = false;
+        let mut token = String::new();
+        for c in detail.chars().chain(std::iter::once(' ')) {
+            if c.is_ascii_alphanumeric() {
+                token.push(c);
+                continue;
             }
+            s.push_str(&blank_number(&token));
+            token.clear();
+            s.push(c);
         }
+        s.pop();
         s
+    }
+}
+
+/// `N` for a number (decimal, or hex with at least one digit: `0x1f`, `6b6579`), else the
+/// token itself.
+fn blank_number(token: &str) -> &str {
+    let body = token.strip_prefix("0x").unwrap_or(token);
+    let hex = !body.is_empty() && body.chars().all(|c| c.is_ascii_hexdigit());
+    if hex && body.chars().any(|c| c.is_ascii_digit()) {
+        "N"
+    } else {
+        token
     }
 }
 
@@ -112,6 +124,9 @@ impl Counts {
 pub struct Outcome {
     pub counts: Counts,
     pub failure: Option<Failure>,
+    /// The writes the input made, when it failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<crate::plan::PlanText>,
 }
 
 /// The variant name of an engine error (`Corrupted`, `NoValidMeta`, ...), read from its
@@ -202,5 +217,11 @@ mod tests {
         let b = Failure::new(FailureKind::Panic, "commit", "node.rs:199: at element 7");
         assert_eq!(a.signature(), b.signature());
         assert_eq!(a.signature(), "panic in commit: node.rs:N: at element N");
+        let c = Failure::new(
+            FailureKind::Panic,
+            "x",
+            "flags 0xed12, key 6b65 and dead beef",
+        );
+        assert_eq!(c.signature(), "panic in x: flags N, key N and dead beef");
     }
 }

@@ -3,10 +3,16 @@
 //! drawn from what the file was read to hold. [`Plan::apply_to`] is the model's side of the
 //! same writes.
 
+use crate::edit::unhex;
 use crate::model::{Contents, Path};
 use crate::rng::FuzzRng;
+use crashlab_engine::inspect::hex;
 use crashlab_engine::limits::MAX_KEY_SIZE;
 use crashlab_engine::{Result, WriteTx};
+use serde::{Deserialize, Serialize};
+
+/// Most deletes in one commit.
+const DELETES_MAX: usize = 256;
 
 /// The bucket a plan creates when the file shows none to write into.
 pub const FUZZ_BUCKET: &[u8] = b"crashlab-fuzz";
@@ -45,11 +51,21 @@ impl Plan {
             _ => rng.bytes_in(1, 16),
         };
         let value = value(rng, page_size);
-        let mut deletes: Vec<Vec<u8>> = (0..rng.below(7))
-            .filter(|_| !existing.is_empty())
-            .map(|_| rng.pick(&existing).clone())
-            .filter(|k| *k != key)
-            .collect();
+        let mut deletes: Vec<Vec<u8>> = if !existing.is_empty() && rng.ratio(1, 3) {
+            // Many at once: merges, rebalancing, a bucket shrinking back inline.
+            let share = *rng.pick(&[25, 50, 90, 100]);
+            existing
+                .iter()
+                .filter(|_| rng.below(100) < share)
+                .take(DELETES_MAX)
+                .cloned()
+                .collect()
+        } else {
+            (0..rng.below(7))
+                .filter(|_| !existing.is_empty())
+                .map(|_| rng.pick(&existing).clone())
+                .collect()
+        };
         if rng.ratio(1, 4) {
             deletes.push(rng.bytes_in(1, 8));
         }
@@ -102,4 +118,41 @@ fn value(rng: &mut FuzzRng, page_size: u32) -> Vec<u8> {
     };
     let fill = rng.next_u64() as u8;
     (0..len).map(|i| fill ^ i as u8).collect()
+}
+
+/// A plan as JSON: names, keys and values in hex. Saved with a failure (what the input wrote),
+/// and the way a hand-written input states its writes exactly.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanText {
+    pub path: Vec<String>,
+    #[serde(default)]
+    pub create: bool,
+    pub key: String,
+    pub value: String,
+    #[serde(default)]
+    pub deletes: Vec<String>,
+}
+
+impl From<&Plan> for PlanText {
+    fn from(p: &Plan) -> PlanText {
+        PlanText {
+            path: p.path.iter().map(|n| hex(n)).collect(),
+            create: p.create,
+            key: hex(&p.key),
+            value: hex(&p.value),
+            deletes: p.deletes.iter().map(|k| hex(k)).collect(),
+        }
+    }
+}
+
+impl From<&PlanText> for Plan {
+    fn from(t: &PlanText) -> Plan {
+        Plan {
+            path: t.path.iter().map(|n| unhex(n)).collect(),
+            create: t.create,
+            key: unhex(&t.key),
+            value: unhex(&t.value),
+            deletes: t.deletes.iter().map(|k| unhex(k)).collect(),
+        }
+    }
 }

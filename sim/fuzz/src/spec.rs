@@ -108,6 +108,9 @@ pub struct Saved {
     #[serde(default)]
     pub note: String,
     pub failure: Option<crate::outcome::Failure>,
+    /// What the input wrote when it failed (for reading; replay draws or takes them again).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<crate::plan::PlanText>,
     pub spec: Spec,
 }
 

@@ -64,6 +64,9 @@ struct Common {
     /// Where the bbolt fixtures are.
     #[arg(long)]
     fixtures: Option<PathBuf>,
+    /// A directory where workers share the bases they generate (set by `run`).
+    #[arg(long, hide = true)]
+    cache: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -228,6 +231,9 @@ fn worker_main(
         }
     };
     let mut pool = BasePool::new(common.fixtures.unwrap_or_else(default_fixtures));
+    if let Some(dir) = common.cache {
+        pool = pool.with_disk_cache(dir);
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match worker::run(inputs, &mut pool, common.control, &Limit, &mut out) {

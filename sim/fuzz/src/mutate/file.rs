@@ -74,6 +74,9 @@ pub(super) fn meta_field(l: &Layout, image: &FileImage, rng: &mut FuzzRng) -> Ed
         _ => vec![0, 1],
     };
     let field = rng.below(8);
+    // Now and then a torn meta instead: the field changes, the checksum does not.
+    let torn = rng.ratio(1, 6);
+    let written = if torn { META_SIZE - 8 } else { META_SIZE };
     let mut ops = Vec::new();
     let mut notes = Vec::new();
     for &slot in &slots {
@@ -83,14 +86,17 @@ pub(super) fn meta_field(l: &Layout, image: &FileImage, rng: &mut FuzzRng) -> Ed
         let other = stored_meta(image, l, 1 - slot);
         let note = set_meta_field(&mut m, other, field, l, rng);
         notes.push(format!("meta {slot} {note}"));
-        ops.push(Op::write(
-            l.offset(slot) + PAGE_HEADER_SIZE as u64,
-            &m.encode(),
-        ));
+        let at = l.offset(slot) + PAGE_HEADER_SIZE as u64;
+        ops.push(Op::write(at, &m.encode()[..written]));
     }
+    let checksum = if torn {
+        "old checksum kept"
+    } else {
+        "checksum recomputed"
+    };
     Edit::new(
         MutationKind::MetaField,
-        format!("{} (checksum recomputed)", notes.join(", ")),
+        format!("{} ({checksum})", notes.join(", ")),
         ops,
     )
 }

@@ -20,7 +20,7 @@ mod verify;
 use crate::image::FileImage;
 use crate::model::{self, Contents, ReadBounds, Reading};
 use crate::outcome::{judge_error, Counts, Failure, FailureKind, Outcome};
-use crate::plan::Plan;
+use crate::plan::{Plan, PlanText};
 use crate::rng::FuzzRng;
 use crate::storage::{Control, FuzzStorage};
 use crashlab_engine::inspect::{self, Dump, Image};
@@ -40,6 +40,9 @@ pub struct RunConfig {
     pub plan_seed: u64,
     /// Commits to make (each a put and some deletes).
     pub commits: u8,
+    /// Exact writes, one plan per commit, instead of drawn ones (hand-written inputs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writes: Option<Vec<PlanText>>,
 }
 
 impl RunConfig {
@@ -51,6 +54,7 @@ impl RunConfig {
             no_freelist_sync: rng.ratio(1, 3),
             plan_seed: rng.next_u64(),
             commits: 1 + rng.below(2) as u8,
+            writes: None,
         }
     }
 }
@@ -76,6 +80,8 @@ impl Before {
 
 struct Run<'c> {
     storage: Arc<FuzzStorage>,
+    /// The writes made so far, for the failure report.
+    writes: Vec<PlanText>,
     config: &'c RunConfig,
     counts: Counts,
     stage: &'static str,
@@ -98,6 +104,7 @@ pub fn run(image: FileImage, config: &RunConfig, control: Control, hog_bytes: us
         pages: image.len() / u64::from(PAGE_SIZE_MIN),
         bounds: ReadBounds::for_bytes(image.real_bytes()),
         storage: FuzzStorage::new(image, control, hog_bytes),
+        writes: Vec::new(),
         config,
         counts,
         stage: "start",
@@ -116,9 +123,15 @@ pub fn run(image: FileImage, config: &RunConfig, control: Control, hog_bytes: us
     if let Some(f) = &failure {
         r.counts.bump(&format!("failure:{}", f.kind.name()));
     }
+    let writes = if failure.is_some() {
+        r.writes
+    } else {
+        Vec::new()
+    };
     Outcome {
         counts: r.counts,
         failure,
+        writes,
     }
 }
 
@@ -298,9 +311,19 @@ impl Run<'_> {
             .clone()
             .or_else(|| before.dump.as_ref().map(Contents::from_dump));
         let mut commits = verify::Commits::new(before.contents.clone());
-        for _ in 0..self.config.commits {
-            let contents = commits.latest().or(known.as_ref());
-            let plan = Plan::draw(contents, &mut self.rng, db.page_size());
+        let given = self.config.writes.clone();
+        let count = given
+            .as_ref()
+            .map_or(usize::from(self.config.commits), Vec::len);
+        for c in 0..count {
+            let plan = match &given {
+                Some(plans) => Plan::from(&plans[c]),
+                None => {
+                    let contents = commits.latest().or(known.as_ref());
+                    Plan::draw(contents, &mut self.rng, db.page_size())
+                }
+            };
+            self.writes.push(PlanText::from(&plan));
             if !self.commit(&db, &plan, &mut commits, before)? {
                 break;
             }

@@ -2,6 +2,7 @@
 
 use crashlab_fuzz::bases::BasePool;
 use crashlab_fuzz::outcome::{Failure, FailureKind};
+use crashlab_fuzz::plan::PlanText;
 use crashlab_fuzz::spec::{Draw, Saved, Spec};
 use crashlab_fuzz::storage::Control;
 use crashlab_fuzz::summary::{FailureClass, Summary, SAVED_PER_CLASS};
@@ -13,8 +14,9 @@ use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Bytes of a worker's stderr kept for the failure report.
-const STDERR_TAIL: usize = 4096;
+/// Bytes of a worker's stderr kept for the failure report: its start, where the reason and
+/// the innermost frames of a backtrace are.
+const STDERR_HEAD: usize = 64 << 10;
 /// A saved input's file image is written next to it when it is at most this long.
 const IMAGE_SAVE_MAX: u64 = 16 << 20;
 
@@ -30,9 +32,40 @@ pub struct Campaign {
     pub json: bool,
 }
 
+/// The slowest inputs of a run (wall clock: for tuning, never part of the summary).
+#[derive(Default)]
+struct Slowest(Vec<(Duration, u64)>);
+
+impl Slowest {
+    const KEEP: usize = 5;
+
+    fn add(&mut self, took: Duration, index: u64) {
+        self.0.push((took, index));
+        self.0.sort_by(|a, b| b.cmp(a));
+        self.0.truncate(Self::KEEP);
+    }
+
+    fn text(&self) -> String {
+        let items: Vec<String> = self
+            .0
+            .iter()
+            .map(|(d, i)| format!("input {i} {:.2} s", d.as_secs_f64()))
+            .collect();
+        format!("slowest: {}", items.join(", "))
+    }
+}
+
 enum Msg {
     Line(usize, String),
     Eof(usize),
+}
+
+/// What one step of the parent's loop updates.
+struct State<'a> {
+    workers: &'a mut Vec<Option<Worker>>,
+    summary: &'a mut Summary,
+    pool: &'a mut BasePool,
+    slowest: &'a mut Slowest,
 }
 
 /// One worker process and what it is doing.
@@ -47,6 +80,8 @@ struct Worker {
 fn spawn(exe: &Path, args: &[String], job: usize, tx: &Sender<Msg>) -> std::io::Result<Worker> {
     let mut child = Command::new(exe)
         .args(args)
+        // A worker that aborts prints where: the failure report quotes the engine's frames.
+        .env("RUST_BACKTRACE", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -62,7 +97,7 @@ fn spawn(exe: &Path, args: &[String], job: usize, tx: &Sender<Msg>) -> std::io::
         let _ = tx.send(Msg::Eof(job));
     });
     let stderr = Arc::new(Mutex::new(Vec::new()));
-    let tail = stderr.clone();
+    let head = stderr.clone();
     let mut pipe = child.stderr.take().expect("piped");
     std::thread::spawn(move || {
         let mut buf = [0u8; 1024];
@@ -70,10 +105,9 @@ fn spawn(exe: &Path, args: &[String], job: usize, tx: &Sender<Msg>) -> std::io::
             if n == 0 {
                 break;
             }
-            let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
-            t.extend_from_slice(&buf[..n]);
-            let excess = t.len().saturating_sub(STDERR_TAIL);
-            t.drain(..excess);
+            let mut t = head.lock().unwrap_or_else(|e| e.into_inner());
+            let room = STDERR_HEAD.saturating_sub(t.len()).min(n);
+            t.extend_from_slice(&buf[..room]);
         }
     });
     Ok(Worker {
@@ -100,15 +134,36 @@ impl Worker {
             let detail = format!("no result within {} s; worker killed", timeout.as_secs());
             return Failure::new(FailureKind::Timeout, "worker", detail);
         }
+        let frames = engine_frames(&stderr);
         if let Some(line) = stderr.lines().find(|l| l.contains("memory allocation of")) {
-            return Failure::new(
-                FailureKind::MemoryCap,
-                "worker",
-                format!("{line} ({status})"),
-            );
+            let detail = format!("{line} ({status}){frames}");
+            return Failure::new(FailureKind::MemoryCap, "worker", detail);
         }
-        let last = stderr.lines().last().unwrap_or("no message");
-        Failure::new(FailureKind::Crash, "worker", format!("{status}: {last}"))
+        let first = stderr
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no message");
+        Failure::new(
+            FailureKind::Crash,
+            "worker",
+            format!("{status}: {first}{frames}"),
+        )
+    }
+}
+
+/// The innermost engine functions of a backtrace on stderr, as `; at a <- b <- c`.
+fn engine_frames(stderr: &str) -> String {
+    let frames: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.split_once(": ").map(|(_, f)| f.trim()))
+        .filter(|f| f.starts_with("crashlab_engine::"))
+        .map(|f| f.trim_start_matches("crashlab_engine::"))
+        .take(3)
+        .collect();
+    if frames.is_empty() {
+        String::new()
+    } else {
+        format!("; at {}", frames.join(" <- "))
     }
 }
 
@@ -143,6 +198,7 @@ impl Campaign {
             format!("--max-mutations={}", self.draw.max_mutations),
             format!("--control={}", value_name(&self.control)),
             format!("--fixtures={}", self.fixtures.display()),
+            format!("--cache={}", self.cache_dir().display()),
         ];
         if let Some(n) = self.inputs {
             args.push(format!("--end={n}"));
@@ -150,15 +206,23 @@ impl Campaign {
         args
     }
 
+    /// This campaign's own directory for generated bases (removed at the end).
+    fn cache_dir(&self) -> PathBuf {
+        std::env::temp_dir().join(format!("crashlab-fuzz-bases-{}", std::process::id()))
+    }
+
     pub fn run(&self) -> ExitCode {
         let started = Instant::now();
-        let summary = match self.drive(started) {
+        let _ = std::fs::create_dir_all(self.cache_dir());
+        let mut slowest = Slowest::default();
+        let summary = match self.drive(started, &mut slowest) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("crashlab-fuzz: {e}");
                 return ExitCode::from(2);
             }
         };
+        let _ = std::fs::remove_dir_all(self.cache_dir());
         let secs = started.elapsed().as_secs_f64();
         let rate = summary.inputs as f64 / secs.max(1e-9);
         if self.json {
@@ -172,6 +236,7 @@ impl Campaign {
                 summary.seed, summary.inputs, self.jobs
             );
             print!("{}", summary.text());
+            println!("{}", slowest.text());
         }
         eprintln!(
             "crashlab-fuzz: {} inputs, {rate:.0} inputs/s, {} failures",
@@ -185,7 +250,7 @@ impl Campaign {
         }
     }
 
-    fn drive(&self, started: Instant) -> Result<Summary, String> {
+    fn drive(&self, started: Instant, slowest: &mut Slowest) -> Result<Summary, String> {
         std::fs::create_dir_all(&self.save).map_err(|e| format!("{}: {e}", self.save.display()))?;
         let (tx, rx) = channel();
         let exe = exe();
@@ -196,7 +261,7 @@ impl Campaign {
             workers.push(Some(w));
         }
         let mut summary = Summary::new(self.draw.seed);
-        let mut pool = BasePool::new(self.fixtures.clone());
+        let mut pool = BasePool::new(self.fixtures.clone()).with_disk_cache(self.cache_dir());
         let mut last_progress = Instant::now();
         let deadline = self.seconds.map(Duration::from_secs);
         while workers.iter().any(Option::is_some) {
@@ -207,7 +272,13 @@ impl Campaign {
                 }
                 break;
             }
-            self.step(&rx, &tx, &exe, &mut workers, &mut summary, &mut pool)?;
+            let mut state = State {
+                workers: &mut workers,
+                summary: &mut summary,
+                pool: &mut pool,
+                slowest,
+            };
+            self.step(&rx, &tx, &exe, &mut state)?;
             self.watchdog(&mut workers);
             if last_progress.elapsed() >= Duration::from_secs(10) {
                 last_progress = Instant::now();
@@ -228,10 +299,14 @@ impl Campaign {
         rx: &Receiver<Msg>,
         tx: &Sender<Msg>,
         exe: &Path,
-        workers: &mut [Option<Worker>],
-        summary: &mut Summary,
-        pool: &mut BasePool,
+        state: &mut State<'_>,
     ) -> Result<(), String> {
+        let State {
+            workers,
+            summary,
+            pool,
+            slowest,
+        } = state;
         let msg = match rx.recv_timeout(Duration::from_millis(200)) {
             Ok(m) => m,
             Err(RecvTimeoutError::Timeout) => return Ok(()),
@@ -245,12 +320,15 @@ impl Campaign {
                 match parse(&line) {
                     Some(Line::Begin(i)) => w.current = Some((i, Instant::now())),
                     Some(Line::End(report)) => {
-                        w.current = None;
+                        if let Some((i, since)) = w.current.take() {
+                            slowest.add(since.elapsed(), i);
+                        }
                         let spec = report.spec.clone();
                         let failure = report.outcome.failure.clone();
+                        let writes = report.outcome.writes.clone();
                         if let Some(class) = summary.add(&report) {
                             let f = failure.expect("a class means a failure");
-                            self.save(class, report.index, &f, spec, pool);
+                            self.save(class, (report.index, &f, writes), spec, pool);
                         }
                     }
                     None => return Err(format!("worker {job}: unexpected line {line:?}")),
@@ -269,7 +347,7 @@ impl Campaign {
                 };
                 let failure = w.death(status, self.timeout);
                 let class = summary.add_lost(index, &failure);
-                self.save(class, index, &failure, None, pool);
+                self.save(class, (index, &failure, Vec::new()), None, pool);
                 let next = index + self.jobs;
                 if self.inputs.is_none_or(|n| next < n) {
                     let w =
@@ -297,8 +375,7 @@ impl Campaign {
     fn save(
         &self,
         class: &mut FailureClass,
-        index: u64,
-        failure: &Failure,
+        (index, failure, writes): (u64, &Failure, Vec<PlanText>),
         spec: Option<Spec>,
         pool: &mut BasePool,
     ) {
@@ -324,6 +401,7 @@ impl Campaign {
             index,
             note: String::new(),
             failure: Some(failure.clone()),
+            writes,
             spec,
         };
         let text = serde_json::to_string_pretty(&saved).expect("a saved input serialises");
