@@ -3,6 +3,7 @@
 //! killed it:
 //!
 //! ```text
+//! draw <index>
 //! begin <index>
 //! end <Report as JSON>
 //! ```
@@ -109,6 +110,10 @@ pub fn run(
         } => {
             let mut index = start;
             while end.is_none_or(|e| index < e) {
+                // Announced before it is drawn: if drawing it kills the worker, the parent
+                // still knows which input did.
+                writeln!(out, "draw {index}")?;
+                out.flush()?;
                 let (spec, image) = draw.input(index, pool).map_err(io::Error::other)?;
                 report(out, index, &spec, image, control, mem)?;
                 index += step.max(1);

@@ -110,7 +110,7 @@ pub fn run(image: FileImage, config: &RunConfig, control: Control, hog_bytes: us
         stage: "start",
         rng: FuzzRng::new(config.plan_seed),
     };
-    let result = catch_unwind(AssertUnwindSafe(|| r.stages()));
+    let result = crate::panics::capturing(|| catch_unwind(AssertUnwindSafe(|| r.stages())));
     let failure = match result {
         Ok(Ok(())) => None,
         Ok(Err(f)) => Some(f),

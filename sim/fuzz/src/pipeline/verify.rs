@@ -4,15 +4,16 @@
 //!   holds exactly the model's contents (before + the writes). When a commit failed, its writes
 //!   may or may not have landed: both states are accepted, nothing else.
 //! * On a damaged file, it must leave no more problems than before, a file that still opens if
-//!   it opened before, and every put it acknowledged readable.
+//!   it opened before, every put it acknowledged readable, and every key the tolerant dump read
+//!   before (and the commits did not write) still there with its value.
 
 use super::{Before, Run, Step};
 use crate::model::{self, show, Contents, Path};
 use crate::outcome::{Failure, FailureKind};
 use crate::plan::Plan;
-use crashlab_engine::inspect::{self, hex, Image};
+use crashlab_engine::inspect::{self, hex, Dump, Image};
 use crashlab_engine::{Db, Options, Problem};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What the commits of one input acknowledged.
 pub(super) struct Commits {
@@ -20,6 +21,8 @@ pub(super) struct Commits {
     accepted: Option<Vec<Contents>>,
     /// Puts acknowledged and not since deleted or put in doubt: (bucket, key) → value.
     required: BTreeMap<(Path, Vec<u8>), Vec<u8>>,
+    /// Every key a plan wrote or deleted, acknowledged or not (as dump bucket name → hex key).
+    touched: BTreeSet<(String, String)>,
 }
 
 impl Commits {
@@ -27,6 +30,15 @@ impl Commits {
         Commits {
             accepted: before.map(|c| vec![c]),
             required: BTreeMap::new(),
+            touched: BTreeSet::new(),
+        }
+    }
+
+    fn touch(&mut self, plan: &Plan) {
+        let names: Vec<String> = plan.path.iter().map(|n| hex(n)).collect();
+        let bucket = names.join("/");
+        for k in plan.deletes.iter().chain([&plan.key]) {
+            self.touched.insert((bucket.clone(), hex(k)));
         }
     }
 
@@ -36,6 +48,7 @@ impl Commits {
     }
 
     pub fn committed(&mut self, plan: &Plan) {
+        self.touch(plan);
         if let Some(a) = &mut self.accepted {
             let mut next = a.last().expect("one accepted state").clone();
             plan.apply_to(&mut next);
@@ -50,6 +63,7 @@ impl Commits {
 
     /// A commit that returned an error: its writes may or may not be on disk.
     pub fn failed(&mut self, plan: &Plan) {
+        self.touch(plan);
         if let Some(a) = &mut self.accepted {
             let mut next = a.last().expect("one accepted state").clone();
             plan.apply_to(&mut next);
@@ -65,6 +79,8 @@ impl Commits {
 struct After {
     /// `inspect::check` (`Err`: why it could not run).
     problems: Result<Vec<Problem>, String>,
+    /// What the tolerant dump reads now.
+    dump: Option<Dump>,
     db: Option<Db>,
     check: Result<Vec<Problem>, String>,
     reading: Result<model::Reading, String>,
@@ -82,16 +98,19 @@ impl Run<'_> {
 
     fn after(&mut self) -> Step<After> {
         self.stage = "verify-inspect";
-        let problems = match Image::open(self.storage.clone()).and_then(|i| inspect::check(&i)) {
-            Ok(p) => Ok(p),
+        let inspected = Image::open(self.storage.clone())
+            .and_then(|i| Ok((inspect::check(&i)?, inspect::dump(&i)?.0)));
+        let (problems, dump) = match inspected {
+            Ok((p, d)) => (Ok(p), Some(d)),
             Err(e) => {
                 self.note(&e)?;
-                Err(e.to_string())
+                (Err(e.to_string()), None)
             }
         };
         self.stage = "verify-open";
         let mut after = After {
             problems,
+            dump,
             db: None,
             check: Err("the file does not open".into()),
             reading: Err("the file does not open".into()),
@@ -223,9 +242,40 @@ impl Run<'_> {
                 ));
             }
         }
+        if let (Some(b), Some(a)) = (&before.dump, &after.dump) {
+            if let Some(why) = lost_keys(b, a, &commits.touched) {
+                return Err(Failure::new(
+                    FailureKind::CommitLostData,
+                    "verify-damaged",
+                    why,
+                ));
+            }
+        }
         self.counts.bump("verified-damaged");
         Ok(())
     }
+}
+
+/// The first key the dump `before` read that `after` lost or changed, among those no plan
+/// touched.
+fn lost_keys(before: &Dump, after: &Dump, touched: &BTreeSet<(String, String)>) -> Option<String> {
+    for (bucket, keys) in &before.buckets {
+        let now = after.buckets.get(bucket);
+        for (k, v) in keys {
+            if touched.contains(&(bucket.clone(), k.clone())) {
+                continue;
+            }
+            let what = match now.and_then(|n| n.get(k)) {
+                Some(n) if n == v => continue,
+                Some(_) => "holds another value",
+                None => "is gone",
+            };
+            return Some(format!(
+                "bucket /{bucket}: key {k}, readable before the commit, {what} after"
+            ));
+        }
+    }
+    None
 }
 
 fn read_back(db: &Db, path: &Path, key: &[u8]) -> Result<Option<Vec<u8>>, String> {

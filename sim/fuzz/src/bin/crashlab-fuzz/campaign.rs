@@ -119,6 +119,13 @@ fn spawn(exe: &Path, args: &[String], job: usize, tx: &Sender<Msg>) -> std::io::
 }
 
 impl Worker {
+    /// Input `i` started (its clock keeps running from its `draw` line to its `end`).
+    fn start(&mut self, i: u64) {
+        if self.current.is_none_or(|(c, _)| c != i) {
+            self.current = Some((i, Instant::now()));
+        }
+    }
+
     fn stderr_text(&self) -> String {
         let t = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
         String::from_utf8_lossy(&t).trim().to_owned()
@@ -167,15 +174,18 @@ fn engine_frames(stderr: &str) -> String {
     }
 }
 
-/// A worker line: `begin <index>` or `end <report>`.
+/// A worker line: `draw <index>` or `begin <index>` (both start an input's clock: a worker
+/// that dies while drawing an input is charged with it), or `end <report>`.
 enum Line {
     Begin(u64),
     End(Box<Report>),
 }
 
 fn parse(line: &str) -> Option<Line> {
-    if let Some(i) = line.strip_prefix("begin ") {
-        return i.trim().parse().ok().map(Line::Begin);
+    for prefix in ["draw ", "begin "] {
+        if let Some(i) = line.strip_prefix(prefix) {
+            return i.trim().parse().ok().map(Line::Begin);
+        }
     }
     let report = line.strip_prefix("end ")?;
     serde_json::from_str(report)
@@ -318,7 +328,7 @@ impl Campaign {
                     return Ok(());
                 };
                 match parse(&line) {
-                    Some(Line::Begin(i)) => w.current = Some((i, Instant::now())),
+                    Some(Line::Begin(i)) => w.start(i),
                     Some(Line::End(report)) => {
                         if let Some((i, since)) = w.current.take() {
                             slowest.add(since.elapsed(), i);
@@ -490,7 +500,7 @@ fn replay_one(
     loop {
         match rx.recv_timeout(Duration::from_millis(200)) {
             Ok(Msg::Line(_, line)) => match parse(&line) {
-                Some(Line::Begin(i)) => w.current = Some((i, Instant::now())),
+                Some(Line::Begin(i)) => w.start(i),
                 Some(Line::End(r)) => {
                     let _ = w.child.wait();
                     return Ok(*r);
