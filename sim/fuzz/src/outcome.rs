@@ -74,7 +74,7 @@ impl Failure {
                 token.push(c);
                 continue;
             }
-            s.push_str(&blank_number(&token));
+            s.push_str(blank_number(&token));
             token.clear();
             s.push(c);
         }

@@ -5,6 +5,7 @@
 //! crashlab-fuzz run --seconds 600 --jobs 2 --seed 1     # a long campaign
 //! crashlab-fuzz run --inputs 3000 --bases small         # what `cargo test` runs
 //! crashlab-fuzz replay fuzz-failures/s1-i17.json        # one saved failure
+//! crashlab-fuzz minimize fuzz-failures/s1-i17.json      # its fewest edits that still fail
 //! ```
 //!
 //! The parent never runs an input itself: it starts worker processes (this binary, `worker`
@@ -16,6 +17,10 @@
 
 #[path = "crashlab-fuzz/campaign.rs"]
 mod campaign;
+#[path = "crashlab-fuzz/proc.rs"]
+mod proc;
+#[path = "crashlab-fuzz/replay.rs"]
+mod replay;
 
 use cap::Cap;
 use clap::{Parser, Subcommand};
@@ -107,6 +112,15 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Shrink a saved failure to the fewest edits that still fail the same way.
+    Minimize {
+        file: PathBuf,
+        /// Where to write the result (default: FILE with `.min.json`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Run inputs and report on stdout (started by `run` and `replay`).
     #[command(hide = true)]
     Worker {
@@ -169,12 +183,18 @@ fn main() -> ExitCode {
             files,
             json,
             common,
-        } => campaign::replay(
+        } => replay::replay(
             &files,
             Duration::from_secs(common.timeout_secs),
             common.control,
             &common.fixtures.unwrap_or_else(default_fixtures),
             json,
+        ),
+        Command::Minimize { file, out, common } => replay::minimize(
+            &file,
+            &out.unwrap_or_else(|| file.with_extension("min.json")),
+            Duration::from_secs(common.timeout_secs),
+            &common.fixtures.unwrap_or_else(default_fixtures),
         ),
         Command::Worker {
             seed,
