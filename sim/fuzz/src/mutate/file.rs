@@ -128,8 +128,8 @@ fn set_meta_field(
                 0 => hwm.saturating_sub(1),
                 1 => hwm / 2,
                 2 => 3,
-                3 => hwm + 1,
-                4 => hwm + rng.range(2, 200),
+                3 => hwm.saturating_add(1),
+                4 => hwm.saturating_add(rng.range(2, 200)),
                 5 => file_pages,
                 6 => file_pages + 1,
                 7 => 1 << rng.range(20, 31),
@@ -145,7 +145,7 @@ fn set_meta_field(
                 2 | 3 => u64::MAX,
                 4 => 0,
                 5 => other.map_or(0, |o| o.txid.0),
-                6 => newest + 1,
+                6 => newest.wrapping_add(1),
                 _ => rng.next_u64(),
             });
             format!("txid → {}", m.txid)
@@ -307,7 +307,11 @@ pub(super) fn sparse_huge(t: &Target<'_>, rng: &mut FuzzRng) -> Edit {
         0 => 1 << 30,
         1 => 1 << 36,
         2 => 1 << 40,
-        _ => rng.range(t.image.len().max(ps), 1 << 40),
+        // Past whatever length the file has now (an earlier mutation may have set one).
+        _ => rng.range(
+            t.image.len().max(ps),
+            (1 << 40u64).max(t.image.len().max(ps)),
+        ),
     } / ps
         * ps;
     let mut ops = vec![Op::SetLen { len }];

@@ -86,3 +86,23 @@ fn meta_edits_keep_the_checksum_valid() {
         "most edited metas still validate: {recomputed}"
     );
 }
+
+#[test]
+fn deep_stacks_of_mutations_never_panic_the_mutators() {
+    // Later mutations read fields an earlier one set to anything (u64::MAX included).
+    let mut pool = pool();
+    for i in 0..3000u64 {
+        let base = match i % 3 {
+            0 => Base::Fixture {
+                name: "inline".into(),
+            },
+            1 => Base::Fixture {
+                name: "pagesize1k".into(),
+            },
+            _ => Base::Generated { seed: i % 11 },
+        };
+        let file = pool.get(&base).unwrap();
+        let mut image = FileImage::from_bytes(file.bytes.clone());
+        mutate(file.layout.as_ref(), &mut image, &mut FuzzRng::new(i), 12);
+    }
+}

@@ -254,9 +254,14 @@ impl Campaign {
         }
         let spec = match spec {
             Some(s) => s,
-            None => match self.draw.input(index, pool) {
-                Ok((s, _)) => s,
-                Err(e) => return eprintln!("crashlab-fuzz: cannot redraw input {index}: {e}"),
+            // The worker died on this input, maybe while drawing it: a harness bug there must
+            // not take the campaign down with it.
+            None => match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.draw.input(index, pool)
+            })) {
+                Ok(Ok((s, _))) => s,
+                Ok(Err(e)) => return eprintln!("crashlab-fuzz: cannot redraw input {index}: {e}"),
+                Err(_) => return eprintln!("crashlab-fuzz: drawing input {index} panics"),
             },
         };
         let stem = self.save.join(format!("s{}-i{index}", self.draw.seed));
