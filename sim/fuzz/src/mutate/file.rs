@@ -57,6 +57,27 @@ pub(super) fn byte_write(t: &Target<'_>, rng: &mut FuzzRng) -> Edit {
     )
 }
 
+/// The 64 meta bytes of `m` with its checksum: the format's layout written here rather than by
+/// `Meta::encode`, so that no sanity check the engine may keep there stands between a mutation
+/// and the field value it wants (a txid of 2^64 - 1, a page size of 0).
+pub(super) fn meta_bytes(m: &Meta) -> [u8; META_SIZE] {
+    use crashlab_engine::meta::{fnv1a64, MAGIC, VERSION};
+    use crashlab_engine::page::{write_u32 as put32, write_u64 as put64};
+    let mut b = [0u8; META_SIZE];
+    put32(&mut b, 0, MAGIC);
+    put32(&mut b, 4, VERSION);
+    put32(&mut b, 8, m.page_size);
+    put32(&mut b, 12, m.flags);
+    put64(&mut b, 16, m.root.0);
+    put64(&mut b, 24, m.sequence);
+    put64(&mut b, 32, m.freelist.0);
+    put64(&mut b, 40, m.high_water.0);
+    put64(&mut b, 48, m.txid.0);
+    let sum = fnv1a64(&b[..56]);
+    put64(&mut b, 56, sum);
+    b
+}
+
 /// The meta of `slot` as stored now (fields unvalidated), when its bytes are in the file.
 fn stored_meta(image: &FileImage, l: &Layout, slot: u64) -> Option<Meta> {
     let mut buf = [0u8; PAGE_HEADER_SIZE + META_SIZE];
@@ -87,7 +108,7 @@ pub(super) fn meta_field(l: &Layout, image: &FileImage, rng: &mut FuzzRng) -> Ed
         let note = set_meta_field(&mut m, other, field, l, rng);
         notes.push(format!("meta {slot} {note}"));
         let at = l.offset(slot) + PAGE_HEADER_SIZE as u64;
-        ops.push(Op::write(at, &m.encode()[..written]));
+        ops.push(Op::write(at, &meta_bytes(&m)[..written]));
     }
     let checksum = if torn {
         "old checksum kept"
@@ -337,7 +358,7 @@ pub(super) fn sparse_huge(t: &Target<'_>, rng: &mut FuzzRng) -> Edit {
         }
         ops.push(Op::write(
             l.offset(slot) + PAGE_HEADER_SIZE as u64,
-            &m.encode(),
+            &meta_bytes(&m),
         ));
     }
     let freelist = if drop_freelist {

@@ -106,3 +106,13 @@ fn deep_stacks_of_mutations_never_panic_the_mutators() {
         mutate(file.layout.as_ref(), &mut image, &mut FuzzRng::new(i), 12);
     }
 }
+
+#[test]
+fn meta_bytes_are_the_engines_encoding() {
+    use crashlab_engine::meta::Meta;
+    use crashlab_engine::types::TxId;
+    for txid in [0, 1, 7, 1 << 40] {
+        let m = Meta::fresh(4096, TxId(txid));
+        assert_eq!(file::meta_bytes(&m), m.encode());
+    }
+}
