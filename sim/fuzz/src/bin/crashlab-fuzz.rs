@@ -6,6 +6,7 @@
 //! crashlab-fuzz run --inputs 3000 --bases small         # what `cargo test` runs
 //! crashlab-fuzz replay fuzz-failures/s1-i17.json        # one saved failure
 //! crashlab-fuzz minimize fuzz-failures/s1-i17.json      # its fewest edits that still fail
+//! crashlab-fuzz show --seed 1 --index 17 > i17.json    # any input, to replay or study
 //! ```
 //!
 //! The parent never runs an input itself: it starts worker processes (this binary, `worker`
@@ -112,6 +113,19 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Print input INDEX of a campaign as a saved input (JSON), to replay or study it.
+    Show {
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        index: u64,
+        #[arg(long, value_enum, default_value = "all")]
+        bases: BaseSet,
+        #[arg(long, default_value_t = 8)]
+        max_mutations: usize,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Shrink a saved failure to the fewest edits that still fail the same way.
     Minimize {
         file: PathBuf,
@@ -190,6 +204,21 @@ fn main() -> ExitCode {
             &common.fixtures.unwrap_or_else(default_fixtures),
             json,
         ),
+        Command::Show {
+            seed,
+            index,
+            bases,
+            max_mutations,
+            common,
+        } => show(
+            Draw {
+                seed,
+                bases,
+                max_mutations,
+            },
+            index,
+            common,
+        ),
         Command::Minimize { file, out, common } => replay::minimize(
             &file,
             &out.unwrap_or_else(|| file.with_extension("min.json")),
@@ -213,6 +242,29 @@ fn main() -> ExitCode {
             saved,
             common,
         ),
+    }
+}
+
+fn show(draw: Draw, index: u64, common: Common) -> ExitCode {
+    let mut pool = BasePool::new(common.fixtures.unwrap_or_else(default_fixtures));
+    match draw.input(index, &mut pool) {
+        Ok((spec, _)) => {
+            let saved = Saved {
+                seed: draw.seed,
+                index,
+                note: String::new(),
+                failure: None,
+                writes: Vec::new(),
+                spec,
+            };
+            let text = serde_json::to_string_pretty(&saved).expect("a saved input serialises");
+            println!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("crashlab-fuzz show: {e}");
+            ExitCode::from(2)
+        }
     }
 }
 
