@@ -26,26 +26,48 @@ pub struct Campaign {
     pub json: bool,
 }
 
-/// The slowest inputs of a run (wall clock: for tuning, never part of the summary).
+/// How long inputs took (wall clock: for tuning, never part of the summary): the slowest, and
+/// counts and time per order of magnitude.
 #[derive(Default)]
-struct Slowest(Vec<(Duration, u64)>);
+struct Slowest {
+    top: Vec<(Duration, u64)>,
+    /// Inputs and seconds taking up to 10 ms, 100 ms, 1 s, 10 s, and longer.
+    bands: [(u64, f64); 5],
+}
 
 impl Slowest {
     const KEEP: usize = 5;
+    const BANDS: [&str; 5] = ["<=10 ms", "<=100 ms", "<=1 s", "<=10 s", ">10 s"];
 
     fn add(&mut self, took: Duration, index: u64) {
-        self.0.push((took, index));
-        self.0.sort_by(|a, b| b.cmp(a));
-        self.0.truncate(Self::KEEP);
+        self.top.push((took, index));
+        self.top.sort_by(|a, b| b.cmp(a));
+        self.top.truncate(Self::KEEP);
+        let secs = took.as_secs_f64();
+        let band = [0.01, 0.1, 1.0, 10.0]
+            .iter()
+            .position(|&limit| secs <= limit)
+            .unwrap_or(4);
+        self.bands[band].0 += 1;
+        self.bands[band].1 += secs;
     }
 
     fn text(&self) -> String {
-        let items: Vec<String> = self
-            .0
+        let top: Vec<String> = self
+            .top
             .iter()
             .map(|(d, i)| format!("input {i} {:.2} s", d.as_secs_f64()))
             .collect();
-        format!("slowest: {}", items.join(", "))
+        let bands: Vec<String> = Self::BANDS
+            .iter()
+            .zip(self.bands)
+            .map(|(name, (n, secs))| format!("{name}: {n} ({secs:.1} s)"))
+            .collect();
+        format!(
+            "slowest: {}\ntime per input: {}",
+            top.join(", "),
+            bands.join(", ")
+        )
     }
 }
 
@@ -209,12 +231,13 @@ impl Campaign {
                     return Ok(());
                 };
                 let status = w.child.wait().ok();
-                let Some((index, _)) = w.current else {
+                let Some((index, since)) = w.current else {
                     if status.is_some_and(|s| s.success()) {
                         return Ok(());
                     }
                     return Err(format!("worker {job} failed: {}", w.stderr_text()));
                 };
+                slowest.add(since.elapsed(), index);
                 let failure = w.death(status, self.timeout);
                 let class = summary.add_lost(index, &failure);
                 self.save(class, (index, &failure, Vec::new()), None, pool);
