@@ -1,5 +1,6 @@
 //! Damaged files: every outcome is a typed error or data, never a panic, a hang or a huge
-//! allocation. A damaged newest meta falls back to the previous commit.
+//! allocation, and a write that commits on a damaged file leaves it no worse. A damaged newest
+//! meta falls back to the previous commit.
 
 mod common;
 
@@ -129,10 +130,13 @@ fn empty_file_read_only_is_an_error_and_writable_creates() {
     assert_eq!(mem.len().unwrap(), 4 * PS as u64);
 }
 
-/// Read everything reachable and run check and a write; any error is fine, a panic is not.
+/// Read everything reachable and run check and a write. Any error is fine, a panic is not, and
+/// a write that commits must leave a file no worse than it found it: a reopen's `check()` finds
+/// no more problems, and the write is there.
 fn exercise(bytes: Vec<u8>, read_only: bool) {
+    let mem = MemStorage::from_bytes(bytes);
     let Ok(db) = Db::open(
-        MemStorage::from_bytes(bytes),
+        mem.clone(),
         Options {
             read_only,
             ..opts()
@@ -160,11 +164,82 @@ fn exercise(bytes: Vec<u8>, read_only: bool) {
         }
         Ok(())
     });
-    let _ = db.check();
-    if !read_only {
-        let _ = write_after_damage(&db);
-        let _ = db.check();
+    let before = db.check();
+    if read_only {
+        return;
     }
+    let readable = readable_keys(&db);
+    let committed = write_after_damage(&db).is_ok();
+    let _ = db.check();
+    drop(db);
+    if let (true, Ok(before)) = (committed, before) {
+        assert_no_worse(mem.snapshot(), before.len(), &readable);
+    }
+}
+
+/// The keys `write_after_damage` touches or leaves alone in bucket `a`.
+fn sample_keys() -> Vec<Vec<u8>> {
+    let mut keys: Vec<Vec<u8>> = (0..60u32)
+        .map(|i| format!("key{i:03}").into_bytes())
+        .collect();
+    keys.push(b"big".to_vec());
+    keys
+}
+
+fn written(i: u32) -> Vec<u8> {
+    format!("new{i}").into_bytes()
+}
+
+fn deleted(key: &[u8]) -> bool {
+    (0..20u32).any(|i| key == format!("key{:03}", i * 3).as_bytes())
+}
+
+/// Every key of `sample_keys` that reads without an error, with what it reads as.
+fn readable_keys(db: &Db) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
+    let mut out = Vec::new();
+    let _ = db.view(|tx| {
+        let Some(a) = tx.bucket(b"a")? else {
+            return Ok(());
+        };
+        for key in sample_keys() {
+            if let Ok(v) = a.get(&key) {
+                out.push((key, v));
+            }
+        }
+        Ok(())
+    });
+    out
+}
+
+/// The file a committed write left: it opens, `check()` finds at most `before` problems, it
+/// holds what `write_after_damage` wrote and deleted, and every key that read before and was
+/// not written reads the same (damage elsewhere may make a deleted key's lookup an error).
+fn assert_no_worse(bytes: Vec<u8>, before: usize, readable: &[(Vec<u8>, Option<Vec<u8>>)]) {
+    let options = Options {
+        read_only: true,
+        ..opts()
+    };
+    let db = Db::open(MemStorage::from_bytes(bytes), options).expect("a committed file opens");
+    let after = db.check().expect("check");
+    assert!(
+        after.len() <= before,
+        "{before} problems before, then {after:?}"
+    );
+    db.view(|tx| {
+        let a = tx.bucket(b"a")?.expect("the written bucket");
+        for i in 0..20u32 {
+            let v = a.get(&written(i))?;
+            assert_eq!(v.as_deref(), Some(&[1u8; 100][..]), "new{i}");
+        }
+        for key in sample_keys().iter().filter(|k| deleted(k)) {
+            assert!(!matches!(a.get(key), Ok(Some(_))), "{key:?} was deleted");
+        }
+        for (key, value) in readable.iter().filter(|(k, _)| !deleted(k)) {
+            assert_eq!(&a.get(key)?, value, "{key:?} read before the write");
+        }
+        Ok(())
+    })
+    .expect("what read before still reads");
 }
 
 proptest! {

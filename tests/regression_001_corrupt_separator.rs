@@ -6,12 +6,14 @@
 //! separator, and at commit rebuilt the parent from the children's first keys, which were no
 //! longer ascending: `Node::encode` hit its key-order assertion and the process panicked on
 //! bytes read from disk. The fix checks key order when commit assembles each node and reports
-//! `Corrupted` instead; the assertion stays for nodes the engine builds itself.
+//! `Corrupted` instead; the assertion stays for nodes the engine builds itself. (Since
+//! regression 006 the write path refuses earlier, when it takes a child whose keys disagree with
+//! the separators above it, and names the branch page the separator was read from.)
 
 mod common;
 
 use common::{sample_file, write_after_damage};
-use crashlab_engine::{Db, Error, MemStorage, Options};
+use crashlab_engine::{Corruption, Db, Error, MemStorage, Options};
 
 #[test]
 fn flipped_separator_key_gives_an_error_not_a_panic() {
@@ -25,11 +27,20 @@ fn flipped_separator_key_gives_an_error_not_a_panic() {
         },
     )
     .unwrap();
+    let before = db.check().unwrap();
     let res = write_after_damage(&db);
     match res {
-        Err(Error::Corrupted { reason, .. }) => assert!(reason.contains("order"), "{reason}"),
+        // Refused in the transaction, when it took the child: nothing reached commit.
+        Err(Error::Corrupted {
+            reason: Corruption::ChildOutsideSeparators { .. },
+            ..
+        }) => assert!(db.latched().is_none()),
+        // Refused by commit's own check: the failed commit latched the database.
+        Err(Error::Corrupted {
+            reason: Corruption::CrossPageOrder,
+            ..
+        }) => assert!(matches!(db.begin_write(), Err(Error::Latched(_)))),
         other => panic!("expected a Corrupted error, got {other:?}"),
     }
-    // The failed commit latched the database.
-    assert!(matches!(db.begin_write(), Err(Error::Latched(_))));
+    assert_eq!(db.check().unwrap(), before, "nothing was written");
 }

@@ -6,12 +6,15 @@
 //! double-free assertion panicked on bytes read from disk. The fix makes freeing fallible:
 //! `Freelist::try_free` checks every page of the span before changing anything, and commit
 //! turns a refusal into `Corrupted` naming the page; the infallible `free` keeps its assertion
-//! for the engine's own bookkeeping.
+//! for the engine's own bookkeeping. (The sample file has changed since: the byte now lands in a
+//! leaf's overflow count, so the leaf's run covers the next leaf, a page reached twice again.
+//! Since issue 15 a run claiming more pages than its contents use is refused when it is read,
+//! before anything is freed.)
 
 mod common;
 
 use common::{sample_file, write_after_damage};
-use crashlab_engine::{Db, Error, MemStorage, Options};
+use crashlab_engine::{Corruption, Db, Error, MemStorage, Options};
 
 #[test]
 fn page_referenced_twice_gives_an_error_not_a_panic() {
@@ -27,7 +30,10 @@ fn page_referenced_twice_gives_an_error_not_a_panic() {
     .unwrap();
     let res = write_after_damage(&db);
     match res {
-        Err(Error::Corrupted { reason, .. }) => assert!(reason.contains("freed twice"), "{reason}"),
+        Err(Error::Corrupted {
+            reason: Corruption::FreedTwice { .. } | Corruption::OverflowBeyondContents { .. },
+            ..
+        }) => {}
         other => panic!("expected a Corrupted error, got {other:?}"),
     }
     assert!(

@@ -22,6 +22,7 @@ const PS: u32 = 512;
 fn node(body: Body) -> Node {
     Node {
         origin: None,
+        read_from: None,
         unbalanced: false,
         body,
     }
@@ -30,7 +31,8 @@ fn node(body: Body) -> Node {
 fn put_page(file: &mut Vec<u8>, id: u64, n: &Node) {
     let at = id as usize * PS as usize;
     file.resize(file.len().max(at + PS as usize), 0);
-    n.encode(&mut file[at..at + PS as usize], PageId(id), PS);
+    n.encode(&mut file[at..at + PS as usize], PageId(id), PS)
+        .expect("a node the test built is encodable");
 }
 
 /// Root bucket (page 3) → bucket `b` rooted at page 4; pages 4.. are `levels` branches whose

@@ -11,7 +11,7 @@
 //! only at commit, when each dirty child is written and its new header put into the parent.
 
 use crate::cursor::{Cursor, CursorItem};
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
 use crate::limits::{MAX_BUCKET_DEPTH, MAX_KEY_SIZE, MAX_VALUE_SIZE};
 use crate::node::{Body, Child, LeafItem, Node, BUCKET_HEADER_SIZE};
 use crate::page::{self, LEAF_FLAG_BUCKET};
@@ -29,39 +29,49 @@ pub(crate) enum BucketRoot {
 pub(crate) struct Header {
     pub root: BucketRoot,
     pub sequence: u64,
+    /// The page the header was read from (a leaf, or the meta for the root bucket): a root
+    /// reference outside the file is damage there.
+    pub from: PageId,
 }
 
 /// Decode a bucket value found in leaf page `page`.
 pub(crate) fn decode_header(value: &[u8], page: PageId) -> Result<Header> {
     if value.len() < BUCKET_HEADER_SIZE {
-        return Err(Error::corrupted(
-            page,
-            "bucket value shorter than its header",
-        ));
+        return Err(Error::corrupted(page, Corruption::BucketHeaderTooShort));
     }
     let root = PageId(page::read_u64(value, 0));
     let sequence = page::read_u64(value, 8);
     let root = if root.0 == 0 {
         let node = Node::decode(&value[BUCKET_HEADER_SIZE..], PageId(0), page)?;
         if !node.is_leaf() {
-            return Err(Error::corrupted(page, "inline bucket is not a leaf"));
+            return Err(Error::corrupted(page, Corruption::InlineNotLeaf));
         }
         BucketRoot::Inline(Arc::new(node))
     } else {
         BucketRoot::Page(root)
     };
-    Ok(Header { root, sequence })
+    Ok(Header {
+        root,
+        sequence,
+        from: page,
+    })
 }
 
-pub(crate) fn encode_header(root: PageId, sequence: u64, inline: Option<&Node>) -> Vec<u8> {
+/// A bucket value: its header, and for an inline bucket the leaf image after it. An inline leaf
+/// that [`Node::decode`] would reject is refused (nothing is built) with the reason.
+pub(crate) fn encode_header(
+    root: PageId,
+    sequence: u64,
+    inline: Option<&Node>,
+) -> Result<Vec<u8>, Corruption> {
     let extra = inline.map_or(0, Node::size);
     let mut v = vec![0u8; BUCKET_HEADER_SIZE + extra];
     page::write_u64(&mut v, 0, root.0);
     page::write_u64(&mut v, 8, sequence);
     if let Some(n) = inline {
-        n.encode(&mut v[BUCKET_HEADER_SIZE..], PageId(0), u32::MAX);
+        n.encode(&mut v[BUCKET_HEADER_SIZE..], PageId(0), u32::MAX)?;
     }
-    v
+    Ok(v)
 }
 
 fn check_key(key: &[u8]) -> Result<()> {
@@ -105,7 +115,7 @@ impl<'a> Bucket<'a> {
 
     pub(crate) fn from_header(rd: Reader<'a>, h: Header) -> Result<Bucket<'a>> {
         let root = match h.root {
-            BucketRoot::Page(id) => NodeRef::Shared(rd.node(id)?),
+            BucketRoot::Page(id) => NodeRef::Shared(rd.node(id, h.from)?),
             BucketRoot::Inline(n) => NodeRef::Shared(n),
         };
         Ok(Bucket::new(rd, root, h.sequence))
@@ -113,7 +123,7 @@ impl<'a> Bucket<'a> {
 
     /// The value stored under `key`; `None` when absent or when the key names a sub-bucket.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let value = tree::lookup_with(self.root.clone(), key, &self.rd, |it| {
+        let value = tree::lookup_with(self.root.clone(), key, &self.rd, |it, _| {
             (!it.is_bucket()).then(|| it.value.clone())
         })?;
         Ok(value.flatten())
@@ -121,8 +131,7 @@ impl<'a> Bucket<'a> {
 
     /// The sub-bucket `name`, if it exists.
     pub fn bucket(&self, name: &[u8]) -> Result<Option<Bucket<'a>>> {
-        let page = self.root.page();
-        let header = tree::lookup_with(self.root.clone(), name, &self.rd, |it| {
+        let header = tree::lookup_with(self.root.clone(), name, &self.rd, |it, page| {
             it.is_bucket().then(|| decode_header(&it.value, page))
         })?;
         match header.flatten() {
@@ -150,6 +159,9 @@ pub(crate) struct BucketTree {
     pub children: BTreeMap<Vec<u8>, BucketTree>,
     /// Nesting level (the root bucket is 0).
     pub depth: usize,
+    /// The page the bucket's header was read from, which references `root` (for a bucket
+    /// created in this transaction, its parent's).
+    pub home: PageId,
 }
 
 impl BucketTree {
@@ -164,16 +176,18 @@ impl BucketTree {
             dirty: false,
             children: BTreeMap::new(),
             depth,
+            home: h.from,
         }
     }
 
-    fn new_empty(depth: usize) -> BucketTree {
+    fn new_empty(depth: usize, home: PageId) -> BucketTree {
         BucketTree {
             root: Child::Node(Box::new(Node::empty_leaf())),
             sequence: 0,
             dirty: true,
             children: BTreeMap::new(),
             depth,
+            home,
         }
     }
 
@@ -199,11 +213,18 @@ impl<'a> BucketMut<'a> {
     }
 
     fn root_ref(&self) -> Result<NodeRef<'_>> {
-        NodeRef::of_child(&self.tree.root, &self.rd)
+        NodeRef::of_child(&self.tree.root, &self.rd, self.tree.home)
     }
 
     fn lookup(&self, key: &[u8]) -> Result<Option<LeafItem>> {
         tree::lookup(self.root_ref()?, key, &self.rd)
+    }
+
+    /// The item under `key` and the leaf page it was found in.
+    fn lookup_at(&self, key: &[u8]) -> Result<Option<(LeafItem, PageId)>> {
+        tree::lookup_with(self.root_ref()?, key, &self.rd, |it, page| {
+            (it.clone(), page)
+        })
     }
 
     /// The value stored under `key`, including this transaction's own writes.
@@ -234,8 +255,13 @@ impl<'a> BucketMut<'a> {
     }
 
     fn put_item(&mut self, key: &[u8], value: &[u8], flags: u32) -> Result<()> {
-        tree::with_leaf(&mut self.tree.root, key, &self.rd, |items, _| {
-            match items.binary_search_by(|it| it.key.as_slice().cmp(key)) {
+        let home = self.tree.home;
+        tree::with_leaf(
+            &mut self.tree.root,
+            home,
+            key,
+            &self.rd,
+            |items, _, _| match items.binary_search_by(|it| it.key.as_slice().cmp(key)) {
                 Ok(i) if items[i].flags != flags => Err(incompatible(items[i].is_bucket())),
                 Ok(i) => {
                     items[i].value = value.to_vec();
@@ -252,8 +278,8 @@ impl<'a> BucketMut<'a> {
                     );
                     Ok(())
                 }
-            }
-        })?;
+            },
+        )?;
         self.tree.dirty = true;
         Ok(())
     }
@@ -272,13 +298,20 @@ impl<'a> BucketMut<'a> {
     }
 
     fn remove_item(&mut self, key: &[u8]) -> Result<()> {
-        tree::with_leaf(&mut self.tree.root, key, &self.rd, |items, unbalanced| {
-            if let Ok(i) = items.binary_search_by(|it| it.key.as_slice().cmp(key)) {
-                items.remove(i);
-                *unbalanced = true;
-            }
-            Ok(())
-        })?;
+        let home = self.tree.home;
+        tree::with_leaf(
+            &mut self.tree.root,
+            home,
+            key,
+            &self.rd,
+            |items, unbalanced, _| {
+                if let Ok(i) = items.binary_search_by(|it| it.key.as_slice().cmp(key)) {
+                    items.remove(i);
+                    *unbalanced = true;
+                }
+                Ok(())
+            },
+        )?;
         self.tree.dirty = true;
         Ok(())
     }
@@ -339,13 +372,12 @@ impl<'a> BucketMut<'a> {
 
     pub(crate) fn bucket_mut_owned(self, name: &[u8]) -> Result<Option<BucketMut<'a>>> {
         if !self.tree.children.contains_key(name) {
-            let Some(it) = self.lookup(name)? else {
+            let Some((it, page)) = self.lookup_at(name)? else {
                 return Ok(None);
             };
             if !it.is_bucket() {
                 return Ok(None);
             }
-            let page = self.root_ref()?.page();
             let child = self.open_child(&it.value, page)?;
             self.tree.children.insert(name.to_vec(), child);
         }
@@ -359,10 +391,7 @@ impl<'a> BucketMut<'a> {
     fn open_child(&self, value: &[u8], page: PageId) -> Result<BucketTree> {
         let depth = self.tree.depth + 1;
         if depth > MAX_BUCKET_DEPTH {
-            return Err(Error::corrupted(
-                page,
-                format!("buckets nested deeper than {MAX_BUCKET_DEPTH}"),
-            ));
+            return Err(Error::corrupted(page, Corruption::BucketsTooDeep));
         }
         Ok(BucketTree::from_header(decode_header(value, page)?, depth))
     }
@@ -387,13 +416,15 @@ impl<'a> BucketMut<'a> {
         }
         // A placeholder (an empty inline bucket) makes the name visible to lookups and cursors
         // now; commit replaces it with the bucket's real header.
-        let placeholder = encode_header(PageId(0), 0, Some(&Node::empty_leaf()));
+        let placeholder = encode_header(PageId(0), 0, Some(&Node::empty_leaf()))
+            .map_err(|reason| Error::corrupted(self.tree.home, reason))?;
         self.put_item(name, &placeholder, LEAF_FLAG_BUCKET)?;
         let BucketMut { rd, tree, freed } = self;
+        let home = tree.home;
         let child = tree
             .children
             .entry(name.to_vec())
-            .or_insert(BucketTree::new_empty(depth));
+            .or_insert(BucketTree::new_empty(depth, home));
         Ok(BucketMut {
             rd,
             tree: child,
@@ -415,10 +446,10 @@ impl<'a> BucketMut<'a> {
 
     /// Delete sub-bucket `name` and everything in it; its pages become pending at commit.
     pub fn delete_bucket(&mut self, name: &[u8]) -> Result<()> {
-        let it = match self.lookup(name)? {
+        let (it, page) = match self.lookup_at(name)? {
             None => return Err(Error::BucketNotFound),
-            Some(it) if !it.is_bucket() => return Err(incompatible(false)),
-            Some(it) => it,
+            Some((it, _)) if !it.is_bucket() => return Err(incompatible(false)),
+            Some(found) => found,
         };
         // Collect first: a read error halfway must not leave pages of a live bucket marked
         // freed.
@@ -426,7 +457,6 @@ impl<'a> BucketMut<'a> {
         match self.tree.children.get(name) {
             Some(child) => free_tree(child, &self.rd, &mut spans)?,
             None => {
-                let page = self.root_ref()?.page();
                 free_stored_bucket(&it.value, page, &self.rd, &mut spans, self.tree.depth + 1)?;
             }
         }
@@ -439,25 +469,29 @@ impl<'a> BucketMut<'a> {
 
 /// Free every page of a bucket opened in this transaction (and of its sub-buckets).
 fn free_tree(t: &BucketTree, rd: &Reader<'_>, freed: &mut Vec<PageSpan>) -> Result<()> {
-    let mut stack: Vec<(&Child, usize)> = vec![(&t.root, 0)];
-    while let Some((child, depth)) = stack.pop() {
+    // (child, tree level, the page that references the child)
+    let mut stack: Vec<(&Child, usize, PageId)> = vec![(&t.root, 0, t.home)];
+    while let Some((child, depth, from)) = stack.pop() {
         let node: &Node = match child {
             Child::Page(id) => {
-                free_stored_subtree(*id, rd, freed, t.depth, Some(&t.children))?;
+                let root = (*id, from);
+                free_stored_subtree(root, rd, freed, t.depth, Some(&t.children))?;
                 continue;
             }
             Child::Node(n) => n,
         };
+        let page = rd.page_of(node);
         if depth > crate::limits::MAX_TREE_DEPTH {
-            return Err(Error::corrupted(PageId(0), "tree too deep"));
+            return Err(Error::corrupted(page, Corruption::TreeTooDeep));
         }
         freed.extend(node.origin);
         match &node.body {
-            Body::Branch(items) => stack.extend(items.iter().map(|i| (&i.child, depth + 1))),
+            Body::Branch(items) => {
+                stack.extend(items.iter().map(|i| (&i.child, depth + 1, page)));
+            }
             Body::Leaf(items) => {
                 for it in items.iter().filter(|it| it.is_bucket()) {
                     if !t.children.contains_key(&it.key) {
-                        let page = node.origin.map_or(PageId(0), |s| s.start);
                         free_stored_bucket(&it.value, page, rd, freed, t.depth + 1)?;
                     }
                 }
@@ -479,10 +513,10 @@ fn free_stored_bucket(
     depth: usize,
 ) -> Result<()> {
     if depth > MAX_BUCKET_DEPTH {
-        return Err(Error::corrupted(page, "buckets nested too deep"));
+        return Err(Error::corrupted(page, Corruption::BucketsTooDeep));
     }
     match decode_header(value, page)?.root {
-        BucketRoot::Page(id) => free_stored_subtree(id, rd, freed, depth, None),
+        BucketRoot::Page(id) => free_stored_subtree((id, page), rd, freed, depth, None),
         BucketRoot::Inline(n) => {
             let Body::Leaf(items) = &n.body else {
                 return Ok(());
@@ -495,29 +529,31 @@ fn free_stored_bucket(
     }
 }
 
-/// Free every page reachable from stored page `root` (a bucket's tree and its sub-buckets),
-/// except the sub-buckets named in `opened`: those are open in this transaction and freed from
-/// their `BucketTree` (freeing them here too would free their stored pages twice).
+/// Free every page reachable from stored page `root` (a bucket's tree and its sub-buckets;
+/// given with the page that references it), except the sub-buckets named in `opened`: those
+/// are open in this transaction and freed from their `BucketTree` (freeing them here too would
+/// free their stored pages twice).
 fn free_stored_subtree(
-    root: PageId,
+    root: (PageId, PageId),
     rd: &Reader<'_>,
     freed: &mut Vec<PageSpan>,
     depth: usize,
     opened: Option<&BTreeMap<Vec<u8>, BucketTree>>,
 ) -> Result<()> {
     let is_opened = |key: &[u8]| opened.is_some_and(|o| o.contains_key(key));
-    let mut stack = vec![(root, 0usize)];
-    while let Some((id, level)) = stack.pop() {
+    // (page, tree level, the page that references it)
+    let mut stack = vec![(root.0, 0usize, root.1)];
+    while let Some((id, level, from)) = stack.pop() {
         if level > crate::limits::MAX_TREE_DEPTH {
-            return Err(Error::corrupted(id, "tree too deep"));
+            return Err(Error::corrupted(from, Corruption::TreeTooDeep));
         }
-        let node = rd.node(id)?;
+        let node = rd.node(id, from)?;
         freed.extend(node.origin);
         match &node.body {
             Body::Branch(items) => {
                 for it in items {
                     if let Child::Page(c) = it.child {
-                        stack.push((c, level + 1));
+                        stack.push((c, level + 1, id));
                     }
                 }
             }

@@ -4,16 +4,19 @@
 //! reachable from a bucket, or free/pending. No page may be reached twice; keys are strictly
 //! ordered within a page (enforced by decoding) and lie within the bounds their parent's
 //! separators give; page headers carry their own id and a branch or leaf type; the persisted
-//! freelist equals the in-memory one. Every problem is reported, not only the first.
+//! freelist equals the in-memory one; the meta's txid leaves room for another commit. Every
+//! problem is reported, not only the first.
 
 use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::freelist;
+use crate::freelist::Freelist;
 use crate::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
 use crate::node::{Body, Child};
 use crate::page::PageKind;
-use crate::rebuild::{bucket_roots, PageBitmap};
-use crate::types::PageId;
+use crate::pageset::PageSet;
+use crate::rebuild::bucket_roots;
+use crate::types::{PageId, PageSpan};
 use std::fmt;
 
 /// One inconsistency found by [`Db::check`].
@@ -35,8 +38,16 @@ impl fmt::Display for Problem {
 /// What `e` says went wrong at `page`, without repeating the page number a [`Problem`] shows.
 pub(crate) fn reason_at(page: PageId, e: &Error) -> String {
     match e {
-        Error::Corrupted { page: p, reason } if *p == page => reason.clone(),
+        Error::Corrupted { page: p, reason } if *p == page => reason.to_string(),
         _ => e.to_string(),
+    }
+}
+
+/// The page a corruption error names.
+pub(crate) fn e_page(e: &Error) -> Option<PageId> {
+    match e {
+        Error::Corrupted { page, .. } => Some(*page),
+        _ => None,
     }
 }
 
@@ -52,6 +63,22 @@ pub(crate) struct Report {
 impl Report {
     pub fn into_problems(self) -> Vec<Problem> {
         self.problems
+    }
+
+    /// Whether the report has stopped taking problems.
+    pub fn is_full(&self) -> bool {
+        self.problems.len() > PROBLEMS_MAX
+    }
+
+    /// The same problem for every page of `span`, until the report is full: a run as long as a
+    /// high-water mark claims costs at most [`PROBLEMS_MAX`] steps.
+    pub fn add_each(&mut self, span: PageSpan, message: &str) {
+        for p in span.ids() {
+            if self.is_full() {
+                return;
+            }
+            self.add(Some(p), message);
+        }
     }
 
     pub fn add(&mut self, page: Option<PageId>, message: impl Into<String>) {
@@ -72,6 +99,8 @@ impl Report {
 /// A page to visit with the key range its parent allows: `lo <= key < hi`.
 struct Visit {
     id: PageId,
+    /// The page the reference to `id` was read from.
+    from: PageId,
     lo: Option<Vec<u8>>,
     hi: Option<Vec<u8>>,
     level: usize,
@@ -88,27 +117,23 @@ impl Db {
         let mut report = Report {
             problems: Vec::new(),
         };
-        let mut reached = PageBitmap::new(hwm.0);
-        reached.set(0);
-        reached.set(1);
-
-        let mut free = PageBitmap::new(hwm.0);
-        let memory_ids = writer.freelist.all_ids();
-        for &id in &memory_ids {
-            if id.0 < 2 || id >= hwm {
-                report.add(Some(id), format!("free page outside [2, {hwm})"));
-            } else if free.set(id.0) {
-                report.add(Some(id), "page freed twice");
-            }
+        if meta.txid_exhausted() {
+            // Nothing is wrong with the pages, but no commit can follow: a wrapped txid would
+            // overwrite this meta and lose the commit that made it.
+            let why = format!("txid {} leaves no room for another commit", meta.txid);
+            report.add(Some(meta.slot()), why);
         }
+        let mut reached = PageSet::new();
+        reached.insert(PageId(0), PageId(2));
+        let free = memory_free_set(&writer.freelist, hwm, &mut report);
         if meta.has_freelist() {
-            self.check_freelist_page(&meta, &memory_ids, &mut reached, &mut report);
+            self.check_freelist_page(&meta, &free, &mut reached, &mut report);
         }
         self.walk_buckets(meta.root, hwm, &free, &mut reached, &mut report);
-        for p in 2..hwm.0 {
-            if !reached.get(p) && !free.get(p) {
-                report.add(Some(PageId(p)), "unreachable and not free");
-            }
+        let mut accounted = reached;
+        accounted.extend(&free);
+        for gap in accounted.gaps(PageId(2), hwm) {
+            report.add_each(gap, "unreachable and not free");
         }
         Ok(report.problems)
     }
@@ -116,8 +141,8 @@ impl Db {
     fn check_freelist_page(
         &self,
         meta: &crate::meta::Meta,
-        memory: &[PageId],
-        reached: &mut PageBitmap,
+        memory: &PageSet,
+        reached: &mut PageSet,
         report: &mut Report,
     ) {
         let id = meta.freelist;
@@ -134,21 +159,21 @@ impl Db {
             }
         };
         let pages = (buf.len() / self.page_size() as usize) as u64;
-        for p in id.0..id.0 + pages {
-            if reached.set(p) {
-                report.add(Some(PageId(p)), "freelist page also reached elsewhere");
-            }
+        for twice in reached.insert(id, id.plus(pages)) {
+            report.add_each(twice, "freelist page also reached elsewhere");
         }
         match freelist::decode_page(&buf, id, meta.high_water) {
-            Ok(ids) if ids == memory => {}
-            Ok(ids) => report.add(
-                Some(id),
-                format!(
-                    "freelist page holds {} ids, memory {}",
-                    ids.len(),
-                    memory.len()
-                ),
-            ),
+            Ok(ids) => {
+                let listed = PageSet::from_ids(ids.iter().copied());
+                if listed != *memory {
+                    let why = format!(
+                        "freelist page holds {} ids, memory {}",
+                        ids.len(),
+                        memory.len()
+                    );
+                    report.add(Some(id), why);
+                }
+            }
             Err(e) => report.add(Some(id), reason_at(id, &e)),
         }
     }
@@ -157,12 +182,13 @@ impl Db {
         &self,
         root: PageId,
         hwm: PageId,
-        free: &PageBitmap,
-        reached: &mut PageBitmap,
+        free: &PageSet,
+        reached: &mut PageSet,
         report: &mut Report,
     ) {
         let mut stack = vec![Visit {
             id: root,
+            from: self.meta().slot(),
             lo: None,
             hi: None,
             level: 0,
@@ -174,31 +200,30 @@ impl Db {
                 report.add(Some(v.id), "tree or bucket nesting too deep");
                 continue;
             }
-            if reached.get(v.id.0) {
+            if reached.contains(v.id) {
                 // Entering it again would repeat its whole subtree: in a file whose branch
                 // elements all share one child, that is fanout^depth visits (regression 005).
                 report.add(Some(v.id), "page reached twice");
                 continue;
             }
-            let node = match self.pager().node(v.id, hwm) {
+            let node = match self.pager().node(v.id, hwm, v.from) {
                 Ok(n) => n,
                 Err(e) => {
-                    report.add(Some(v.id), reason_at(v.id, &e));
+                    let at = e_page(&e).unwrap_or(v.id);
+                    report.add(Some(at), reason_at(at, &e));
                     if v.id.0 >= 2 && v.id < hwm {
                         // Referenced, so not also "unreachable"; its subtree will be.
-                        reached.set(v.id.0);
+                        reached.insert(v.id, v.id.plus(1));
                     }
                     continue;
                 }
             };
             let span = node.origin.expect("pager nodes carry their origin");
-            for p in span.ids() {
-                if reached.set(p.0) {
-                    report.add(Some(p), "page reached twice");
-                }
-                if free.get(p.0) {
-                    report.add(Some(p), "reachable page is free");
-                }
+            for twice in reached.insert(span.start, span.end()) {
+                report.add_each(twice, "page reached twice");
+            }
+            for run in free.runs_within(span.start, span.end()) {
+                report.add_each(run, "reachable page is free");
             }
             check_bounds(&node, &v, report);
             match &node.body {
@@ -215,6 +240,7 @@ impl Db {
                         let lo = Some(it.key.clone());
                         stack.push(Visit {
                             id: c,
+                            from: v.id,
                             lo,
                             hi,
                             level: v.level + 1,
@@ -224,12 +250,18 @@ impl Db {
                 }
                 Body::Leaf(items) => {
                     roots.clear();
-                    if let Err(e) = bucket_roots(items, v.id, v.depth, &mut roots) {
-                        report.add(Some(v.id), reason_at(v.id, &e));
+                    // Item by item: one damaged bucket value must not hide its siblings'
+                    // trees (they would all be reported unreachable).
+                    for it in items.iter().filter(|it| it.is_bucket()) {
+                        let one = std::slice::from_ref(it);
+                        if let Err(e) = bucket_roots(one, v.id, v.depth, &mut roots) {
+                            report.add(Some(v.id), reason_at(v.id, &e));
+                        }
                     }
                     for &(r, d) in &roots {
                         stack.push(Visit {
                             id: r,
+                            from: v.id,
                             lo: None,
                             hi: None,
                             level: 0,
@@ -257,4 +289,22 @@ fn check_bounds(node: &crate::node::Node, v: &Visit, report: &mut Report) {
             report.add(Some(v.id), "last key not below the next separator");
         }
     }
+}
+
+/// The free set held in memory (free and pending pages) as runs, with what is wrong with it: a
+/// page outside `[2, hwm)`, or a pending page also free.
+fn memory_free_set(freelist: &Freelist, hwm: PageId, report: &mut Report) -> PageSet {
+    let mut free = freelist.free_spans();
+    for id in freelist.pending_ids() {
+        if !free.insert(id, id.plus(1)).is_empty() {
+            report.add(Some(id), "page freed twice");
+        }
+    }
+    let outside = free
+        .runs_within(PageId(0), PageId(2))
+        .chain(free.runs_within(hwm, PageId(u64::MAX)));
+    for run in outside {
+        report.add_each(run, &format!("free page outside [2, {hwm})"));
+    }
+    free
 }

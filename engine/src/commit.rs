@@ -16,13 +16,15 @@
 
 use crate::bucket::{encode_header, BucketTree};
 use crate::counters::Counters;
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
 use crate::freelist::{self, Freelist};
+use crate::limits::MAX_FREE_IDS;
 use crate::meta::Meta;
 use crate::node::{Body, Child, LeafItem, Node};
 use crate::page::LEAF_FLAG_BUCKET;
 use crate::presize::{PresizePolicy, SizedBuf};
-use crate::tree::{self, Reader, SpillSink};
+use crate::spill::{self, SpillSink};
+use crate::tree::{self, Reader};
 use crate::tx::WriteTx;
 use crate::types::{PageId, PageSpan, TxId};
 use std::sync::Arc;
@@ -35,10 +37,13 @@ struct Sink<'w> {
     fill_percent: f64,
     presize: PresizePolicy,
     high_water: PageId,
+    /// The meta page the base snapshot (and so its high-water mark) was read from.
+    meta_page: PageId,
     dirty: Vec<(PageId, Vec<u8>)>,
     /// Bytes in `dirty`, kept as pages are added, so the commit buffer's size is known for free.
     dirty_bytes: usize,
-    nodes: Vec<(PageId, Arc<Node>)>,
+    /// Each written node with the page it was assembled from.
+    nodes: Vec<(PageId, Arc<Node>, PageId)>,
     counters: Counters,
 }
 
@@ -55,24 +60,21 @@ impl SpillSink for Sink<'_> {
             return Ok(id);
         }
         let id = self.high_water;
-        self.high_water =
-            PageId(id.0.checked_add(count).ok_or_else(|| {
-                Error::corrupted(id, "high-water mark overflows the page id space")
-            })?);
+        let overflow = Error::corrupted(self.meta_page, Corruption::HighWaterOverflow);
+        self.high_water = PageId(id.0.checked_add(count).ok_or(overflow)?);
         self.freelist.record_allocation(self.txid, id);
         self.counters.high_water_allocations += count;
         Ok(id)
     }
     fn free(&mut self, span: PageSpan) -> Result<()> {
-        self.freelist.try_free(self.txid, span).map_err(|refusal| {
-            let why = format!("freed twice ({refusal}): the tree references it more than once");
-            Error::corrupted(refusal.page(), why)
-        })
+        self.freelist
+            .try_free(self.txid, span)
+            .map_err(|refusal| Error::corrupted(refusal.page(), Corruption::FreedTwice { refusal }))
     }
-    fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>) {
+    fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>, from: PageId) {
         self.dirty_bytes += bytes.len();
         self.dirty.push((id, bytes));
-        self.nodes.push((id, node));
+        self.nodes.push((id, node, from));
     }
     fn count_split(&mut self) {
         self.counters.node_splits += 1;
@@ -108,6 +110,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         fill_percent: opts.fill_percent,
         presize: opts.presize,
         high_water: tx.base.high_water,
+        meta_page: tx.base.slot(),
         dirty: Vec::new(),
         dirty_bytes: 0,
         nodes: Vec::new(),
@@ -117,13 +120,15 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         sink.free(span)?;
     }
     commit_children(&mut tx.root, &rd, &mut sink)?;
-    tree::rebalance(&mut tx.root.root, &rd, &mut sink)?;
+    spill::rebalance(&mut tx.root.root, &rd, &mut sink)?;
     let root_tree = std::mem::replace(&mut tx.root.root, Child::Page(tx.base.root));
-    let root = tree::spill_root(root_tree, &mut sink)?;
+    let root = spill::spill_root(root_tree, &mut sink, tx.base.root)?;
 
     if let Some(old) = writer.freelist_span.take() {
         sink.free(old)?;
     }
+    // Every page is freed now: nothing written may still point at one.
+    check_references(&sink)?;
     let freelist_page = if opts.no_freelist_sync {
         PageId::NO_FREELIST
     } else {
@@ -163,7 +168,10 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     };
     write_pages(storage, meta.page_size, pages, opts.presize, &mut counters)?;
     sync(storage, &opts, &mut counters)?;
-    let meta_page = meta.encode_page();
+    // Refused (nothing written yet) if decoding would reject it; begin_write already refused a
+    // txid that would wrap, and the meta must still follow its base.
+    assert!(meta.txid > tx.base.txid, "commit txid follows its base");
+    let meta_page = meta.encode_page_checked(tx.base.slot())?;
     write_at(
         storage,
         meta_slot(&meta, &opts),
@@ -174,12 +182,43 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     counters.meta_writes += 1;
     sync(storage, &opts, &mut counters)?;
 
-    for (id, node) in nodes {
+    for (id, node, _) in nodes {
         db.pager().insert(id, node);
     }
     counters.commits += 1;
     let fl = writer.freelist.counters();
     db.finish_commit(meta, counters, fl);
+    Ok(())
+}
+
+/// Pair check on what this commit writes: no written node references a page that is free or
+/// that this commit freed. On a consistent tree none does; a damaged one that reaches a page by
+/// two paths would otherwise keep the one this transaction did not rewrite pointing at a page
+/// that the next commits reuse.
+fn check_references(sink: &Sink<'_>) -> Result<()> {
+    for (_, node, from) in &sink.nodes {
+        let refused = |child| Error::corrupted(*from, Corruption::ReferenceToFreePage { child });
+        match &node.body {
+            Body::Branch(items) => {
+                for it in items {
+                    if let Child::Page(child) = it.child {
+                        if sink.freelist.is_free_or_pending(child) {
+                            return Err(refused(child));
+                        }
+                    }
+                }
+            }
+            Body::Leaf(items) => {
+                for it in items.iter().filter(|it| it.is_bucket()) {
+                    // A bucket value holds its root page first (0 for an inline bucket).
+                    let root = PageId(crate::page::read_u64(&it.value, 0));
+                    if root.0 != 0 && sink.freelist.is_free_or_pending(root) {
+                        return Err(refused(root));
+                    }
+                }
+            }
+        }
+    }
     Ok(())
 }
 
@@ -191,7 +230,7 @@ fn commit_children(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> 
             continue;
         }
         let value = commit_bucket(&mut child, rd, sink)?;
-        tree::with_leaf(&mut t.root, &name, rd, |items, _| {
+        tree::with_leaf(&mut t.root, t.home, &name, rd, |items, _, _| {
             match items.binary_search_by(|it| it.key.as_slice().cmp(&name)) {
                 Ok(i) => items[i].value = value,
                 Err(i) => items.insert(
@@ -213,18 +252,22 @@ fn commit_children(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> 
 /// Write one bucket (children first) and return its header value for the parent.
 fn commit_bucket(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> Result<Vec<u8>> {
     commit_children(t, rd, sink)?;
-    tree::rebalance(&mut t.root, rd, sink)?;
+    spill::rebalance(&mut t.root, rd, sink)?;
     if let Child::Node(n) = &t.root {
         if inlineable(n, sink.page_size) {
             if let Some(span) = n.origin {
                 sink.free(span)?;
             }
-            return Ok(encode_header(PageId(0), t.sequence, Some(n)));
+            // The inline image is checked as a spilled page is: one that decoding would reject
+            // (a damaged tree merged out of order) fails the commit instead of being written.
+            let page = n.read_from.unwrap_or(t.home);
+            return encode_header(PageId(0), t.sequence, Some(n))
+                .map_err(|reason| Error::corrupted(page, reason));
         }
     }
     let root = std::mem::replace(&mut t.root, Child::Page(PageId(0)));
-    let id = tree::spill_root(root, sink)?;
-    Ok(encode_header(id, t.sequence, None))
+    let id = spill::spill_root(root, sink, t.home)?;
+    encode_header(id, t.sequence, None).map_err(|reason| Error::corrupted(t.home, reason))
 }
 
 /// bbolt's rule: a leaf root with no sub-buckets whose page image fits in a quarter page.
@@ -250,9 +293,21 @@ fn meta_slot(meta: &Meta, opts: &crate::Options) -> PageId {
 /// Allocate and encode the freelist page (free ∪ pending ids).
 fn write_freelist(sink: &mut Sink<'_>) -> Result<PageSpan> {
     let estimate = sink.freelist.free_count() + sink.freelist.pending_count();
+    // One 8-byte id per free page, by the format: refuse before building the list.
+    if estimate > MAX_FREE_IDS {
+        return Err(Error::TooManyFreeIds {
+            what: "freelist page",
+            count: estimate,
+            max: MAX_FREE_IDS,
+        });
+    }
     let pages = freelist::page_count_for(estimate, sink.page_size);
     let start = sink.allocate(pages)?;
     let ids = sink.freelist.all_ids();
+    // Pair check: the page must decode under the meta this commit writes.
+    if let Some(reason) = freelist::unencodable(&ids, sink.high_water) {
+        return Err(Error::corrupted(start, reason));
+    }
     // Allocation only shrinks the list, so the encoding fits; the header records the pages
     // actually allocated so the next commit frees all of them.
     assert!(freelist::page_count_for(ids.len() as u64, sink.page_size) <= pages);

@@ -5,7 +5,7 @@
 //! leaves, which only exist in memory before a commit rebalances them, are skipped.
 //! The stack never grows past [`MAX_TREE_DEPTH`].
 
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
 use crate::limits::MAX_TREE_DEPTH;
 use crate::node::{Body, LeafItem};
 use crate::tree::{child_index, NodeRef, Reader};
@@ -125,8 +125,8 @@ impl<'a> Cursor<'a> {
         };
         match items.get(idx) {
             Some(before) if key.as_slice().cmp(&before.key) != expected => Err(Error::corrupted(
-                now.page(),
-                "keys out of order across leaves (a page reached by two paths?)",
+                self.rd.page_of(now),
+                Corruption::CursorOrder,
             )),
             _ => Ok(()),
         }
@@ -158,7 +158,10 @@ impl<'a> Cursor<'a> {
 
     fn push(&mut self, node: NodeRef<'a>, idx: usize) -> Result<()> {
         if self.stack.len() >= MAX_TREE_DEPTH {
-            return Err(Error::corrupted(node.page(), "tree too deep for a cursor"));
+            return Err(Error::corrupted(
+                self.rd.page_of(&node),
+                Corruption::CursorTooDeep,
+            ));
         }
         self.stack.push((node, idx));
         Ok(())

@@ -12,12 +12,13 @@ use crate::batch::apply::{self, BatchFn, Call};
 use crate::batch::group::GroupCommit;
 use crate::batch::{MergeWork, WriteBatch};
 use crate::counters::Counters;
-use crate::error::{Error, Result};
-use crate::freelist::{self, Freelist, FreelistCounters};
+use crate::error::{Corruption, Error, Result};
+use crate::freelist::{self, Freelist, FreelistCounters, FreelistKind};
 use crate::meta::{Meta, META_SIZE};
 use crate::options::Options;
 use crate::page::{PageHeader, PageKind, FLAG_FREELIST, FLAG_LEAF, PAGE_HEADER_SIZE};
 use crate::pager::Pager;
+use crate::pageset::PageSet;
 use crate::storage::{FileStorage, Storage};
 use crate::tx::{ReadTx, WriteTx};
 use crate::types::{PageId, PageSpan, TxId};
@@ -26,7 +27,7 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 /// Where [`Db::open_for_check`] gets the free set when the file's cannot be loaded.
-pub(crate) type FreeFallback<'f> = &'f dyn Fn(&Pager, &Meta) -> Result<Vec<PageId>>;
+pub(crate) type FreeFallback<'f> = &'f dyn Fn(&Pager, &Meta) -> Result<PageSet>;
 
 pub(crate) struct Published {
     meta: Meta,
@@ -64,13 +65,16 @@ impl Db {
 
     /// Open read-only for a consistency check. When the free set cannot be loaded (a damaged
     /// freelist page, or a tree the rebuild cannot walk) `fallback`'s is used instead, so that
-    /// `check` runs and reports the damage rather than the open failing on the first of it.
+    /// `check` runs and reports the damage rather than the open failing on the first of it. The
+    /// free set is kept as spans (the hashmap freelist), so a file claiming billions of free
+    /// pages costs what its runs cost; check only asks which pages are free.
     pub(crate) fn open_for_check(
         storage: impl Storage + 'static,
         fallback: FreeFallback<'_>,
     ) -> Result<Db> {
         let options = Options {
             read_only: true,
+            freelist: FreelistKind::Hashmap,
             ..Options::default()
         };
         Db::open_with(storage, options, Some(fallback))
@@ -117,7 +121,7 @@ impl Db {
             (Err(e @ Error::Io { .. }), _) | (Err(e), None) => return Err(e),
             (Err(_), Some(free_pages)) => {
                 let mut fl = Freelist::new(options.freelist);
-                fl.init(&free_pages(&pager, &meta)?);
+                fl.init_spans(&free_pages(&pager, &meta)?)?;
                 (fl, None)
             }
         };
@@ -138,8 +142,10 @@ impl Db {
             counters: Mutex::new(counters),
             options,
         };
-        if !meta.has_freelist() && !db.options.no_freelist_sync && !db.options.read_only {
-            // Persist a freelist at once, so the file no longer depends on a rebuild.
+        let writable = !db.options.read_only && !meta.txid_exhausted();
+        if !meta.has_freelist() && !db.options.no_freelist_sync && writable {
+            // Persist a freelist at once, so the file no longer depends on a rebuild. (With no
+            // txid left there is no commit to do it with; every write will say so.)
             db.begin_write()?.commit()?;
         }
         Ok(db)
@@ -204,6 +210,11 @@ impl Db {
             let p = lock(&self.published);
             (p.meta, p.readers.keys().copied().collect::<Vec<_>>())
         };
+        // Refused before anything changes: a wrapped txid would overwrite the meta in use.
+        let txid = meta
+            .txid
+            .next()
+            .ok_or(Error::TxIdExhausted { txid: meta.txid })?;
         // A negative control releases as if no reader were open (see `DebugHooks`).
         let readers = if self.options.debug.reuse_pages_under_readers {
             Vec::new()
@@ -211,7 +222,7 @@ impl Db {
             readers
         };
         writer.freelist.release_pending(&readers);
-        Ok(WriteTx::new(self, writer, meta))
+        Ok(WriteTx::new(self, writer, meta, txid))
     }
 
     /// Run `f` in a write transaction; commit when it returns `Ok`, roll back otherwise.
@@ -356,9 +367,7 @@ fn read_meta_at(storage: &dyn Storage, offset: u64, page: PageId, verify: bool) 
     storage
         .read_at(offset, &mut buf)
         .map_err(|e| match e.kind() {
-            std::io::ErrorKind::UnexpectedEof => {
-                Error::corrupted(page, "meta page past end of file")
-            }
+            std::io::ErrorKind::UnexpectedEof => Error::corrupted(page, Corruption::MetaPastEof),
             _ => Error::io("read", e),
         })?;
     Meta::decode_checked(&buf, page, verify)
@@ -380,14 +389,15 @@ pub(crate) fn detect_page_size(storage: &dyn Storage, verify: bool) -> Result<u3
             Ok(m) if m.page_size == size => return Ok(size),
             Ok(_) => {}
             Err(e @ Error::Io { .. }) => return Err(e),
-            Err(Error::Corrupted { reason, .. })
-                if reason.contains("invalid magic") || reason.contains("past end of file") => {}
+            Err(Error::Corrupted {
+                reason: Corruption::InvalidMagic | Corruption::MetaPastEof,
+                ..
+            }) => {}
             Err(e) => err1 = err1.or(Some(e)),
         }
         size *= 2;
     }
-    let err1 =
-        err1.unwrap_or_else(|| Error::corrupted(PageId(1), "no meta page found at any page size"));
+    let err1 = err1.unwrap_or(Error::corrupted(PageId(1), Corruption::NoMetaFound));
     Err(Error::NoValidMeta {
         meta0: Box::new(err0),
         meta1: Box::new(err1),
@@ -429,13 +439,11 @@ pub(crate) fn choose_meta(storage: &dyn Storage, page_size: u32, verify: bool) -
 
 fn same_size(m: Meta, page_size: u32, slot: u64) -> Result<Meta> {
     if m.page_size != page_size {
-        return Err(Error::corrupted(
-            PageId(slot),
-            format!(
-                "page size {} differs from the file's {page_size}",
-                m.page_size
-            ),
-        ));
+        let reason = Corruption::PageSizeDiffers {
+            found: m.page_size,
+            file: page_size,
+        };
+        return Err(Error::corrupted(PageId(slot), reason));
     }
     Ok(m)
 }
@@ -456,6 +464,6 @@ fn load_freelist(
         return Ok((fl, Some(PageSpan::new(meta.freelist, pages))));
     }
     let free = crate::rebuild::free_pages(pager, meta, counters)?;
-    fl.init(&free);
+    fl.init_spans(&free)?;
     Ok((fl, None))
 }

@@ -1,8 +1,11 @@
 //! The engine's one error type.
 //!
 //! Errors for the world (I/O, corrupt bytes, misuse reachable from the public API) are values;
-//! programmer errors are assertions. Every corruption error names the page and the reason.
+//! programmer errors are assertions. Every corruption error names the page whose bytes showed
+//! the damage and a typed [`Corruption`] reason (which names any other page involved).
 
+pub use crate::corruption::{Corruption, RangeEdge};
+use crate::limits::MAX_TXID;
 use crate::types::{PageId, TxId};
 use std::io;
 
@@ -18,9 +21,10 @@ pub enum Error {
         source: io::Error,
     },
 
-    /// Bytes read from disk do not form a valid structure.
+    /// Bytes read from disk do not form a valid structure: `page` is the page whose bytes were
+    /// being read (or, for a node commit would write, the page it was read from).
     #[error("corrupted page {page}: {reason}")]
-    Corrupted { page: PageId, reason: String },
+    Corrupted { page: PageId, reason: Corruption },
 
     /// A meta page failed its FNV-1a checksum.
     #[error(
@@ -75,6 +79,18 @@ pub enum Error {
     InvalidOptions(String),
     #[error("transaction {0} is not writable")]
     TxNotWritable(TxId),
+    /// The meta in use carries the last transaction id: another commit would wrap it and
+    /// overwrite the meta it builds on. Refused before anything is written.
+    #[error("transaction id {txid} leaves no room for another commit (the last is {MAX_TXID})")]
+    TxIdExhausted { txid: TxId },
+    /// A structure that holds one entry per free page (the array freelist, a freelist page)
+    /// would pass its limit (see `limits::MAX_FREE_IDS`).
+    #[error("{what} of {count} page ids exceeds the limit of {max}")]
+    TooManyFreeIds {
+        what: &'static str,
+        count: u64,
+        max: u64,
+    },
 }
 
 impl Error {
@@ -82,10 +98,15 @@ impl Error {
         Error::Io { op, source }
     }
 
-    pub(crate) fn corrupted(page: PageId, reason: impl Into<String>) -> Error {
-        Error::Corrupted {
-            page,
-            reason: reason.into(),
+    pub(crate) fn corrupted(page: PageId, reason: Corruption) -> Error {
+        Error::Corrupted { page, reason }
+    }
+
+    /// The corruption reason, when this is a corruption error.
+    pub fn corruption(&self) -> Option<&Corruption> {
+        match self {
+            Error::Corrupted { reason, .. } => Some(reason),
+            _ => None,
         }
     }
 }

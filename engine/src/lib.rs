@@ -18,9 +18,10 @@
 //! # Ok::<(), crashlab_engine::Error>(())
 //! ```
 //!
-//! Layers, lowest first (a layer never uses a higher one): `presize`, `types`, `page`, `meta`,
-//! `freelist`, `node`, `pager`, `tree`, `cursor`, `bucket`, `tx`, `commit`, `db`, `check`,
-//! `inspect` (read-only views of an untrusted file, for `crashlab db`).
+//! Layers, lowest first (a layer never uses a higher one): `presize`, `types`, `pageset`,
+//! `page`, `meta`, `freelist`, `node`, `pager`, `tree`, `spill`, `cursor`, `bucket`, `tx`,
+//! `commit`, `db`, `check`, `inspect` (read-only views of an untrusted file, for `crashlab db`).
+//! `error` and `corruption` (the typed reasons of a corruption error) are shared by all of them.
 //! `FORMAT.md` next to this crate describes the bytes and the commit protocol.
 #![forbid(unsafe_code)]
 
@@ -28,6 +29,7 @@ pub mod batch;
 mod bucket;
 mod check;
 mod commit;
+pub mod corruption;
 pub mod counters;
 mod cursor;
 mod db;
@@ -40,8 +42,10 @@ pub mod node;
 pub mod options;
 pub mod page;
 mod pager;
+pub mod pageset;
 pub mod presize;
 mod rebuild;
+mod spill;
 pub mod storage;
 mod tree;
 mod tx;
@@ -52,11 +56,12 @@ pub use check::Problem;
 pub use counters::Counters;
 pub use cursor::{Cursor, CursorItem};
 pub use db::Db;
-pub use error::{Error, Result};
+pub use error::{Corruption, Error, Result};
 pub use freelist::FreelistKind;
 #[doc(hidden)]
 pub use options::DebugHooks;
 pub use options::Options;
+pub use pageset::PageSet;
 pub use presize::{PresizePolicy, SizedBuf};
 pub use storage::{FileStorage, MemStorage, Storage};
 pub use tx::{ReadTx, WriteTx};

@@ -19,7 +19,7 @@
 //! `root` and `freelist` (unless the sentinel) lie in `[2, pgid)`. bbolt checks only the first
 //! three; the range checks keep a checksum-valid but nonsensical meta from steering reads.
 
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
 use crate::page::{self, PageHeader, FLAG_META, PAGE_HEADER_SIZE};
 use crate::types::{PageId, TxId};
 
@@ -91,9 +91,24 @@ impl Meta {
         b
     }
 
-    /// A full meta page (page size bytes) for slot `txid % 2`.
+    /// A full meta page (page size bytes) for slot `txid % 2`. Panics on a meta that
+    /// [`Meta::decode`] would reject: for metas the caller built itself.
     pub fn encode_page(&self) -> Vec<u8> {
         self.assert_sane();
+        self.encode_page_unchecked()
+    }
+
+    /// [`Meta::encode_page`] for a meta assembled from what was read from disk: a meta that
+    /// decoding would reject is an error about the file (named at `page`), never written.
+    pub fn encode_page_checked(&self, page: PageId) -> Result<Vec<u8>> {
+        self.validate(page)?;
+        let buf = self.encode_page_unchecked();
+        // Pair check: what is about to be written reads back as this meta.
+        debug_assert_eq!(Meta::decode(&buf, self.slot()).ok(), Some(*self));
+        Ok(buf)
+    }
+
+    fn encode_page_unchecked(&self) -> Vec<u8> {
         let mut buf = vec![0u8; self.page_size as usize];
         PageHeader {
             id: self.slot(),
@@ -117,15 +132,15 @@ impl Meta {
         let end = PAGE_HEADER_SIZE + META_SIZE;
         let m = buf
             .get(PAGE_HEADER_SIZE..end)
-            .ok_or_else(|| Error::corrupted(page, "meta page shorter than 80 bytes"))?;
+            .ok_or(Error::corrupted(page, Corruption::MetaTooShort))?;
         if page::read_u32(m, 0) != MAGIC {
-            return Err(Error::corrupted(page, "invalid magic"));
+            return Err(Error::corrupted(page, Corruption::InvalidMagic));
         }
         let version = page::read_u32(m, 4);
         if version != VERSION {
             return Err(Error::corrupted(
                 page,
-                format!("unsupported version {version}"),
+                Corruption::UnsupportedVersion { version },
             ));
         }
         let stored = page::read_u64(m, CHECKSUMMED);
@@ -147,7 +162,7 @@ impl Meta {
     pub fn decode_unvalidated(buf: &[u8], page: PageId) -> Result<Meta> {
         buf.get(PAGE_HEADER_SIZE..PAGE_HEADER_SIZE + META_SIZE)
             .map(Meta::fields)
-            .ok_or_else(|| Error::corrupted(page, "meta page shorter than 80 bytes"))
+            .ok_or(Error::corrupted(page, Corruption::MetaTooShort))
     }
 
     /// Whether the checksum stored in a meta page image (at least 80 bytes) matches its fields.
@@ -169,42 +184,46 @@ impl Meta {
         }
     }
 
-    /// Range checks on a checksum-valid meta.
+    /// Range checks on a checksum-valid meta: what decoding requires, and so what encoding
+    /// refuses to write.
     fn validate(&self, page: PageId) -> Result<()> {
+        self.invalid()
+            .map_or(Ok(()), |reason| Err(Error::corrupted(page, reason)))
+    }
+
+    fn invalid(&self) -> Option<Corruption> {
         if !page::page_size_valid(self.page_size) {
-            return Err(Error::corrupted(
-                page,
-                format!("invalid page size {}", self.page_size),
-            ));
+            return Some(Corruption::InvalidPageSize {
+                size: self.page_size,
+            });
         }
         let in_range = |p: PageId| p.0 >= 2 && p < self.high_water;
         if !in_range(self.root) {
-            return Err(Error::corrupted(
-                page,
-                format!("root {} outside [2, {})", self.root, self.high_water),
-            ));
+            return Some(Corruption::RootOutOfRange {
+                root: self.root,
+                high_water: self.high_water,
+            });
         }
         if self.has_freelist() && !in_range(self.freelist) {
-            return Err(Error::corrupted(
-                page,
-                format!(
-                    "freelist {} outside [2, {})",
-                    self.freelist, self.high_water
-                ),
-            ));
+            return Some(Corruption::FreelistOutOfRange {
+                freelist: self.freelist,
+                high_water: self.high_water,
+            });
         }
-        Ok(())
+        None
     }
 
-    /// Programmer-error checks before a meta is written (bbolt panics in the same places).
+    /// Whether another commit can follow this meta: its txid + 1 must not pass
+    /// [`MAX_TXID`](crate::limits::MAX_TXID).
+    pub fn txid_exhausted(&self) -> bool {
+        self.txid.next().is_none()
+    }
+
+    /// Programmer-error checks before a meta the caller built itself is written (bbolt panics in
+    /// the same places); commit uses [`Meta::encode_page_checked`].
     fn assert_sane(&self) {
-        assert!(page::page_size_valid(self.page_size));
-        assert!(
-            self.root.0 >= 2 && self.root < self.high_water,
-            "root below high water"
-        );
-        if self.has_freelist() {
-            assert!(self.freelist.0 >= 2 && self.freelist < self.high_water);
+        if let Some(reason) = self.invalid() {
+            panic!("writing an invalid meta: {reason}");
         }
     }
 }

@@ -9,11 +9,14 @@
 //! `pos` is relative to the element header's own offset; the value follows the key.
 //!
 //! Invariants of a decoded node: keys are non-empty and strictly ascending; every element's
-//! bytes lie inside the buffer; leaf flags are 0 or [`LEAF_FLAG_BUCKET`]; a bucket value is at
-//! least a bucket header long. A node built in memory keeps the same invariants (asserted when
-//! it is encoded).
+//! bytes lie inside the buffer and no two elements' bytes overlap (so decoding copies at most the
+//! buffer's size); leaf flags are 0 or [`LEAF_FLAG_BUCKET`]; a bucket value is at least a bucket
+//! header long. [`Node::encode`] refuses, with a typed reason and before writing a byte, a node
+//! that breaks any of these or does not fit the format's fields (u16 count, u32 offsets and
+//! sizes, branch children written first): a node assembled from a damaged tree can fail a
+//! commit, never be written as a page no reader could decode.
 
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
 use crate::page::{
     self, PageHeader, PageKind, ELEMENT_SIZE, FLAG_BRANCH, FLAG_LEAF, LEAF_FLAG_BUCKET,
     PAGE_HEADER_SIZE,
@@ -62,6 +65,10 @@ pub enum Body {
 pub struct Node {
     /// The pages this node was read from; freed when the node is rewritten.
     pub origin: Option<PageSpan>,
+    /// The page whose bytes this node was decoded from: its own first page, or the leaf page
+    /// that holds an inline bucket. Corruption errors about the node name it; `None` for a node
+    /// built in memory.
+    pub read_from: Option<PageId>,
     /// Set when a delete or a merge shrank the node: commit considers merging it.
     pub unbalanced: bool,
     pub body: Body,
@@ -71,6 +78,7 @@ impl Node {
     pub fn empty_leaf() -> Node {
         Node {
             origin: None,
+            read_from: None,
             unbalanced: false,
             body: Body::Leaf(Vec::new()),
         }
@@ -111,43 +119,80 @@ impl Node {
     /// inline bucket's image); `page` names the page in errors.
     pub fn decode(buf: &[u8], expect_id: PageId, page: PageId) -> Result<Node> {
         let header = PageHeader::decode(buf, page)?;
+        let corrupt = |reason| Error::corrupted(page, reason);
         if header.id != expect_id {
-            return Err(Error::corrupted(
-                page,
-                format!("header names page {}", header.id),
-            ));
+            return Err(corrupt(Corruption::WrongId { found: header.id }));
         }
         let count = usize::from(header.count);
-        let elems_end = PAGE_HEADER_SIZE + count * ELEMENT_SIZE;
-        if elems_end > buf.len() {
-            return Err(Error::corrupted(
-                page,
-                format!("{count} elements overrun the page"),
-            ));
+        if table_end(count) > buf.len() {
+            return Err(corrupt(Corruption::ElementsOverrun { count }));
         }
         let body = match header.kind() {
-            Some(PageKind::Leaf) => Body::Leaf(decode_leaf(buf, count, page)?),
-            Some(PageKind::Branch) => Body::Branch(decode_branch(buf, count, page)?),
+            Some(PageKind::Leaf) => Body::Leaf(decode_leaf(buf, count).map_err(corrupt)?),
+            Some(PageKind::Branch) => Body::Branch(decode_branch(buf, count).map_err(corrupt)?),
             _ => {
-                return Err(Error::corrupted(
-                    page,
-                    format!(
-                        "expected a branch or leaf page, flags {:#06x}",
-                        header.flags
-                    ),
-                ))
+                let flags = header.flags;
+                return Err(corrupt(Corruption::NotANode { flags }));
             }
         };
         Ok(Node {
             origin: None,
+            read_from: Some(page),
             unbalanced: false,
             body,
         })
     }
 
+    /// Why this node cannot be written as a page that [`Node::decode`] accepts, if it cannot:
+    /// checked before a byte of it is written.
+    pub fn unencodable(&self) -> Option<Corruption> {
+        let count = self.len();
+        if u16::try_from(count).is_err() {
+            return Some(Corruption::ElementCountOverflow { count });
+        }
+        let mut data = table_end(count);
+        let mut prev: Option<&[u8]> = None;
+        for i in 0..count {
+            let (key, value_len) = match &self.body {
+                Body::Leaf(items) => {
+                    let it = &items[i];
+                    if it.flags & !LEAF_FLAG_BUCKET != 0 {
+                        let flags = it.flags;
+                        return Some(Corruption::LeafFlags { element: i, flags });
+                    }
+                    if it.is_bucket() && it.value.len() < BUCKET_HEADER_SIZE {
+                        return Some(Corruption::BucketValueTooShort { element: i });
+                    }
+                    (it.key.as_slice(), it.value.len())
+                }
+                Body::Branch(items) => {
+                    if !matches!(items[i].child, Child::Page(_)) {
+                        return Some(Corruption::ChildNotSpilled { element: i });
+                    }
+                    (items[i].key.as_slice(), 0)
+                }
+            };
+            if let Err(reason) = check_key_order(prev, key, i) {
+                return Some(reason);
+            }
+            prev = Some(key);
+            // The element's offset is relative to its own header and, like both sizes, a u32.
+            let elem = PAGE_HEADER_SIZE + i * ELEMENT_SIZE;
+            let fits = u32::try_from(data - elem).is_ok()
+                && u32::try_from(key.len()).is_ok()
+                && u32::try_from(value_len).is_ok();
+            if !fits {
+                return Some(Corruption::ElementTooLarge { element: i });
+            }
+            data += key.len() + value_len;
+        }
+        None
+    }
+
     /// Encode into `buf` (its length is the size of the page run, or the exact size for an
-    /// inline image) with header id `id`.
-    pub fn encode(&self, buf: &mut [u8], id: PageId, page_size: u32) {
+    /// inline image) with header id `id`. Refuses, writing nothing, a node that
+    /// [`Node::unencodable`] rejects.
+    pub fn encode(&self, buf: &mut [u8], id: PageId, page_size: u32) -> Result<(), Corruption> {
         let size = self.size();
         assert!(
             buf.len() >= size,
@@ -155,8 +200,11 @@ impl Node {
             buf.len(),
             size
         );
-        assert!(self.len() < 0xFFFF, "node element count overflows u16");
-        let pages = buf.len().div_ceil(page_size as usize);
+        if let Some(reason) = self.unencodable() {
+            return Err(reason);
+        }
+        let overflow = u32::try_from(buf.len().div_ceil(page_size as usize) - 1)
+            .map_err(|_| Corruption::NodeTooLarge { size })?;
         let (flags, count) = match &self.body {
             Body::Leaf(items) => (FLAG_LEAF, items.len()),
             Body::Branch(items) => (FLAG_BRANCH, items.len()),
@@ -164,12 +212,12 @@ impl Node {
         PageHeader {
             id,
             flags,
+            // `unencodable` checked that the count, every offset and every size fit.
             count: count as u16,
-            overflow: (pages - 1) as u32,
+            overflow,
         }
         .encode(buf);
-        let mut data = PAGE_HEADER_SIZE + count * ELEMENT_SIZE;
-        let mut prev: Option<&[u8]> = None;
+        let mut data = table_end(count);
         for i in 0..count {
             let elem = PAGE_HEADER_SIZE + i * ELEMENT_SIZE;
             let pos = (data - elem) as u32;
@@ -185,7 +233,7 @@ impl Node {
                 Body::Branch(items) => {
                     let it = &items[i];
                     let Child::Page(pgid) = it.child else {
-                        panic!("branch child must be spilled before its parent is encoded");
+                        unreachable!("unencodable refuses unspilled children");
                     };
                     page::write_u32(buf, elem, pos);
                     page::write_u32(buf, elem + 4, it.key.len() as u32);
@@ -193,20 +241,13 @@ impl Node {
                     (&it.key, &[])
                 }
             };
-            assert!(!key.is_empty(), "empty key");
-            // O(n) comparisons per page: a debug check (commit checks the order of every node
-            // it assembles before encoding it, and decoded nodes were checked when read).
-            debug_assert!(
-                prev.is_none_or(|p| p < key),
-                "keys out of order at element {i}"
-            );
-            prev = Some(key);
             buf[data..data + key.len()].copy_from_slice(key);
             data += key.len();
             buf[data..data + value.len()].copy_from_slice(value);
             data += value.len();
         }
         assert_eq!(data, size, "encoded size matches size()");
+        Ok(())
     }
 }
 
@@ -218,15 +259,55 @@ pub fn branch_item_size(it: &BranchItem) -> usize {
     ELEMENT_SIZE + it.key.len()
 }
 
-/// Bytes of element `i`'s key (and `vsize` bytes after it), bounds-checked.
+/// End of the element table of a node with `count` elements.
+fn table_end(count: usize) -> usize {
+    PAGE_HEADER_SIZE + count * ELEMENT_SIZE
+}
+
+/// Bytes a node's image needs, from its header and element table alone: the end of the table
+/// or of the furthest element's bytes, whichever is later. `buf` holds at least the table
+/// (`16 + 16 × count` bytes); `limit` is the length of the run the header claims, and an element
+/// reaching past it is an error. Lets a reader size its buffer by what the elements use rather
+/// than by the overflow count, before reading the rest of a run.
+pub fn image_extent(
+    buf: &[u8],
+    kind: PageKind,
+    count: usize,
+    limit: u64,
+) -> Result<u64, Corruption> {
+    let table = table_end(count);
+    assert!(
+        buf.len() >= table,
+        "the caller reads the element table first"
+    );
+    let mut extent = table as u64;
+    for i in 0..count {
+        let elem = table_end(i);
+        let (pos, ksize, vsize) = match kind {
+            PageKind::Leaf => (
+                page::read_u32(buf, elem + 4),
+                page::read_u32(buf, elem + 8),
+                page::read_u32(buf, elem + 12),
+            ),
+            _ => (page::read_u32(buf, elem), page::read_u32(buf, elem + 4), 0),
+        };
+        let end = elem as u64 + u64::from(pos) + u64::from(ksize) + u64::from(vsize);
+        if end > limit {
+            return Err(Corruption::ElementOverrun { offset: elem });
+        }
+        extent = extent.max(end);
+    }
+    Ok(extent)
+}
+
+/// Bytes of element `elem`'s key (and `vsize` bytes after it), bounds-checked.
 fn element_bytes(
     buf: &[u8],
     elem: usize,
     pos: u32,
     ksize: u32,
     vsize: u32,
-    page: PageId,
-) -> Result<(&[u8], &[u8])> {
+) -> Result<(&[u8], &[u8]), Corruption> {
     let start = (elem as u64).checked_add(u64::from(pos));
     let kend = start.and_then(|s| s.checked_add(u64::from(ksize)));
     let vend = kend.and_then(|k| k.checked_add(u64::from(vsize)));
@@ -234,51 +315,51 @@ fn element_bytes(
         (Some(s), Some(k), Some(v)) if v <= buf.len() as u64 => {
             Ok((&buf[s as usize..k as usize], &buf[k as usize..v as usize]))
         }
-        _ => Err(Error::corrupted(
-            page,
-            format!("element at offset {elem} overruns the page"),
-        )),
+        _ => Err(Corruption::ElementOverrun { offset: elem }),
     }
 }
 
-fn check_key_order(prev: Option<&[u8]>, key: &[u8], i: usize, page: PageId) -> Result<()> {
+fn check_key_order(prev: Option<&[u8]>, key: &[u8], i: usize) -> Result<(), Corruption> {
     if key.is_empty() {
-        return Err(Error::corrupted(
-            page,
-            format!("element {i} has an empty key"),
-        ));
+        return Err(Corruption::EmptyKey { element: i });
     }
     if prev.is_some_and(|p| p >= key) {
-        return Err(Error::corrupted(
-            page,
-            format!("keys out of order at element {i}"),
-        ));
+        return Err(Corruption::KeysOutOfOrder { element: i });
     }
     Ok(())
 }
 
-fn decode_leaf(buf: &[u8], count: usize, page: PageId) -> Result<Vec<LeafItem>> {
+/// Count the bytes elements copy out of `buf`; more than the buffer means they overlap.
+fn claim(claimed: &mut u64, bytes: usize, available: usize) -> Result<(), Corruption> {
+    *claimed += bytes as u64;
+    let available = available as u64;
+    if *claimed > available {
+        return Err(Corruption::ElementsOverlap {
+            claimed: *claimed,
+            available,
+        });
+    }
+    Ok(())
+}
+
+fn decode_leaf(buf: &[u8], count: usize) -> Result<Vec<LeafItem>, Corruption> {
     let mut items: Vec<LeafItem> = Vec::with_capacity(count);
+    let mut claimed = table_end(count) as u64;
     for i in 0..count {
-        let elem = PAGE_HEADER_SIZE + i * ELEMENT_SIZE;
+        let elem = table_end(i);
         let flags = page::read_u32(buf, elem);
         let pos = page::read_u32(buf, elem + 4);
         let ksize = page::read_u32(buf, elem + 8);
         let vsize = page::read_u32(buf, elem + 12);
         if flags & !LEAF_FLAG_BUCKET != 0 {
-            return Err(Error::corrupted(
-                page,
-                format!("element {i} has flags {flags:#x}"),
-            ));
+            return Err(Corruption::LeafFlags { element: i, flags });
         }
-        let (key, value) = element_bytes(buf, elem, pos, ksize, vsize, page)?;
-        check_key_order(items.last().map(|p| p.key.as_slice()), key, i, page)?;
+        let (key, value) = element_bytes(buf, elem, pos, ksize, vsize)?;
+        check_key_order(items.last().map(|p| p.key.as_slice()), key, i)?;
         if flags & LEAF_FLAG_BUCKET != 0 && value.len() < BUCKET_HEADER_SIZE {
-            return Err(Error::corrupted(
-                page,
-                format!("bucket value at element {i} too short"),
-            ));
+            return Err(Corruption::BucketValueTooShort { element: i });
         }
+        claim(&mut claimed, key.len() + value.len(), buf.len())?;
         items.push(LeafItem {
             flags,
             key: key.to_vec(),
@@ -288,15 +369,17 @@ fn decode_leaf(buf: &[u8], count: usize, page: PageId) -> Result<Vec<LeafItem>> 
     Ok(items)
 }
 
-fn decode_branch(buf: &[u8], count: usize, page: PageId) -> Result<Vec<BranchItem>> {
+fn decode_branch(buf: &[u8], count: usize) -> Result<Vec<BranchItem>, Corruption> {
     let mut items: Vec<BranchItem> = Vec::with_capacity(count);
+    let mut claimed = table_end(count) as u64;
     for i in 0..count {
-        let elem = PAGE_HEADER_SIZE + i * ELEMENT_SIZE;
+        let elem = table_end(i);
         let pos = page::read_u32(buf, elem);
         let ksize = page::read_u32(buf, elem + 4);
         let pgid = PageId(page::read_u64(buf, elem + 8));
-        let (key, _) = element_bytes(buf, elem, pos, ksize, 0, page)?;
-        check_key_order(items.last().map(|p| p.key.as_slice()), key, i, page)?;
+        let (key, _) = element_bytes(buf, elem, pos, ksize, 0)?;
+        check_key_order(items.last().map(|p| p.key.as_slice()), key, i)?;
+        claim(&mut claimed, key.len(), buf.len())?;
         items.push(BranchItem {
             key: key.to_vec(),
             child: Child::Page(pgid),
@@ -336,104 +419,5 @@ pub fn split_points(sizes: &[usize], page_size: usize, fill_percent: f64) -> Vec
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn leaf(pairs: &[(&[u8], &[u8])]) -> Node {
-        let items = pairs
-            .iter()
-            .map(|(k, v)| LeafItem {
-                flags: 0,
-                key: k.to_vec(),
-                value: v.to_vec(),
-            })
-            .collect();
-        Node {
-            origin: None,
-            unbalanced: false,
-            body: Body::Leaf(items),
-        }
-    }
-
-    #[test]
-    fn leaf_layout_matches_bbolt_by_hand() {
-        // Two elements: header 16 + 2×16 element headers = data starts at 48.
-        // elem 0 at 16: pos = 48 - 16 = 32; "ab"+"xyz" at 48..53.
-        // elem 1 at 32: pos = 53 - 32 = 21; "c"+"" at 53..54.
-        let n = leaf(&[(b"ab", b"xyz"), (b"c", b"")]);
-        assert_eq!(n.size(), 54);
-        let mut buf = vec![0u8; 4096];
-        n.encode(&mut buf, PageId(9), 4096);
-        assert_eq!(page::read_u64(&buf, 0), 9);
-        assert_eq!(page::read_u16(&buf, 8), FLAG_LEAF);
-        assert_eq!(page::read_u16(&buf, 10), 2);
-        assert_eq!(page::read_u32(&buf, 12), 0);
-        assert_eq!(page::read_u32(&buf, 16 + 4), 32);
-        assert_eq!(page::read_u32(&buf, 16 + 8), 2);
-        assert_eq!(page::read_u32(&buf, 16 + 12), 3);
-        assert_eq!(page::read_u32(&buf, 32 + 4), 21);
-        assert_eq!(&buf[48..54], b"abxyzc");
-        assert_eq!(Node::decode(&buf, PageId(9), PageId(9)).unwrap(), n);
-    }
-
-    #[test]
-    fn branch_round_trips_and_overflow_is_set() {
-        let items = (0..3u8)
-            .map(|i| BranchItem {
-                key: vec![b'k', i],
-                child: Child::Page(PageId(10 + u64::from(i))),
-            })
-            .collect();
-        let n = Node {
-            origin: None,
-            unbalanced: false,
-            body: Body::Branch(items),
-        };
-        let mut buf = vec![0u8; 3 * 512];
-        n.encode(&mut buf, PageId(4), 512);
-        assert_eq!(page::read_u32(&buf, 12), 2, "two overflow pages");
-        assert_eq!(Node::decode(&buf, PageId(4), PageId(4)).unwrap(), n);
-    }
-
-    #[test]
-    fn corrupt_elements_are_errors() {
-        let n = leaf(&[(b"a", b"1"), (b"b", b"2")]);
-        let mut buf = vec![0u8; 512];
-        n.encode(&mut buf, PageId(5), 512);
-        let mut bad = buf.clone();
-        page::write_u32(&mut bad, 16 + 12, u32::MAX); // vsize
-        assert!(Node::decode(&bad, PageId(5), PageId(5))
-            .unwrap_err()
-            .to_string()
-            .contains("overruns"));
-        let mut bad = buf.clone();
-        page::write_u16(&mut bad, 10, 0xFFFE); // count
-        assert!(Node::decode(&bad, PageId(5), PageId(5)).is_err());
-        let mut bad = buf.clone();
-        bad[16 + 32] = b'z'; // first key now after the second
-        assert!(Node::decode(&bad, PageId(5), PageId(5))
-            .unwrap_err()
-            .to_string()
-            .contains("order"));
-        let mut bad = buf.clone();
-        page::write_u32(&mut bad, 16, 0x2); // unknown leaf flag
-        assert!(Node::decode(&bad, PageId(5), PageId(5)).is_err());
-        let mut bad = buf;
-        page::write_u32(&mut bad, 16, LEAF_FLAG_BUCKET); // bucket value shorter than a header
-        assert!(Node::decode(&bad, PageId(5), PageId(5)).is_err());
-    }
-
-    #[test]
-    fn split_follows_fill_percent_and_keeps_two_keys() {
-        // 10 items of 416 bytes (16 + 400) in 4096-byte pages at 50 %: a piece takes items while
-        // 16 + Σ ≤ 2048 → 4 items (1680; a fifth would make 2096).
-        let sizes = vec![416; 10];
-        assert_eq!(split_points(&sizes, 4096, 0.5), vec![4]);
-        // Small enough to fit: no split.
-        assert!(split_points(&[100; 10], 4096, 0.5).is_empty());
-        // Four huge items never split (fewer than 5 items).
-        assert!(split_points(&[100_000; 4], 4096, 0.5).is_empty());
-        // Five huge items: the first piece keeps 2 items, the remainder 3 stays whole.
-        assert_eq!(split_points(&[100_000; 5], 4096, 0.5), vec![2]);
-    }
-}
+#[path = "node_tests.rs"]
+mod tests;

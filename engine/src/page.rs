@@ -12,7 +12,7 @@
 //! Invariants: a decoded header's `flags` is a single known type; `overflow` never reaches past
 //! the high-water mark (checked by callers that know it).
 
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
 use crate::types::PageId;
 
 pub const PAGE_HEADER_SIZE: usize = 16;
@@ -87,7 +87,7 @@ impl PageHeader {
     /// returned as stored, unvalidated.
     pub fn decode(buf: &[u8], page: PageId) -> Result<PageHeader> {
         if buf.len() < PAGE_HEADER_SIZE {
-            return Err(Error::corrupted(page, "page shorter than its header"));
+            return Err(Error::corrupted(page, Corruption::ShortHeader));
         }
         Ok(PageHeader {
             id: PageId(read_u64(buf, 0)),
@@ -109,24 +109,18 @@ impl PageHeader {
     pub fn decode_expecting(buf: &[u8], page: PageId, want: &[PageKind]) -> Result<PageHeader> {
         let h = PageHeader::decode(buf, page)?;
         if h.id != page {
-            return Err(Error::corrupted(
-                page,
-                format!("header names page {}", h.id),
-            ));
+            return Err(Error::corrupted(page, Corruption::WrongId { found: h.id }));
         }
-        let kind = PageKind::from_flags(h.flags).ok_or_else(|| {
-            Error::corrupted(page, format!("invalid page flags {:#06x}", h.flags))
-        })?;
+        let kind = PageKind::from_flags(h.flags).ok_or(Error::corrupted(
+            page,
+            Corruption::InvalidFlags { flags: h.flags },
+        ))?;
         if !want.contains(&kind) {
-            let names: Vec<&str> = want.iter().map(|k| k.name()).collect();
-            return Err(Error::corrupted(
-                page,
-                format!(
-                    "expected a {} page, found {}",
-                    names.join(" or "),
-                    kind.name()
-                ),
-            ));
+            let reason = Corruption::WrongKind {
+                expected: want.to_vec(),
+                found: kind,
+            };
+            return Err(Error::corrupted(page, reason));
         }
         Ok(h)
     }

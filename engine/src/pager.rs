@@ -11,11 +11,15 @@
 //! the entry could only go stale, and moving the node saves copying every key and value.
 //!
 //! Every read is validated against the snapshot's high-water mark and the file length before a
-//! buffer is allocated, so a corrupt header can never ask for more memory than the file holds.
+//! buffer is allocated, and a run of pages is read incrementally: the first page, then (for a
+//! node) its element table, and only then the bytes its elements or ids use. A header's overflow
+//! count is a claim, not a size: a run that claims more pages than its contents need is an error
+//! (bbolt sizes node runs exactly), so neither memory nor the per-page work of freeing and
+//! checking a run can follow a number a sparse or damaged file makes up.
 
-use crate::error::{Error, Result};
-use crate::node::Node;
-use crate::page::{PageHeader, PageKind};
+use crate::error::{Corruption, Error, Result};
+use crate::node::{self, Node};
+use crate::page::{PageHeader, PageKind, ELEMENT_SIZE, PAGE_HEADER_SIZE};
 use crate::storage::Storage;
 use crate::types::{PageId, PageSpan};
 use std::collections::{HashMap, VecDeque};
@@ -107,13 +111,16 @@ impl Pager {
     }
 
     /// The decoded branch or leaf node at `id`, as seen by a snapshot whose high-water mark is
-    /// `high_water`.
-    pub fn node(&self, id: PageId, high_water: PageId) -> Result<Arc<Node>> {
+    /// `high_water`. `from` is the page the reference to `id` was read from (a branch, the leaf
+    /// holding a bucket header, or a meta page): a reference outside the file is its damage.
+    pub fn node(&self, id: PageId, high_water: PageId, from: PageId) -> Result<Arc<Node>> {
         if id.0 < 2 || id >= high_water {
-            return Err(Error::corrupted(
-                id,
-                format!("page reference outside [2, {high_water})"),
-            ));
+            let reason = Corruption::ChildOutOfRange {
+                child: id,
+                low: PageId(2),
+                high: high_water,
+            };
+            return Err(Error::corrupted(from, reason));
         }
         {
             let mut c = self.lock();
@@ -136,8 +143,8 @@ impl Pager {
     /// The node at `id` as an owned value for the write transaction that is about to replace
     /// it (counted like [`Pager::node`]). When only the cache holds the node, it is moved out of
     /// the cache rather than copied; when a reader holds it too, it is copied and stays cached.
-    pub fn node_for_update(&self, id: PageId, high_water: PageId) -> Result<Node> {
-        let shared = self.node(id, high_water)?;
+    pub fn node_for_update(&self, id: PageId, high_water: PageId, from: PageId) -> Result<Node> {
+        let shared = self.node(id, high_water, from)?;
         {
             let mut c = self.lock();
             let only_cached = c.map.get(&id).is_some_and(|(_, n)| Arc::ptr_eq(n, &shared))
@@ -151,48 +158,98 @@ impl Pager {
         Ok(Arc::try_unwrap(shared).unwrap_or_else(|n| Node::clone(&n)))
     }
 
-    /// Read page `id` and its overflow pages, checking the header's id and type first.
+    /// Read page `id` and its overflow pages, checking the header's id and type first. Reads
+    /// grow with what the page's contents use (see the module docs), never with the overflow
+    /// count alone.
     pub fn read_span(&self, id: PageId, high_water: PageId, kinds: &[PageKind]) -> Result<Vec<u8>> {
         let ps = u64::from(self.page_size);
-        let mut first = vec![0u8; self.page_size as usize];
-        self.read_raw(id, &mut first)?;
-        let header = PageHeader::decode_expecting(&first, id, kinds)?;
-        if header.overflow == 0 {
-            return Ok(first);
+        let mut buf = vec![0u8; self.page_size as usize];
+        self.read_raw(id, &mut buf)?;
+        let header = PageHeader::decode_expecting(&buf, id, kinds)?;
+        let corrupt = |reason| Error::corrupted(id, reason);
+        let claimed = u64::from(header.overflow) + 1;
+        if header.overflow != 0 {
+            let end = id.0.checked_add(claimed).filter(|&e| e <= high_water.0);
+            let Some(end) = end else {
+                let overflow = header.overflow;
+                return Err(corrupt(Corruption::OverflowPastHighWater {
+                    overflow,
+                    high_water,
+                }));
+            };
+            let file_len = self.storage.len().map_err(|e| Error::io("len", e))?;
+            if end.saturating_mul(ps) > file_len {
+                return Err(corrupt(Corruption::OverflowPastEof));
+            }
         }
-        let pages = u64::from(header.overflow) + 1;
-        let end = id.0.checked_add(pages).filter(|&e| e <= high_water.0);
-        let Some(end) = end else {
-            return Err(Error::corrupted(
-                id,
-                format!(
-                    "overflow {} runs past the high-water mark {high_water}",
-                    header.overflow
-                ),
-            ));
+        // `decode_expecting` accepted the kind, so it is one of these.
+        // Every page the contents allow is read in one call once the first page (or, for a
+        // node whose element table runs past it, the table's pages) has said how many that is.
+        let allowed = match header.kind() {
+            Some(PageKind::Freelist) => {
+                let bytes = crate::freelist::page_extent(&buf, id, claimed * ps)?;
+                // bbolt sizes a freelist run before allocating it, so the run may exceed what
+                // the ids need by a page or two, and by a page in 500 more: allow twice that.
+                bytes.div_ceil(ps) * 2 + 2
+            }
+            _ => self.node_pages(id, &mut buf, &header, claimed)?,
         };
-        let file_len = self.storage.len().map_err(|e| Error::io("len", e))?;
-        if end.saturating_mul(ps) > file_len {
-            return Err(Error::corrupted(
-                id,
-                "overflow pages run past the end of the file",
-            ));
+        if claimed > allowed {
+            let overflow = header.overflow;
+            return Err(corrupt(Corruption::OverflowBeyondContents {
+                overflow,
+                allowed,
+            }));
         }
-        let mut buf = vec![0u8; (pages * ps) as usize];
-        buf[..first.len()].copy_from_slice(&first);
-        let rest_offset = (id.0 + 1) * ps;
-        self.storage
-            .read_at(rest_offset, &mut buf[first.len()..])
-            .map_err(|e| read_error(id, e))?;
-        self.count_read(pages - 1, (pages - 1) * ps);
+        self.extend_to(id, &mut buf, claimed)?;
         Ok(buf)
+    }
+
+    /// Pages a branch or leaf run needs, from its element table (read into `buf` first, from the
+    /// pages of the `claimed` run).
+    fn node_pages(
+        &self,
+        id: PageId,
+        buf: &mut Vec<u8>,
+        header: &PageHeader,
+        claimed: u64,
+    ) -> Result<u64> {
+        let ps = u64::from(self.page_size);
+        let count = usize::from(header.count);
+        let table = (PAGE_HEADER_SIZE + count * ELEMENT_SIZE) as u64;
+        if table > claimed * ps {
+            return Err(Error::corrupted(id, Corruption::ElementsOverrun { count }));
+        }
+        self.extend_to(id, buf, table.div_ceil(ps))?;
+        let kind = header.kind().unwrap_or(PageKind::Branch);
+        let extent = node::image_extent(buf, kind, count, claimed * ps)
+            .map_err(|reason| Error::corrupted(id, reason))?;
+        Ok(extent.div_ceil(ps).max(1))
+    }
+
+    /// Read the pages of the run at `id` that `buf` does not hold yet, up to `pages` pages (the
+    /// caller checked them against the high-water mark and the file length).
+    fn extend_to(&self, id: PageId, buf: &mut Vec<u8>, pages: u64) -> Result<()> {
+        let ps = u64::from(self.page_size);
+        let have = buf.len() as u64 / ps;
+        if pages <= have {
+            return Ok(());
+        }
+        let start = buf.len();
+        buf.resize((pages * ps) as usize, 0);
+        let offset = (id.0 + have) * ps;
+        self.storage
+            .read_at(offset, &mut buf[start..])
+            .map_err(|e| read_error(id, e))?;
+        self.count_read(pages - have, (pages - have) * ps);
+        Ok(())
     }
 
     /// Read exactly one page's bytes into `buf` (page-size long), counting it.
     pub fn read_raw(&self, id: PageId, buf: &mut [u8]) -> Result<()> {
         let offset = id
             .offset(self.page_size)
-            .ok_or_else(|| Error::corrupted(id, "page offset overflows"))?;
+            .ok_or(Error::corrupted(id, Corruption::OffsetOverflows))?;
         self.storage
             .read_at(offset, buf)
             .map_err(|e| read_error(id, e))?;
@@ -246,8 +303,96 @@ impl Cache {
 
 fn read_error(page: PageId, e: io::Error) -> Error {
     if e.kind() == io::ErrorKind::UnexpectedEof {
-        Error::corrupted(page, "page lies past the end of the file")
+        Error::corrupted(page, Corruption::PastEof)
     } else {
         Error::io("read", e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::freelist;
+    use crate::node::{Body, LeafItem};
+    use crate::storage::MemStorage;
+
+    const PS: usize = 512;
+
+    /// A 64-page file with a one-page leaf at page 2 and a one-id freelist page at page 10, whose
+    /// headers claim `leaf_overflow` and `freelist_overflow` more pages.
+    fn pager(leaf_overflow: u32, freelist_overflow: u32) -> Pager {
+        let mut file = vec![0u8; 64 * PS];
+        let leaf = Node {
+            body: Body::Leaf(vec![LeafItem {
+                flags: 0,
+                key: b"k".to_vec(),
+                value: b"v".to_vec(),
+            }]),
+            ..Node::empty_leaf()
+        };
+        leaf.encode(&mut file[2 * PS..3 * PS], PageId(2), PS as u32)
+            .unwrap();
+        file[2 * PS + 12..2 * PS + 16].copy_from_slice(&leaf_overflow.to_le_bytes());
+        let fl = freelist::encode_page(PageId(10), &[PageId(40)], PS as u32);
+        file[10 * PS..11 * PS].copy_from_slice(&fl);
+        file[10 * PS + 12..10 * PS + 16].copy_from_slice(&freelist_overflow.to_le_bytes());
+        Pager::new(Box::new(MemStorage::from_bytes(file)), PS as u32, 0)
+    }
+
+    fn reason(e: Error) -> Corruption {
+        e.corruption().cloned().expect("a corruption error")
+    }
+
+    #[test]
+    fn a_run_claiming_more_than_its_contents_is_refused_after_one_page() {
+        let p = pager(40, 0);
+        let err = p.node(PageId(2), PageId(64), PageId(0)).unwrap_err();
+        let claimed = Corruption::OverflowBeyondContents {
+            overflow: 40,
+            allowed: 1,
+        };
+        assert_eq!(reason(err), claimed);
+        assert_eq!(
+            p.read_counts().pages_read,
+            1,
+            "only the first page was read"
+        );
+        // Claims past the high-water mark, and references outside the file, name what they must.
+        let err = pager(70, 0)
+            .node(PageId(2), PageId(64), PageId(0))
+            .unwrap_err();
+        assert!(matches!(
+            reason(err),
+            Corruption::OverflowPastHighWater { .. }
+        ));
+        let err = p.node(PageId(99), PageId(64), PageId(7)).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Corrupted {
+                    page: PageId(7),
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_freelist_run_may_exceed_its_ids_by_bbolts_slack() {
+        // One id takes one page; bbolt's sizing may leave a run of up to 2 × 1 + 2 pages.
+        let kinds = [PageKind::Freelist];
+        let buf = pager(0, 3)
+            .read_span(PageId(10), PageId(64), &kinds)
+            .unwrap();
+        assert_eq!(buf.len(), 4 * PS);
+        let err = pager(0, 4)
+            .read_span(PageId(10), PageId(64), &kinds)
+            .unwrap_err();
+        let claimed = Corruption::OverflowBeyondContents {
+            overflow: 4,
+            allowed: 4,
+        };
+        assert_eq!(reason(err), claimed);
     }
 }

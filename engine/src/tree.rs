@@ -1,16 +1,24 @@
-//! B+tree algorithms over one bucket's tree: lookup, the materialising descent that put and
-//! delete use, rebalance (merge only) and spill (split, allocate, encode).
+//! B+tree algorithms over one bucket's tree: lookup, and the materialising descent that put and
+//! delete use, with the key ranges separators give. Commit's rewriting of a tree (rebalance and
+//! spill) is in `spill.rs`.
 //!
 //! A write transaction holds the nodes it touches as owned [`Node`]s hanging off [`Child::Node`];
 //! untouched subtrees stay [`Child::Page`] references to shared, immutable cached nodes. Every
 //! descent counts its depth and fails past [`MAX_TREE_DEPTH`], so a reference cycle in a corrupt
 //! file is an error, not a hang.
+//!
+//! What a write builds on is checked against what it read, so a commit never writes a tree it
+//! could not read back, nor one `check()` finds worse than before: every node the write
+//! transaction takes from a page must hold keys inside the [`Range`] its parent's separators
+//! give it (a key routed by a damaged separator would otherwise land among keys it does not
+//! belong with, and a merge would build an out-of-order node), and spill checks every node it
+//! writes again — in order, inside its range, encodable — before a byte of it is written.
 
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, RangeEdge, Result};
 use crate::limits::MAX_TREE_DEPTH;
-use crate::node::{split_points, Body, BranchItem, Child, LeafItem, Node};
+use crate::node::{Body, BranchItem, Child, LeafItem, Node};
 use crate::pager::Pager;
-use crate::types::{PageId, PageSpan};
+use crate::types::PageId;
 use std::ops::Deref;
 use std::sync::Arc;
 
@@ -19,11 +27,20 @@ use std::sync::Arc;
 pub struct Reader<'a> {
     pub pager: &'a Pager,
     pub high_water: PageId,
+    /// The root page of the snapshot's root bucket: what errors about a node built in memory
+    /// (which has no page of its own, and whose bytes came from no page) name.
+    pub root: PageId,
 }
 
 impl<'a> Reader<'a> {
-    pub fn node(&self, id: PageId) -> Result<Arc<Node>> {
-        self.pager.node(id, self.high_water)
+    /// The node at `id`, referenced from page `from`.
+    pub fn node(&self, id: PageId, from: PageId) -> Result<Arc<Node>> {
+        self.pager.node(id, self.high_water, from)
+    }
+
+    /// The page errors about `node` name.
+    pub fn page_of(&self, node: &Node) -> PageId {
+        node.read_from.unwrap_or(self.root)
     }
 }
 
@@ -45,37 +62,95 @@ impl Deref for NodeRef<'_> {
 }
 
 impl<'a> NodeRef<'a> {
-    /// The root of a tree given as a branch child.
-    pub fn of_child(child: &'a Child, rd: &Reader<'_>) -> Result<NodeRef<'a>> {
+    /// The root of a tree given as a branch child, referenced from page `from`.
+    pub fn of_child(child: &'a Child, rd: &Reader<'_>, from: PageId) -> Result<NodeRef<'a>> {
         match child {
-            Child::Page(id) => Ok(NodeRef::Shared(rd.node(*id)?)),
+            Child::Page(id) => Ok(NodeRef::Shared(rd.node(*id, from)?)),
             Child::Node(n) => Ok(NodeRef::Borrowed(n)),
         }
     }
 
     /// Child `i` of this branch node.
     pub fn child(&self, i: usize, rd: &Reader<'_>) -> Result<NodeRef<'a>> {
+        let from = rd.page_of(self);
         match self {
             NodeRef::Borrowed(n) => {
                 let n: &'a Node = n;
                 match &n.body {
-                    Body::Branch(items) => NodeRef::of_child(&items[i].child, rd),
+                    Body::Branch(items) => NodeRef::of_child(&items[i].child, rd, from),
                     Body::Leaf(_) => panic!("child() on a leaf"),
                 }
             }
             NodeRef::Shared(n) => match &n.body {
                 Body::Branch(items) => match &items[i].child {
-                    Child::Page(id) => Ok(NodeRef::Shared(rd.node(*id)?)),
+                    Child::Page(id) => Ok(NodeRef::Shared(rd.node(*id, from)?)),
                     Child::Node(_) => panic!("a shared node never points at an owned one"),
                 },
                 Body::Leaf(_) => panic!("child() on a leaf"),
             },
         }
     }
+}
 
-    /// The page this node came from, for error messages (0 for an in-memory node).
-    pub fn page(&self) -> PageId {
-        self.origin.map_or(PageId(0), |s| s.start)
+/// The key range a parent's separators give a child: `lo <= key < hi`, `None` for unbounded.
+/// Child `i > 0` starts at its own separator; child 0 takes its parent's lower bound, since a
+/// descent routes every key below the first separator to it too.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Range<'k> {
+    pub lo: Option<&'k [u8]>,
+    pub hi: Option<&'k [u8]>,
+}
+
+impl<'k> Range<'k> {
+    /// The range of child `i` of a branch whose items are `items` and whose own range is `self`.
+    pub fn child(self, items: &'k [BranchItem], i: usize) -> Range<'k> {
+        Range {
+            lo: if i == 0 {
+                self.lo
+            } else {
+                Some(items[i].key.as_slice())
+            },
+            hi: items.get(i + 1).map(|n| n.key.as_slice()).or(self.hi),
+        }
+    }
+
+    /// The bound the keys of `body` break, if any. Its keys ascend (decoding and encoding check
+    /// that), so the first and last decide.
+    pub fn breach(self, body: &Body) -> Option<RangeEdge> {
+        let (first, last) = match body {
+            Body::Leaf(items) => (items.first().map(|i| &i.key), items.last().map(|i| &i.key)),
+            Body::Branch(items) => (items.first().map(|i| &i.key), items.last().map(|i| &i.key)),
+        };
+        if matches!((self.lo, first), (Some(lo), Some(f)) if f.as_slice() < lo) {
+            return Some(RangeEdge::Below);
+        }
+        if matches!((self.hi, last), (Some(hi), Some(l)) if l.as_slice() >= hi) {
+            return Some(RangeEdge::AtOrAbove);
+        }
+        None
+    }
+
+    pub(crate) fn to_owned(self) -> OwnedRange {
+        OwnedRange {
+            lo: self.lo.map(<[u8]>::to_vec),
+            hi: self.hi.map(<[u8]>::to_vec),
+        }
+    }
+}
+
+/// A [`Range`] that outlives the items it was taken from (merges and spill consume them).
+#[derive(Clone, Debug, Default)]
+pub struct OwnedRange {
+    pub(crate) lo: Option<Vec<u8>>,
+    pub(crate) hi: Option<Vec<u8>>,
+}
+
+impl OwnedRange {
+    pub(crate) fn range(&self) -> Range<'_> {
+        Range {
+            lo: self.lo.as_deref(),
+            hi: self.hi.as_deref(),
+        }
     }
 }
 
@@ -87,53 +162,66 @@ pub fn child_index(items: &[BranchItem], key: &[u8]) -> usize {
         .saturating_sub(1)
 }
 
-fn too_deep(page: PageId) -> Error {
-    Error::corrupted(page, format!("tree deeper than {MAX_TREE_DEPTH} levels"))
+pub(crate) fn too_deep(page: PageId) -> Error {
+    Error::corrupted(page, Corruption::TreeTooDeep)
 }
 
 fn empty_branch(page: PageId) -> Error {
-    Error::corrupted(page, "branch page with no elements")
+    Error::corrupted(page, Corruption::EmptyBranch)
 }
 
 /// The leaf item stored under `key`, if any.
 pub fn lookup(root: NodeRef<'_>, key: &[u8], rd: &Reader<'_>) -> Result<Option<LeafItem>> {
-    lookup_with(root, key, rd, LeafItem::clone)
+    lookup_with(root, key, rd, |it, _| it.clone())
 }
 
-/// `f` applied to the leaf item stored under `key`, if any: reads that need only part of the
-/// item (a value, a bucket header) copy only that part.
+/// `f` applied to the leaf item stored under `key` and the page errors about that leaf name, if
+/// the key is there: reads that need only part of the item (a value, a bucket header) copy only
+/// that part.
 pub fn lookup_with<T>(
     root: NodeRef<'_>,
     key: &[u8],
     rd: &Reader<'_>,
-    f: impl FnOnce(&LeafItem) -> T,
+    f: impl FnOnce(&LeafItem, PageId) -> T,
 ) -> Result<Option<T>> {
     let mut node = root;
     for _ in 0..MAX_TREE_DEPTH {
         match &node.body {
             Body::Branch(items) => {
                 if items.is_empty() {
-                    return Err(empty_branch(node.page()));
+                    return Err(empty_branch(rd.page_of(&node)));
                 }
                 let i = child_index(items, key);
                 node = node.child(i, rd)?;
             }
             Body::Leaf(items) => {
+                let page = rd.page_of(&node);
                 return Ok(items
                     .binary_search_by(|it| it.key.as_slice().cmp(key))
                     .ok()
-                    .map(|i| f(&items[i])));
+                    .map(|i| f(&items[i], page)));
             }
         }
     }
-    Err(too_deep(node.page()))
+    Err(too_deep(rd.page_of(&node)))
 }
 
-/// Turn a page reference into an owned node (taken from the cache or copied, remembering its
-/// origin so spill frees it) and return it.
-pub fn materialize<'c>(child: &'c mut Child, rd: &Reader<'_>) -> Result<&'c mut Node> {
+/// Turn a page reference read from page `from` into an owned node (taken from the cache or
+/// copied, remembering its origin so spill frees it) and return it. A node taken from a page
+/// must hold keys inside `range`, the range its parent's separators give it: a write built on
+/// a child that disagrees with its separators would mix up keys across pages.
+pub fn materialize<'c>(
+    child: &'c mut Child,
+    rd: &Reader<'_>,
+    from: PageId,
+    range: Range<'_>,
+) -> Result<&'c mut Node> {
     if let Child::Page(id) = *child {
-        let node = rd.pager.node_for_update(id, rd.high_water)?;
+        let node = rd.pager.node_for_update(id, rd.high_water, from)?;
+        if let Some(edge) = range.breach(&node.body) {
+            let reason = Corruption::ChildOutsideSeparators { child: id, edge };
+            return Err(Error::corrupted(from, reason));
+        }
         *child = Child::Node(Box::new(node));
     }
     match child {
@@ -142,284 +230,41 @@ pub fn materialize<'c>(child: &'c mut Child, rd: &Reader<'_>) -> Result<&'c mut 
     }
 }
 
-/// Descend from `root` to the leaf that holds (or would hold) `key`, materialising every node
-/// on the way, and run `at_leaf` on the leaf's items.
+/// Descend from `root` (referenced from page `from`) to the leaf that holds (or would hold)
+/// `key`, materialising every node on the way, and run `at_leaf` on the leaf's items and the
+/// page errors about it name.
 pub fn with_leaf<T>(
     root: &mut Child,
+    from: PageId,
     key: &[u8],
     rd: &Reader<'_>,
-    at_leaf: impl FnOnce(&mut Vec<LeafItem>, &mut bool) -> Result<T>,
+    at_leaf: impl FnOnce(&mut Vec<LeafItem>, &mut bool, PageId) -> Result<T>,
 ) -> Result<T> {
-    let mut node = materialize(root, rd)?;
+    let mut node = materialize(root, rd, from, Range::default())?;
+    let mut range = Range::default();
     for _ in 0..MAX_TREE_DEPTH {
+        let page = rd.page_of(node);
         match &mut node.body {
             Body::Branch(items) => {
                 if items.is_empty() {
-                    return Err(empty_branch(PageId(0)));
+                    return Err(empty_branch(page));
                 }
                 let i = child_index(items, key);
-                node = materialize(&mut items[i].child, rd)?;
+                let (head, tail) = items.split_at_mut(i + 1);
+                let BranchItem { key: sep, child } = &mut head[i];
+                let sep: &Vec<u8> = sep;
+                range = Range {
+                    lo: if i == 0 {
+                        range.lo
+                    } else {
+                        Some(sep.as_slice())
+                    },
+                    hi: tail.first().map(|n| n.key.as_slice()).or(range.hi),
+                };
+                node = materialize(child, rd, page, range)?;
             }
-            Body::Leaf(items) => return at_leaf(items, &mut node.unbalanced),
+            Body::Leaf(items) => return at_leaf(items, &mut node.unbalanced, page),
         }
     }
-    Err(too_deep(PageId(0)))
-}
-
-/// Everything commit needs while it rewrites trees: where pages come from, where freed pages
-/// go, and where encoded pages are collected.
-pub trait SpillSink {
-    fn page_size(&self) -> u32;
-    fn fill_percent(&self) -> f64;
-    /// Allocate `count` contiguous pages.
-    fn allocate(&mut self, count: u64) -> Result<PageId>;
-    /// Pages no longer reachable after this commit. Fails when a page is already free or
-    /// pending, which only a corrupt tree (a page referenced twice) can cause.
-    fn free(&mut self, span: PageSpan) -> Result<()>;
-    /// An encoded page run and the node it holds (children all pages).
-    fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>);
-    fn count_split(&mut self);
-    fn count_merge(&mut self);
-}
-
-/// Merge underfull nodes, bottom-up, and collapse a root branch with a single child.
-pub fn rebalance(root: &mut Child, rd: &Reader<'_>, sink: &mut dyn SpillSink) -> Result<()> {
-    let Child::Node(node) = root else {
-        return Ok(());
-    };
-    rebalance_children(node, rd, sink, 0)?;
-    loop {
-        let Child::Node(node) = root else {
-            return Ok(());
-        };
-        let Body::Branch(items) = &mut node.body else {
-            return Ok(());
-        };
-        match items.len() {
-            0 => {
-                if let Some(span) = node.origin {
-                    sink.free(span)?;
-                }
-                *root = Child::Node(Box::new(Node::empty_leaf()));
-            }
-            1 => {
-                if let Some(span) = node.origin {
-                    sink.free(span)?;
-                }
-                let mut only = items.remove(0).child;
-                materialize(&mut only, rd)?;
-                *root = only;
-            }
-            _ => return Ok(()),
-        }
-    }
-}
-
-fn underfull(n: &Node, page_size: u32) -> bool {
-    if n.is_empty() {
-        return true;
-    }
-    let min_keys = if n.is_leaf() { 1 } else { 2 };
-    n.unbalanced && (n.size() <= page_size as usize / 4 || n.len() <= min_keys)
-}
-
-fn rebalance_children(
-    node: &mut Node,
-    rd: &Reader<'_>,
-    sink: &mut dyn SpillSink,
-    depth: usize,
-) -> Result<()> {
-    if depth >= MAX_TREE_DEPTH {
-        return Err(too_deep(PageId(0)));
-    }
-    let page_size = sink.page_size();
-    let Body::Branch(items) = &mut node.body else {
-        return Ok(());
-    };
-    for it in items.iter_mut() {
-        if let Child::Node(c) = &mut it.child {
-            rebalance_children(c, rd, sink, depth + 1)?;
-        }
-    }
-    let mut changed = false;
-    let mut i = 0;
-    while i < items.len() {
-        let weak = matches!(&items[i].child, Child::Node(c) if underfull(c, page_size));
-        if !weak {
-            i += 1;
-            continue;
-        }
-        changed = true;
-        if matches!(&items[i].child, Child::Node(c) if c.is_empty()) {
-            free_child(items.remove(i).child, sink)?;
-            continue;
-        }
-        if items.len() == 1 {
-            break;
-        }
-        let left = i.saturating_sub(1);
-        merge_siblings(items, left, rd, sink)?;
-        i = left;
-    }
-    node.unbalanced |= changed;
-    Ok(())
-}
-
-fn free_child(child: Child, sink: &mut dyn SpillSink) -> Result<()> {
-    if let Child::Node(n) = child {
-        if let Some(span) = n.origin {
-            sink.free(span)?;
-        }
-    }
-    Ok(())
-}
-
-/// Move every item of `items[left + 1]`'s node into `items[left]`'s node and drop the right one.
-fn merge_siblings(
-    items: &mut Vec<BranchItem>,
-    left: usize,
-    rd: &Reader<'_>,
-    sink: &mut dyn SpillSink,
-) -> Result<()> {
-    let right = items.remove(left + 1);
-    let mut right_child = right.child;
-    let right_node = materialize(&mut right_child, rd)?;
-    if let Some(span) = right_node.origin {
-        sink.free(span)?;
-    }
-    let right_body = std::mem::replace(&mut right_node.body, Body::Leaf(Vec::new()));
-    let left_node = materialize(&mut items[left].child, rd)?;
-    match (&mut left_node.body, right_body) {
-        (Body::Leaf(l), Body::Leaf(r)) => l.extend(r),
-        (Body::Branch(l), Body::Branch(r)) => l.extend(r),
-        _ => {
-            return Err(Error::corrupted(
-                PageId(0),
-                "sibling pages of different types",
-            ))
-        }
-    }
-    left_node.unbalanced = true;
-    sink.count_merge();
-    Ok(())
-}
-
-/// Write a tree back: spill every owned node bottom-up and return the root page.
-pub fn spill_root(root: Child, sink: &mut dyn SpillSink) -> Result<PageId> {
-    let node = match root {
-        Child::Page(id) => return Ok(id),
-        Child::Node(n) => *n,
-    };
-    let mut pieces = spill(node, sink, 0)?;
-    while pieces.len() > 1 {
-        let parent = Node {
-            origin: None,
-            unbalanced: false,
-            body: Body::Branch(pieces),
-        };
-        pieces = spill(parent, sink, 0)?;
-    }
-    match pieces.pop() {
-        Some(BranchItem {
-            child: Child::Page(id),
-            ..
-        }) => Ok(id),
-        _ => unreachable!("spill returns at least one page"),
-    }
-}
-
-/// Spill one owned node: its owned children first, then split it, allocate and encode each
-/// piece. Returns one branch item per piece for the parent.
-fn spill(node: Node, sink: &mut dyn SpillSink, depth: usize) -> Result<Vec<BranchItem>> {
-    if depth >= MAX_TREE_DEPTH {
-        return Err(too_deep(PageId(0)));
-    }
-    if let Some(span) = node.origin {
-        sink.free(span)?;
-    }
-    let body = match node.body {
-        Body::Leaf(items) => Body::Leaf(items),
-        Body::Branch(items) => {
-            let mut out = Vec::with_capacity(items.len());
-            for it in items {
-                match it.child {
-                    Child::Page(_) => out.push(it),
-                    Child::Node(c) => out.extend(spill(*c, sink, depth + 1)?),
-                }
-            }
-            Body::Branch(out)
-        }
-    };
-    let pieces = split_body(body, sink);
-    let mut out = Vec::with_capacity(pieces.len());
-    for body in pieces {
-        out.push(write_piece(body, sink)?);
-    }
-    Ok(out)
-}
-
-fn split_body(body: Body, sink: &mut dyn SpillSink) -> Vec<Body> {
-    let sizes: Vec<usize> = match &body {
-        Body::Leaf(items) => items.iter().map(crate::node::leaf_item_size).collect(),
-        Body::Branch(items) => items.iter().map(crate::node::branch_item_size).collect(),
-    };
-    let cuts = split_points(&sizes, sink.page_size() as usize, sink.fill_percent());
-    if cuts.is_empty() {
-        return vec![body];
-    }
-    fn cut<T>(mut items: Vec<T>, cuts: &[usize]) -> Vec<Vec<T>> {
-        let mut out = Vec::with_capacity(cuts.len() + 1);
-        for &at in cuts.iter().rev() {
-            out.push(items.split_off(at));
-        }
-        out.push(items);
-        out.reverse();
-        out
-    }
-    for _ in &cuts {
-        sink.count_split();
-    }
-    match body {
-        Body::Leaf(items) => cut(items, &cuts).into_iter().map(Body::Leaf).collect(),
-        Body::Branch(items) => cut(items, &cuts).into_iter().map(Body::Branch).collect(),
-    }
-}
-
-/// Keys of a node assembled by commit must ascend. They always do for a consistent tree; a
-/// corrupt one (a separator that disagrees with its child) can break it, and that is an error
-/// about the file, not a programmer error.
-fn check_order(body: &Body) -> Result<()> {
-    let ordered = match body {
-        Body::Leaf(items) => items.windows(2).all(|w| w[0].key < w[1].key),
-        Body::Branch(items) => items.windows(2).all(|w| w[0].key < w[1].key),
-    };
-    if ordered {
-        Ok(())
-    } else {
-        Err(Error::corrupted(
-            PageId(0),
-            "keys out of order across pages: a separator disagrees with its child",
-        ))
-    }
-}
-
-fn write_piece(body: Body, sink: &mut dyn SpillSink) -> Result<BranchItem> {
-    check_order(&body)?;
-    let mut node = Node {
-        origin: None,
-        unbalanced: false,
-        body,
-    };
-    let page_size = sink.page_size() as usize;
-    let pages = node.size().div_ceil(page_size).max(1) as u64;
-    let id = sink.allocate(pages)?;
-    let mut buf = vec![0u8; pages as usize * page_size];
-    node.encode(&mut buf, id, page_size as u32);
-    node.origin = Some(PageSpan::new(id, pages));
-    let key = node.first_key().map(<[u8]>::to_vec).unwrap_or_default();
-    sink.emit(id, buf, Arc::new(node));
-    Ok(BranchItem {
-        key,
-        child: Child::Page(id),
-    })
+    Err(too_deep(rd.page_of(node)))
 }

@@ -34,6 +34,7 @@ impl<'db> ReadTx<'db> {
         Reader {
             pager: self.db.pager(),
             high_water: self.meta.high_water,
+            root: self.meta.root,
         }
     }
 
@@ -43,6 +44,7 @@ impl<'db> ReadTx<'db> {
         let h = Header {
             root: BucketRoot::Page(self.meta.root),
             sequence: self.meta.sequence,
+            from: self.meta.slot(),
         };
         Bucket::from_header(rd, h)
     }
@@ -90,16 +92,24 @@ pub struct WriteTx<'db> {
 }
 
 impl<'db> WriteTx<'db> {
-    pub(crate) fn new(db: &'db Db, writer: MutexGuard<'db, WriterState>, base: Meta) -> Self {
+    /// A write transaction on `base` that will commit as `txid` (`base.txid` + 1).
+    pub(crate) fn new(
+        db: &'db Db,
+        writer: MutexGuard<'db, WriterState>,
+        base: Meta,
+        txid: TxId,
+    ) -> Self {
+        assert!(txid > base.txid, "a commit's txid follows its base's");
         let h = Header {
             root: BucketRoot::Page(base.root),
             sequence: base.sequence,
+            from: base.slot(),
         };
         WriteTx {
             db,
             writer,
             base,
-            txid: base.txid.next(),
+            txid,
             root: BucketTree::from_header(h, 0),
             freed: Vec::new(),
             finished: false,
@@ -114,6 +124,7 @@ impl<'db> WriteTx<'db> {
         Reader {
             pager: self.db.pager(),
             high_water: self.base.high_water,
+            root: self.base.root,
         }
     }
 
@@ -158,7 +169,8 @@ impl<'db> WriteTx<'db> {
     /// Read the top-level bucket names (and this transaction's uncommitted state).
     pub fn cursor(&self) -> Result<Cursor<'_>> {
         let rd = self.reader();
-        Ok(Cursor::new(rd, NodeRef::of_child(&self.root.root, &rd)?))
+        let root = NodeRef::of_child(&self.root.root, &rd, self.root.home)?;
+        Ok(Cursor::new(rd, root))
     }
 
     /// Write everything and make it durable (unless `no_sync`).

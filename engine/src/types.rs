@@ -35,15 +35,20 @@ impl fmt::Display for PageId {
 }
 
 /// A transaction id. Every committed write transaction gets the previous meta's txid + 1; a
-/// read transaction carries the txid of the meta it snapshotted.
+/// read transaction carries the txid of the meta it snapshotted. Txids never wrap: past
+/// [`MAX_TXID`](crate::limits::MAX_TXID) there is no next one.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
 )]
 pub struct TxId(pub u64);
 
 impl TxId {
-    pub fn next(self) -> TxId {
-        TxId(self.0.wrapping_add(1))
+    /// The txid after this one, or `None` when this is the last
+    /// ([`MAX_TXID`](crate::limits::MAX_TXID)).
+    pub fn next(self) -> Option<TxId> {
+        // MAX_TXID is u64::MAX: the limit is where the integer ends.
+        const _: () = assert!(crate::limits::MAX_TXID == u64::MAX);
+        self.0.checked_add(1).map(TxId)
     }
 }
 

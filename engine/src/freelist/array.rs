@@ -9,6 +9,7 @@
 //! the metas and are never free).
 
 use super::FreeSet;
+use crate::pageset::PageSet;
 use crate::types::PageId;
 
 #[derive(Clone, Debug, Default)]
@@ -19,6 +20,14 @@ pub(super) struct ArrayFreeSet {
 impl FreeSet for ArrayFreeSet {
     fn init(&mut self, ids: &[PageId]) {
         self.ids = ids.to_vec();
+    }
+
+    fn init_spans(&mut self, free: &PageSet) {
+        // One id per page: the caller checked the count against the limit.
+        self.ids = Vec::with_capacity(free.len() as usize);
+        for run in free.runs() {
+            self.ids.extend(run.ids());
+        }
     }
 
     fn allocate(&mut self, n: u64, scan_steps: &mut u64, moved: &mut u64) -> Option<PageId> {
@@ -47,6 +56,10 @@ impl FreeSet for ArrayFreeSet {
 
     fn ids(&self) -> Vec<PageId> {
         self.ids.clone()
+    }
+
+    fn spans(&self) -> PageSet {
+        PageSet::from_ids(self.ids.iter().copied())
     }
 }
 

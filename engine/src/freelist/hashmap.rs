@@ -16,6 +16,7 @@
 //! free ids; `count` is the sum of the sizes; every id is >= 2.
 
 use super::FreeSet;
+use crate::pageset::PageSet;
 use crate::types::PageId;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -32,6 +33,14 @@ impl FreeSet for HashmapFreeSet {
         *self = HashmapFreeSet::default();
         for (start, size) in runs(ids) {
             self.add_span(start, size);
+        }
+    }
+
+    fn init_spans(&mut self, free: &PageSet) {
+        *self = HashmapFreeSet::default();
+        // A PageSet's runs are maximal, as this set's spans must be.
+        for run in free.runs() {
+            self.add_span(run.start, run.count);
         }
     }
 
@@ -78,6 +87,14 @@ impl FreeSet for HashmapFreeSet {
             out.extend((start.0..start.0 + size).map(PageId));
         }
         out
+    }
+
+    fn spans(&self) -> PageSet {
+        let mut set = PageSet::new();
+        for (&start, &size) in &self.by_start {
+            set.insert(start, start.plus(size));
+        }
+        set
     }
 }
 

@@ -23,8 +23,13 @@ mod array;
 mod hashmap;
 mod page;
 
-pub use page::{decode_page, encode_page, encode_page_into, page_count_for};
+pub use page::{
+    decode_page, encode_page, encode_page_into, page_count_for, page_extent, unencodable,
+};
 
+use crate::error::{Error, Result};
+use crate::limits::MAX_FREE_IDS;
+use crate::pageset::PageSet;
 use crate::types::{PageId, PageSpan, TxId};
 use array::ArrayFreeSet;
 use hashmap::HashmapFreeSet;
@@ -85,6 +90,8 @@ pub struct FreelistCounters {
 trait FreeSet {
     /// Replace the set with `ids` (strictly ascending, each >= 2).
     fn init(&mut self, ids: &[PageId]);
+    /// Replace the set with the pages of `free` (each >= 2).
+    fn init_spans(&mut self, free: &PageSet);
     /// Remove and return the first page of `n >= 1` consecutive free pages.
     fn allocate(&mut self, n: u64, scan_steps: &mut u64, moved: &mut u64) -> Option<PageId>;
     /// Add `ids` (strictly ascending, none already in the set).
@@ -93,6 +100,8 @@ trait FreeSet {
     fn count(&self) -> u64;
     /// All ids, ascending.
     fn ids(&self) -> Vec<PageId>;
+    /// The set as runs.
+    fn spans(&self) -> PageSet;
 }
 
 #[derive(Clone, Debug)]
@@ -170,6 +179,33 @@ impl Freelist {
             "a pending page cannot be initialised as free"
         );
         self.free.get_mut().init(free_ids);
+    }
+
+    /// Replace the free set with the pages of `free` (every page >= 2, none pending), as open's
+    /// rebuild finds them: the hashmap set keeps them as spans, whatever their number; the array
+    /// set holds one id per page by design and refuses past [`MAX_FREE_IDS`] with
+    /// [`Error::TooManyFreeIds`], before allocating.
+    pub fn init_spans(&mut self, free: &PageSet) -> Result<()> {
+        if let Some(first) = free.runs().next() {
+            assert!(
+                first.start.0 >= 2,
+                "meta page {} cannot be free",
+                first.start
+            );
+        }
+        if self.kind == FreelistKind::Array && free.len() > MAX_FREE_IDS {
+            return Err(Error::TooManyFreeIds {
+                what: "array freelist",
+                count: free.len(),
+                max: MAX_FREE_IDS,
+            });
+        }
+        self.free.get_mut().init_spans(free);
+        debug_assert!(
+            self.pending_index.iter().all(|id| !free.contains(*id)),
+            "a pending page cannot be initialised as free"
+        );
+        Ok(())
     }
 
     /// Reload from the id list of a persisted freelist page: free = ids minus every pending id.
@@ -288,6 +324,11 @@ impl Freelist {
         self.allocs.retain(|_, by| *by != txid);
     }
 
+    /// Whether `id` is free or pending.
+    pub fn is_free_or_pending(&self, id: PageId) -> bool {
+        self.pending_index.contains(&id) || self.free.get().contains(id)
+    }
+
     pub fn free_count(&self) -> u64 {
         self.free.get().count()
     }
@@ -299,6 +340,12 @@ impl Freelist {
     /// Free ids, ascending.
     pub fn free_ids(&self) -> Vec<PageId> {
         self.free.get().ids()
+    }
+
+    /// The free set as runs: what `check()` compares, in memory that follows the runs (the array
+    /// set is walked once, the hashmap set already holds spans).
+    pub fn free_spans(&self) -> PageSet {
+        self.free.get().spans()
     }
 
     /// Pending ids, ascending.
@@ -391,7 +438,7 @@ impl Freelist {
 fn reader_gaps(readers: &[TxId]) -> Vec<(TxId, TxId)> {
     let mut gaps = Vec::new();
     for w in readers.windows(2) {
-        if w[1].0 > w[0].0 + 1 {
+        if w[1].0 > w[0].0.saturating_add(1) {
             gaps.push((TxId(w[0].0 + 1), TxId(w[1].0 - 1)));
         }
     }

@@ -15,10 +15,12 @@
 //! too many whenever the estimate is a multiple of the page size; we allocate the ceiling. Both
 //! read the same, since the reader follows the count, not the page count.
 //!
-//! Invariants: `decode_page` never panics and never allocates more than the buffer can hold; on
-//! success its ids are ascending, unique, >= 2 and below the high-water mark.
+//! Invariants: `decode_page` never panics and never allocates more than the buffer can hold nor
+//! more than [`MAX_FREE_IDS`] ids; on success its ids are ascending, unique, >= 2 and below the
+//! high-water mark.
 
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
+use crate::limits::MAX_FREE_IDS;
 use crate::page::{read_u64, PageHeader, FLAG_FREELIST, PAGE_HEADER_SIZE};
 use crate::presize::SizedBuf;
 use crate::types::PageId;
@@ -97,20 +99,70 @@ pub fn encode_page_into(
     buf.zero_fill_to(page_start + len);
 }
 
+/// Bytes the freelist page whose first page is `first` needs: header, escaped count and ids.
+/// `claimed` is the length of the run its header claims; a count past it, or past
+/// [`MAX_FREE_IDS`], is an error before any buffer grows.
+pub fn page_extent(first: &[u8], page: PageId, claimed: u64) -> Result<u64> {
+    let header = PageHeader::decode(first, page)?;
+    let (count, escape) = if header.count == COUNT_ESCAPE {
+        let Some(n) = first.get(PAGE_HEADER_SIZE..PAGE_HEADER_SIZE + ID_SIZE) else {
+            return Err(Error::corrupted(
+                page,
+                Corruption::FreelistEscapeWithoutCount,
+            ));
+        };
+        (read_u64(n, 0), ID_SIZE as u64)
+    } else {
+        (u64::from(header.count), 0)
+    };
+    let data = PAGE_HEADER_SIZE as u64 + escape;
+    check_count(count, claimed.saturating_sub(data) / ID_SIZE as u64, page)?;
+    // count <= MAX_FREE_IDS, so this does not overflow.
+    Ok(data + count * ID_SIZE as u64)
+}
+
+/// A count must fit the bytes that hold it and the limit on ids.
+fn check_count(count: u64, capacity: u64, page: PageId) -> Result<()> {
+    if count > capacity {
+        let reason = Corruption::FreelistCountExceedsPage { count, capacity };
+        return Err(Error::corrupted(page, reason));
+    }
+    if count > MAX_FREE_IDS {
+        return Err(Error::TooManyFreeIds {
+            what: "freelist page",
+            count,
+            max: MAX_FREE_IDS,
+        });
+    }
+    Ok(())
+}
+
+/// Why a freelist page listing `ids` would not decode under the high-water mark `high_water`,
+/// if it would not: ids must ascend strictly and lie in `[2, high_water)`.
+pub fn unencodable(ids: &[PageId], high_water: PageId) -> Option<Corruption> {
+    if let Some(w) = ids.windows(2).find(|w| w[0] >= w[1]) {
+        return Some(Corruption::FreelistDuplicate { id: w[1] });
+    }
+    match (ids.first(), ids.last()) {
+        (Some(&id), _) if id.0 < 2 => Some(Corruption::FreelistMetaPage { id }),
+        (_, Some(&id)) if id >= high_water => {
+            Some(Corruption::FreelistPastHighWater { id, high_water })
+        }
+        _ => None,
+    }
+}
+
 /// Decode the freelist page `page` (with its overflow pages) from untrusted bytes.
 pub fn decode_page(buf: &[u8], page: PageId, high_water: PageId) -> Result<Vec<PageId>> {
     let header = PageHeader::decode(buf, page)?;
     if header.id != page {
-        return Err(Error::corrupted(
-            page,
-            format!("header names page {}", header.id),
-        ));
+        let reason = Corruption::WrongId { found: header.id };
+        return Err(Error::corrupted(page, reason));
     }
     if header.flags != FLAG_FREELIST {
-        let reason = format!(
-            "expected freelist flags {FLAG_FREELIST:#06x}, found {:#06x}",
-            header.flags
-        );
+        let reason = Corruption::FreelistFlags {
+            flags: header.flags,
+        };
         return Err(Error::corrupted(page, reason));
     }
     let (count, data) = id_count_and_data(buf, header.count, page)?;
@@ -123,10 +175,8 @@ pub fn decode_page(buf: &[u8], page: PageId, high_water: PageId) -> Result<Vec<P
         ids.sort_unstable();
     }
     if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
-        return Err(Error::corrupted(
-            page,
-            format!("freelist lists page {} twice", w[0]),
-        ));
+        let reason = Corruption::FreelistDuplicate { id: w[0] };
+        return Err(Error::corrupted(page, reason));
     }
     Ok(ids)
 }
@@ -138,18 +188,14 @@ fn id_count_and_data(buf: &[u8], count: u16, page: PageId) -> Result<(usize, &[u
         let Some((escaped, rest)) = after_header.split_first_chunk::<ID_SIZE>() else {
             return Err(Error::corrupted(
                 page,
-                "freelist count escape without a count",
+                Corruption::FreelistEscapeWithoutCount,
             ));
         };
         (u64::from_le_bytes(*escaped), rest)
     } else {
         (u64::from(count), after_header)
     };
-    let capacity = (data.len() / ID_SIZE) as u64;
-    if count > capacity {
-        let reason = format!("freelist count {count} exceeds the {capacity} ids the page holds");
-        return Err(Error::corrupted(page, reason));
-    }
+    check_count(count, (data.len() / ID_SIZE) as u64, page)?;
     // count <= capacity, which is a usize.
     Ok((count as usize, data))
 }
@@ -157,14 +203,10 @@ fn id_count_and_data(buf: &[u8], count: u16, page: PageId) -> Result<(usize, &[u
 fn checked_id(chunk: &[u8], page: PageId, high_water: PageId) -> Result<PageId> {
     let id = PageId(read_u64(chunk, 0));
     if id.0 < 2 {
-        return Err(Error::corrupted(
-            page,
-            format!("freelist lists meta page {id}"),
-        ));
+        return Err(Error::corrupted(page, Corruption::FreelistMetaPage { id }));
     }
     if id >= high_water {
-        let reason =
-            format!("freelist lists page {id} at or past the high-water mark {high_water}");
+        let reason = Corruption::FreelistPastHighWater { id, high_water };
         return Err(Error::corrupted(page, reason));
     }
     Ok(id)
@@ -184,6 +226,7 @@ mod tests {
     fn reason(r: Result<Vec<PageId>>) -> String {
         match r {
             Err(Error::Corrupted { page, reason }) => format!("{page}: {reason}"),
+            Err(e @ Error::TooManyFreeIds { .. }) => e.to_string(),
             other => panic!("expected Corrupted, got {other:?}"),
         }
     }

@@ -11,11 +11,11 @@ use crate::db::Db;
 use crate::error::Result;
 use crate::meta::Meta;
 use crate::pager::Pager;
-use crate::types::PageId;
+use crate::pageset::PageSet;
 
 /// Every problem [`Db::check`] finds in the snapshot of the meta in use (none: consistent).
 pub fn check(image: &Image) -> Result<Vec<Problem>> {
-    let free_pages = |pager: &Pager, meta: &Meta| -> Result<Vec<PageId>> {
+    let free_pages = |pager: &Pager, meta: &Meta| -> Result<PageSet> {
         let w = walk(pager, meta, &mut ())?;
         Ok(unreached(&w.reached, meta.high_water))
     };

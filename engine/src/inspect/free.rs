@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::freelist;
 use crate::meta::Meta;
 use crate::page::PageKind;
-use crate::rebuild::PageBitmap;
+use crate::pageset::PageSet;
 use crate::types::{PageId, PageSpan};
 
 pub(crate) struct FreeState {
@@ -23,61 +23,53 @@ pub(crate) struct FreeState {
     /// The freelist page and its overflow pages, when they could be read.
     pub span: Option<PageSpan>,
     /// Free or pending: listed on the freelist page, or (not persisted) reached by no bucket.
-    pub listed: PageBitmap,
-    pub listed_count: u64,
+    pub listed: PageSet,
     /// The listed pages the previous meta's snapshot still uses.
-    pub pending: PageBitmap,
-    pub pending_count: u64,
+    pub pending: PageSet,
 }
 
 impl FreeState {
     /// Read the free set of the meta in use; damage to the freelist page goes to `report`.
-    pub fn read(image: &Image, reached: &PageBitmap, report: &mut Report) -> Result<FreeState> {
+    pub fn read(image: &Image, reached: &PageSet, report: &mut Report) -> Result<FreeState> {
         let meta = image.meta();
         let hwm = meta.high_water;
-        let (span, ids) = if meta.has_freelist() {
-            read_freelist(image, &meta, report)?
+        let (span, listed) = if meta.has_freelist() {
+            let (span, ids) = read_freelist(image, &meta, report)?;
+            (span, PageSet::from_ids(ids))
         } else {
             (None, unreached(reached, hwm))
         };
-        let mut listed = PageBitmap::new(hwm.0);
-        for id in &ids {
-            listed.set(id.0);
-        }
         let mut state = FreeState {
             persisted: meta.has_freelist(),
             span,
             listed,
-            listed_count: ids.len() as u64,
-            pending: PageBitmap::new(hwm.0),
-            pending_count: 0,
+            pending: PageSet::new(),
         };
         if let Some(previous) = image.previous_meta() {
-            state.mark_pending(image, &previous, &ids)?;
+            state.mark_pending(image, &previous)?;
         }
         Ok(state)
     }
 
-    /// Mark the listed `ids` that `previous`'s snapshot reaches.
-    fn mark_pending(&mut self, image: &Image, previous: &Meta, ids: &[PageId]) -> Result<()> {
+    pub fn listed_count(&self) -> u64 {
+        self.listed.len()
+    }
+
+    /// Mark the listed pages that `previous`'s snapshot reaches.
+    fn mark_pending(&mut self, image: &Image, previous: &Meta) -> Result<()> {
         if previous.high_water > image.meta().high_water {
-            // Not a previous commit of this file (high-water marks never shrink); its bitmap
-            // would be sized by a mark the file length does not vouch for.
+            // Not a previous commit of this file (high-water marks never shrink), and its pages
+            // past the file's are not the file's to describe.
             return Ok(());
         }
         let old = walk(image.pager(), previous, &mut ())?;
-        let old_freelist = if previous.has_freelist() {
-            read_freelist(image, previous, &mut Report::default())?.0
-        } else {
-            None
-        };
-        let in_old_freelist = |p: PageId| old_freelist.is_some_and(|s| s.start <= p && p < s.end());
-        for &id in ids {
-            if old.reached.get(id.0) || in_old_freelist(id) {
-                self.pending.set(id.0);
-                self.pending_count += 1;
+        let mut used = old.reached;
+        if previous.has_freelist() {
+            if let (Some(s), _) = read_freelist(image, previous, &mut Report::default())? {
+                used.insert(s.start, s.end());
             }
         }
+        self.pending = self.listed.intersection(&used);
         Ok(())
     }
 }

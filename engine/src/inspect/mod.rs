@@ -23,12 +23,16 @@
 //!   or it is shorter than the high-water mark of the meta in use. Everything wrong below the
 //!   metas is a [`Problem`] in the result, never a failure and never a panic; only an I/O error
 //!   stops a walk.
-//! - Every length, offset and count read from the file is checked before use; no allocation is
-//!   sized by a field beyond what the file length allows (a bitmap is sized by a high-water mark
-//!   only after it is checked against the file length).
+//! - Every length, offset and count read from the file is checked before use. Memory follows
+//!   what the file holds, not what it claims: a page run is read only as far as its contents
+//!   reach, and sets of pages (reached, free, pending) are kept as runs ([`PageSet`]) and
+//!   handled run by run, so a sparse file whose metas claim 2^31 pages costs what its few real
+//!   pages cost.
 //! - No recursion: walks use explicit stacks, bounded by [`MAX_TREE_DEPTH`] levels per tree and
 //!   [`MAX_BUCKET_DEPTH`] levels of nesting, and enter each page at most once, so their work is
-//!   linear in the file whatever its references say.
+//!   linear in the pages they read whatever the references say.
+//!
+//! [`PageSet`]: crate::PageSet
 //!
 //! [`MAX_TREE_DEPTH`]: crate::limits::MAX_TREE_DEPTH
 //! [`MAX_BUCKET_DEPTH`]: crate::limits::MAX_BUCKET_DEPTH

@@ -6,7 +6,7 @@ use super::survey::Survey;
 use super::walk::{Buckets, PageVisit, Visitor};
 use super::Image;
 use crate::check::Problem;
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
 use crate::freelist;
 use crate::meta::Meta;
 use crate::node::{Body, BranchItem, LeafItem, Node};
@@ -69,36 +69,59 @@ pub fn page_map(image: &Image) -> Result<PageMap> {
     let mut nodes = Nodes::default();
     let survey = Survey::take(image, &mut nodes)?;
     let high_water = image.meta().high_water;
-    let mut runs = Vec::new();
+    let mut runs: Vec<PageRun> = Vec::new();
+    // The first page no run covers yet: a node or the freelist may reach past its segment.
     let mut p = 0;
-    while p < high_water.0 {
-        let run = match survey.use_of(p) {
-            // An overflow page of a node that overlaps another: `check` names it.
-            None => nodes.0.remove(&p),
-            Some(PageUse::Freelist) => survey.free.span.map(|s| PageRun {
-                start: PageId(p),
-                pages: s.end().0 - p,
-                kind: PageUse::Freelist,
-                count: survey.free.listed_count,
-                overflow: s.overflow(),
-                bucket: None,
-            }),
-            Some(PageUse::Damaged) => Some(PageRun {
-                start: PageId(p),
-                pages: 1,
-                kind: PageUse::Damaged,
-                count: 0,
-                overflow: 0,
-                bucket: survey.walk.damaged.get(&p).copied(),
-            }),
-            Some(kind) => Some(same_use_run(&survey, p, high_water.0, kind)),
-        };
-        match run {
-            Some(run) => {
-                p += run.pages;
-                runs.push(run);
+    for (segment, kind) in survey.segments(high_water) {
+        let end = segment.end().0;
+        if end <= p {
+            continue;
+        }
+        let start = segment.start.0.max(p);
+        match kind {
+            None => {
+                // Pages the walk entered: the nodes that start here. A page that starts none
+                // is an overflow page of a node that overlaps another: `check` names it.
+                for (_, run) in nodes.0.range(start..end) {
+                    if run.start.0 >= p {
+                        p = run.start.0 + run.pages;
+                        runs.push(run.clone());
+                    }
+                }
+                p = p.max(end);
             }
-            None => p += 1,
+            Some(PageUse::Freelist) => {
+                let s = survey
+                    .free
+                    .span
+                    .expect("a freelist segment lies in the freelist span");
+                runs.push(PageRun {
+                    start: PageId(start),
+                    pages: s.end().0 - start,
+                    kind: PageUse::Freelist,
+                    count: survey.free.listed_count(),
+                    overflow: s.overflow(),
+                    bucket: None,
+                });
+                p = s.end().0;
+            }
+            Some(PageUse::Damaged) => {
+                for page in start..end {
+                    runs.push(PageRun {
+                        start: PageId(page),
+                        pages: 1,
+                        kind: PageUse::Damaged,
+                        count: 0,
+                        overflow: 0,
+                        bucket: survey.walk.damaged.get(&page).copied(),
+                    });
+                }
+                p = end;
+            }
+            Some(kind) => {
+                push_use_run(&mut runs, start, end, kind);
+                p = end;
+            }
         }
     }
     Ok(PageMap {
@@ -111,15 +134,27 @@ pub fn page_map(image: &Image) -> Result<PageMap> {
     })
 }
 
-/// The run of pages from `start` whose use is `kind` (a meta page is a run of its own).
-fn same_use_run(survey: &Survey, start: u64, high_water: u64, kind: PageUse) -> PageRun {
-    let mut end = start + 1;
-    while kind != PageUse::Meta && end < high_water && survey.use_of(end) == Some(kind) {
-        end += 1;
+/// Add pages `start..end` of use `kind`, joining the run before when it is of the same use and
+/// ends at `start` (a meta page is a run of its own).
+fn push_use_run(runs: &mut Vec<PageRun>, start: u64, end: u64, kind: PageUse) {
+    if kind == PageUse::Meta {
+        for page in start..end {
+            runs.push(use_run(page, 1, kind));
+        }
+        return;
     }
+    match runs.last_mut() {
+        Some(last) if last.kind == kind && last.start.0 + last.pages == start => {
+            last.pages += end - start;
+        }
+        _ => runs.push(use_run(start, end - start, kind)),
+    }
+}
+
+fn use_run(start: u64, pages: u64, kind: PageUse) -> PageRun {
     PageRun {
         start: PageId(start),
-        pages: end - start,
+        pages,
         kind,
         count: 0,
         overflow: 0,
@@ -156,8 +191,8 @@ pub enum PageBody {
 pub fn page_detail(image: &Image, id: PageId) -> Result<PageDetail> {
     let pager = image.pager();
     if id.0 >= image.file_pages() {
-        let why = format!("past the end of the file ({} pages)", image.file_pages());
-        return Err(Error::corrupted(id, why));
+        let pages = image.file_pages();
+        return Err(Error::corrupted(id, Corruption::PastFileEnd { pages }));
     }
     let mut first = vec![0u8; image.page_size() as usize];
     pager.read_raw(id, &mut first)?;

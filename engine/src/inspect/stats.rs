@@ -102,14 +102,15 @@ pub fn stats(image: &Image) -> Result<Stats> {
         buckets: survey.walk.buckets.clone(),
         problems: Vec::new(),
     };
-    for p in 0..meta.high_water.0 {
-        match survey.use_of(p) {
-            Some(PageUse::Meta) => s.meta_pages += 1,
-            Some(PageUse::Freelist) => s.freelist_pages += 1,
-            Some(PageUse::Free) => s.free_pages += 1,
-            Some(PageUse::Pending) => s.pending_pages += 1,
-            Some(PageUse::Unreachable) => s.unreachable_pages += 1,
-            Some(PageUse::Damaged) => s.damaged_pages += 1,
+    for (span, kind) in survey.segments(meta.high_water) {
+        let pages = span.count;
+        match kind {
+            Some(PageUse::Meta) => s.meta_pages += pages,
+            Some(PageUse::Freelist) => s.freelist_pages += pages,
+            Some(PageUse::Free) => s.free_pages += pages,
+            Some(PageUse::Pending) => s.pending_pages += pages,
+            Some(PageUse::Unreachable) => s.unreachable_pages += pages,
+            Some(PageUse::Damaged) => s.damaged_pages += pages,
             Some(PageUse::Branch | PageUse::Leaf) | None => {}
         }
     }

@@ -4,18 +4,18 @@
 //! Damage does not stop the walk. A page that cannot be read or decoded, a reference outside
 //! `[2, high-water)`, a page reached twice, a tree deeper than [`MAX_TREE_DEPTH`] or buckets
 //! nested deeper than [`MAX_BUCKET_DEPTH`] becomes a [`Problem`] and the walk goes on with the
-//! rest; only an I/O error stops it. The stack is explicit and a bitmap over the high-water mark
-//! (which open checked against the file length) remembers the pages entered, so a file whose
-//! references form cycles or share children costs no more than one pass over its pages.
+//! rest; only an I/O error stops it. The stack is explicit and a [`PageSet`] remembers the pages
+//! entered, so a file whose references form cycles or share children costs no more than one pass
+//! over its pages, and memory follows the pages read, not the high-water mark a meta claims.
 
 use crate::bucket::{decode_header, BucketRoot};
-use crate::check::{reason_at, Problem, Report};
+use crate::check::{e_page, reason_at, Problem, Report};
 use crate::error::{Error, Result};
 use crate::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
 use crate::meta::Meta;
 use crate::node::{Body, Child, LeafItem, Node};
 use crate::pager::Pager;
-use crate::rebuild::PageBitmap;
+use crate::pageset::PageSet;
 use crate::types::{PageId, PageSpan};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -99,7 +99,7 @@ impl Visitor for () {}
 pub(crate) struct Walk {
     pub buckets: Buckets,
     /// Branch, leaf and overflow pages entered, and damaged pages referenced.
-    pub reached: PageBitmap,
+    pub reached: PageSet,
     /// Pages a bucket references that do not read as a branch or leaf, with that bucket.
     pub damaged: BTreeMap<u64, usize>,
     pub report: Report,
@@ -110,6 +110,8 @@ enum Work {
         id: PageId,
         bucket: usize,
         level: usize,
+        /// The page the reference to `id` was read from.
+        from: PageId,
     },
     /// An inline bucket's leaf, found in `page`.
     Inline {
@@ -135,7 +137,7 @@ pub(crate) fn walk(pager: &Pager, meta: &Meta, visitor: &mut dyn Visitor) -> Res
     };
     let mut w = Walk {
         buckets: Buckets { list: vec![root] },
-        reached: PageBitmap::new(meta.high_water.0),
+        reached: PageSet::new(),
         damaged: BTreeMap::new(),
         report: Report::default(),
     };
@@ -143,14 +145,20 @@ pub(crate) fn walk(pager: &Pager, meta: &Meta, visitor: &mut dyn Visitor) -> Res
         id: meta.root,
         bucket: 0,
         level: 0,
+        from: meta.slot(),
     }];
     while let Some(work) = stack.pop() {
         match work {
-            Work::Page { id, bucket, level } => {
+            Work::Page {
+                id,
+                bucket,
+                level,
+                from,
+            } => {
                 w.enter(
                     pager,
                     meta.high_water,
-                    (id, bucket, level),
+                    (id, bucket, level, from),
                     visitor,
                     &mut stack,
                 )?;
@@ -172,7 +180,7 @@ impl Walk {
         &mut self,
         pager: &Pager,
         high_water: PageId,
-        (id, bucket, level): (PageId, usize, usize),
+        (id, bucket, level, from): (PageId, usize, usize, PageId),
         visitor: &mut dyn Visitor,
         stack: &mut Vec<Work>,
     ) -> Result<()> {
@@ -180,29 +188,30 @@ impl Walk {
             self.problem(id, format!("tree deeper than {MAX_TREE_DEPTH} levels"));
             return Ok(());
         }
-        if self.reached.get(id.0) {
+        if self.reached.contains(id) {
             self.problem(id, "page reached twice");
             return Ok(());
         }
-        let node = match pager.node(id, high_water) {
+        let node = match pager.node(id, high_water, from) {
             Ok(node) => node,
             Err(e @ Error::Io { .. }) => return Err(e),
             Err(e) => {
-                self.problem(id, reason_at(id, &e));
+                let at = e_page(&e).unwrap_or(id);
+                self.problem(at, reason_at(at, &e));
                 if id.0 >= 2 && id < high_water {
-                    self.reached.set(id.0);
+                    self.reached.insert(id, id.plus(1));
                     self.damaged.insert(id.0, bucket);
                 }
                 return Ok(());
             }
         };
         let span = node.origin.expect("pager nodes carry their origin");
-        for p in span.ids().skip(1) {
-            if self.reached.set(p.0) {
-                self.problem(p, "overflow page reached twice");
+        self.reached.insert(id, id.plus(1));
+        if span.count > 1 {
+            for twice in self.reached.insert(id.plus(1), span.end()) {
+                self.report.add_each(twice, "overflow page reached twice");
             }
         }
-        self.reached.set(id.0);
         self.buckets.list[bucket].pages += span.count;
         visitor.page(&PageVisit {
             span,
@@ -222,6 +231,7 @@ impl Walk {
                             id: child,
                             bucket,
                             level,
+                            from: id,
                         });
                     }
                 }
@@ -269,8 +279,14 @@ impl Walk {
         let bucket = self.buckets.list.len();
         let (root, work) = match header.root {
             BucketRoot::Page(id) => {
-                let level = 0;
-                (Some(id), Work::Page { id, bucket, level })
+                let (level, from) = (0, page);
+                let work = Work::Page {
+                    id,
+                    bucket,
+                    level,
+                    from,
+                };
+                (Some(id), work)
             }
             BucketRoot::Inline(node) => (None, Work::Inline { node, bucket, page }),
         };
@@ -293,10 +309,11 @@ impl Walk {
     }
 }
 
-/// Pages in `[2, high_water)` not set in `reached`.
-pub(crate) fn unreached(reached: &PageBitmap, high_water: PageId) -> Vec<PageId> {
-    (2..high_water.0)
-        .filter(|&p| !reached.get(p))
-        .map(PageId)
-        .collect()
+/// Pages in `[2, high_water)` not in `reached`, as runs.
+pub(crate) fn unreached(reached: &PageSet, high_water: PageId) -> PageSet {
+    let mut out = PageSet::new();
+    for gap in reached.gaps(PageId(2), high_water) {
+        out.insert(gap.start, gap.end());
+    }
+    out
 }

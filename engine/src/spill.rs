@@ -1,0 +1,371 @@
+//! Rewriting a bucket's tree at commit: rebalance (merge underfull nodes, collapse a root with
+//! one child) and spill (write every owned node bottom-up: split, allocate, encode).
+//!
+//! Both build on what the write transaction read and check it first, so that a commit on a
+//! damaged file fails rather than write what it could not read back or spread the damage:
+//! every node taken from a page lies inside the range its parent's separators give it
+//! (`tree::materialize`); every node written is in order across its pieces, inside its range and
+//! encodable; a separator is not raised over a neighbour the transaction did not read, and a
+//! neighbour whose range grows when an emptied child goes is checked first.
+
+use crate::error::{Corruption, Error, Result};
+use crate::limits::MAX_TREE_DEPTH;
+use crate::node::{split_points, Body, BranchItem, Child, Node};
+use crate::tree::{materialize, too_deep, OwnedRange, Range, Reader};
+use crate::types::{PageId, PageSpan};
+use std::sync::Arc;
+
+/// Everything commit needs while it rewrites trees: where pages come from, where freed pages
+/// go, and where encoded pages are collected.
+pub trait SpillSink {
+    fn page_size(&self) -> u32;
+    fn fill_percent(&self) -> f64;
+    /// Allocate `count` contiguous pages.
+    fn allocate(&mut self, count: u64) -> Result<PageId>;
+    /// Pages no longer reachable after this commit. Fails when a page is already free or
+    /// pending, which only a corrupt tree (a page referenced twice) can cause.
+    fn free(&mut self, span: PageSpan) -> Result<()>;
+    /// An encoded page run and the node it holds (children all pages), assembled from what was
+    /// read from page `from`.
+    fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>, from: PageId);
+    fn count_split(&mut self);
+    fn count_merge(&mut self);
+}
+
+/// Merge underfull nodes, bottom-up, and collapse a root branch with a single child.
+pub fn rebalance(root: &mut Child, rd: &Reader<'_>, sink: &mut dyn SpillSink) -> Result<()> {
+    let Child::Node(node) = root else {
+        return Ok(());
+    };
+    rebalance_children(node, rd, sink, 0, Range::default())?;
+    loop {
+        let Child::Node(node) = root else {
+            return Ok(());
+        };
+        let page = rd.page_of(node);
+        let Body::Branch(items) = &mut node.body else {
+            return Ok(());
+        };
+        match items.len() {
+            0 => {
+                if let Some(span) = node.origin {
+                    sink.free(span)?;
+                }
+                *root = Child::Node(Box::new(Node::empty_leaf()));
+            }
+            1 => {
+                if let Some(span) = node.origin {
+                    sink.free(span)?;
+                }
+                let mut only = items.remove(0).child;
+                materialize(&mut only, rd, page, Range::default())?;
+                *root = only;
+            }
+            _ => return Ok(()),
+        }
+    }
+}
+
+fn underfull(n: &Node, page_size: u32) -> bool {
+    if n.is_empty() {
+        return true;
+    }
+    let min_keys = if n.is_leaf() { 1 } else { 2 };
+    n.unbalanced && (n.size() <= page_size as usize / 4 || n.len() <= min_keys)
+}
+
+/// Rebalance below `node`, whose keys lie in `range`.
+fn rebalance_children(
+    node: &mut Node,
+    rd: &Reader<'_>,
+    sink: &mut dyn SpillSink,
+    depth: usize,
+    range: Range<'_>,
+) -> Result<()> {
+    let page = rd.page_of(node);
+    if depth >= MAX_TREE_DEPTH {
+        return Err(too_deep(page));
+    }
+    let page_size = sink.page_size();
+    let Body::Branch(items) = &mut node.body else {
+        return Ok(());
+    };
+    for i in 0..items.len() {
+        let (head, tail) = items.split_at_mut(i + 1);
+        let BranchItem { key, child } = &mut head[i];
+        if let Child::Node(c) = child {
+            let child_range = Range {
+                lo: if i == 0 {
+                    range.lo
+                } else {
+                    Some(key.as_slice())
+                },
+                hi: tail.first().map(|n| n.key.as_slice()).or(range.hi),
+            };
+            rebalance_children(c, rd, sink, depth + 1, child_range)?;
+        }
+    }
+    let mut changed = false;
+    let mut i = 0;
+    while i < items.len() {
+        let weak = matches!(&items[i].child, Child::Node(c) if underfull(c, page_size));
+        if !weak {
+            i += 1;
+            continue;
+        }
+        changed = true;
+        if matches!(&items[i].child, Child::Node(c) if c.is_empty()) {
+            guard_neighbour(items, i, rd, (range, page))?;
+            free_child(items.remove(i).child, sink)?;
+            continue;
+        }
+        if items.len() == 1 {
+            break;
+        }
+        let left = i.saturating_sub(1);
+        merge_siblings(items, left, rd, sink, (range, page))?;
+        i = left;
+    }
+    node.unbalanced |= changed;
+    Ok(())
+}
+
+/// Before the empty child `gone` of `items` is removed, check the neighbour whose range grows
+/// over the gap (the left one, or the right one when the first child goes): along its edge that
+/// faces the gap, every node must hold keys inside the range it had. On a consistent tree it
+/// does; a damaged one could hide keys beyond a separator there, and removing the separator
+/// would bring them back — a key a transaction deleted, or never saw, reappearing.
+fn guard_neighbour(
+    items: &mut [BranchItem],
+    gone: usize,
+    rd: &Reader<'_>,
+    (range, page): (Range<'_>, PageId),
+) -> Result<()> {
+    let (mut at, rightmost) = match gone {
+        0 if items.len() > 1 => (1, false),
+        0 => return Ok(()),
+        _ => (gone - 1, true),
+    };
+    let mut edge = range.child(items, at).to_owned();
+    let mut node = materialize(&mut items[at].child, rd, page, edge.range())?;
+    for _ in 0..MAX_TREE_DEPTH {
+        let from = rd.page_of(node);
+        let Body::Branch(kids) = &mut node.body else {
+            return Ok(());
+        };
+        if kids.is_empty() {
+            return Ok(());
+        }
+        at = if rightmost { kids.len() - 1 } else { 0 };
+        edge = edge.range().child(kids, at).to_owned();
+        node = materialize(&mut kids[at].child, rd, from, edge.range())?;
+    }
+    Err(too_deep(page))
+}
+
+fn free_child(child: Child, sink: &mut dyn SpillSink) -> Result<()> {
+    if let Child::Node(n) = child {
+        if let Some(span) = n.origin {
+            sink.free(span)?;
+        }
+    }
+    Ok(())
+}
+
+/// Move every item of `items[left + 1]`'s node into `items[left]`'s node and drop the right one.
+/// `parent` is the range of the branch holding `items` and the page errors about it name.
+fn merge_siblings(
+    items: &mut Vec<BranchItem>,
+    left: usize,
+    rd: &Reader<'_>,
+    sink: &mut dyn SpillSink,
+    (range, page): (Range<'_>, PageId),
+) -> Result<()> {
+    // Both children's ranges, from the separators as they are before the right one goes.
+    let left_range = range.child(items, left).to_owned();
+    let right_range = range.child(items, left + 1).to_owned();
+    let right = items.remove(left + 1);
+    let mut right_child = right.child;
+    let right_node = materialize(&mut right_child, rd, page, right_range.range())?;
+    if let Some(span) = right_node.origin {
+        sink.free(span)?;
+    }
+    let right_page = rd.page_of(right_node);
+    let right_body = std::mem::replace(&mut right_node.body, Body::Leaf(Vec::new()));
+    let left_node = materialize(&mut items[left].child, rd, page, left_range.range())?;
+    match (&mut left_node.body, right_body) {
+        (Body::Leaf(l), Body::Leaf(r)) => l.extend(r),
+        (Body::Branch(l), Body::Branch(r)) => l.extend(r),
+        _ => {
+            let left = rd.page_of(left_node);
+            let reason = Corruption::SiblingKindsDiffer {
+                left,
+                right: right_page,
+            };
+            return Err(Error::corrupted(page, reason));
+        }
+    }
+    left_node.unbalanced = true;
+    sink.count_merge();
+    Ok(())
+}
+
+/// Write a tree back: spill every owned node bottom-up and return the root page. `anchor` is
+/// the page errors about nodes built in memory name (the tree's old root, or the page that
+/// references it).
+pub fn spill_root(root: Child, sink: &mut dyn SpillSink, anchor: PageId) -> Result<PageId> {
+    let node = match root {
+        Child::Page(id) => return Ok(id),
+        Child::Node(n) => *n,
+    };
+    let mut pieces = spill(node, sink, 0, OwnedRange::default(), anchor)?;
+    while pieces.len() > 1 {
+        let parent = Node {
+            origin: None,
+            read_from: None,
+            unbalanced: false,
+            body: Body::Branch(pieces),
+        };
+        pieces = spill(parent, sink, 0, OwnedRange::default(), anchor)?;
+    }
+    match pieces.pop() {
+        Some(BranchItem {
+            child: Child::Page(id),
+            ..
+        }) => Ok(id),
+        _ => unreachable!("spill returns at least one page"),
+    }
+}
+
+/// Spill one owned node whose keys must lie in `range`: its owned children first, then split
+/// it, allocate and encode each piece. Returns one branch item per piece for the parent. `from`
+/// is the page errors name when the node has no page of its own.
+fn spill(
+    node: Node,
+    sink: &mut dyn SpillSink,
+    depth: usize,
+    range: OwnedRange,
+    from: PageId,
+) -> Result<Vec<BranchItem>> {
+    let page = node.read_from.unwrap_or(from);
+    if depth >= MAX_TREE_DEPTH {
+        return Err(too_deep(page));
+    }
+    if let Some(span) = node.origin {
+        sink.free(span)?;
+    }
+    let body = match node.body {
+        Body::Leaf(items) => Body::Leaf(items),
+        Body::Branch(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            let mut items = items.into_iter().enumerate().peekable();
+            let mut left_unchanged = false;
+            while let Some((i, it)) = items.next() {
+                let Child::Node(c) = it.child else {
+                    out.push(it);
+                    left_unchanged = true;
+                    continue;
+                };
+                // The child's range, from the separators as they were read.
+                let separator = it.key;
+                let lo = if i == 0 {
+                    range.lo.clone()
+                } else {
+                    Some(separator.clone())
+                };
+                let hi = items.peek().map(|(_, n)| n.key.clone());
+                let child_range = OwnedRange {
+                    lo,
+                    hi: hi.or_else(|| range.hi.clone()),
+                };
+                let mut pieces = spill(*c, sink, depth + 1, child_range, page)?;
+                // bbolt makes a separator its child's first key. When that key rose (the
+                // child's first keys were deleted) and the left neighbour is a page this
+                // transaction did not read, raising the separator would widen the neighbour's
+                // range over keys a damaged neighbour may hide: keep the one that was read
+                // (still at most the child's first key, so still valid).
+                if let (true, Some(first)) = (i > 0 && left_unchanged, pieces.first_mut()) {
+                    if first.key > separator {
+                        first.key = separator;
+                    }
+                }
+                out.extend(pieces);
+                left_unchanged = false;
+            }
+            Body::Branch(out)
+        }
+    };
+    // Pair check: what is written is in order across all its pieces and inside the range its
+    // parent's separators (and so `check()`) will hold it to.
+    if !in_order(&body) || range.range().breach(&body).is_some() {
+        return Err(Error::corrupted(page, Corruption::CrossPageOrder));
+    }
+    let pieces = split_body(body, sink);
+    let mut out = Vec::with_capacity(pieces.len());
+    for body in pieces {
+        out.push(write_piece(body, sink, page)?);
+    }
+    Ok(out)
+}
+
+fn split_body(body: Body, sink: &mut dyn SpillSink) -> Vec<Body> {
+    let sizes: Vec<usize> = match &body {
+        Body::Leaf(items) => items.iter().map(crate::node::leaf_item_size).collect(),
+        Body::Branch(items) => items.iter().map(crate::node::branch_item_size).collect(),
+    };
+    let cuts = split_points(&sizes, sink.page_size() as usize, sink.fill_percent());
+    if cuts.is_empty() {
+        return vec![body];
+    }
+    fn cut<T>(mut items: Vec<T>, cuts: &[usize]) -> Vec<Vec<T>> {
+        let mut out = Vec::with_capacity(cuts.len() + 1);
+        for &at in cuts.iter().rev() {
+            out.push(items.split_off(at));
+        }
+        out.push(items);
+        out.reverse();
+        out
+    }
+    for _ in &cuts {
+        sink.count_split();
+    }
+    match body {
+        Body::Leaf(items) => cut(items, &cuts).into_iter().map(Body::Leaf).collect(),
+        Body::Branch(items) => cut(items, &cuts).into_iter().map(Body::Branch).collect(),
+    }
+}
+
+/// Keys of a node assembled by commit must ascend across the pieces it splits into. They always
+/// do for a consistent tree; a corrupt one (a separator that disagrees with its child) can break
+/// it, and that is an error about the file, not a programmer error.
+fn in_order(body: &Body) -> bool {
+    match body {
+        Body::Leaf(items) => items.windows(2).all(|w| w[0].key < w[1].key),
+        Body::Branch(items) => items.windows(2).all(|w| w[0].key < w[1].key),
+    }
+}
+
+/// Allocate and encode one piece of a node read from (or built under) page `page`.
+fn write_piece(body: Body, sink: &mut dyn SpillSink, page: PageId) -> Result<BranchItem> {
+    let mut node = Node {
+        origin: None,
+        read_from: None,
+        unbalanced: false,
+        body,
+    };
+    let page_size = sink.page_size() as usize;
+    let pages = node.size().div_ceil(page_size).max(1) as u64;
+    let id = sink.allocate(pages)?;
+    let mut buf = vec![0u8; pages as usize * page_size];
+    // A refusal fails (and latches) the commit before any page is written.
+    node.encode(&mut buf, id, page_size as u32)
+        .map_err(|reason| Error::corrupted(page, reason))?;
+    node.origin = Some(PageSpan::new(id, pages));
+    node.read_from = Some(id);
+    let key = node.first_key().map(<[u8]>::to_vec).unwrap_or_default();
+    sink.emit(id, buf, Arc::new(node), page);
+    Ok(BranchItem {
+        key,
+        child: Child::Page(id),
+    })
+}

@@ -1,0 +1,122 @@
+//! An input, fully concrete: which base, which edits, how to open and write it. Drawn from the
+//! campaign seed and the input's index; saved as JSON with a failure; replayed from that JSON
+//! without any random draw.
+
+use crate::bases::{Base, BasePool, FIXTURES};
+use crate::edit::{apply_all, Edit};
+use crate::image::FileImage;
+use crate::mutate::mutate;
+use crate::pipeline::RunConfig;
+use crate::rng::FuzzRng;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spec {
+    pub base: Base,
+    pub edits: Vec<Edit>,
+    pub config: RunConfig,
+}
+
+/// Which bases a campaign draws from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum BaseSet {
+    /// Every bbolt fixture (up to 8 MiB) and generated files.
+    #[default]
+    All,
+    /// The fixtures below 512 KiB and generated files: the bounded test's budget.
+    Small,
+}
+
+/// How a campaign draws its inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Draw {
+    pub seed: u64,
+    pub bases: BaseSet,
+    /// Most mutations stacked on one input; 0 runs the bases undamaged (the controls' inputs).
+    pub max_mutations: usize,
+}
+
+/// Distinct generated bases per campaign: enough variety, few enough to build once per worker.
+const GENERATED: u64 = 48;
+
+impl Draw {
+    fn base(&self, rng: &mut FuzzRng) -> Base {
+        let fixtures: &[&str] = match self.bases {
+            BaseSet::All => &FIXTURES,
+            BaseSet::Small => &FIXTURES[..3],
+        };
+        if rng.ratio(2, 5) {
+            // Smaller fixtures more often: they run faster and reach the same code.
+            let weights: Vec<u64> = (0..fixtures.len() as u64).map(|i| 16 >> i.min(4)).collect();
+            let name = fixtures[rng.weighted(&weights)].to_owned();
+            Base::Fixture { name }
+        } else {
+            let k = rng.below(GENERATED);
+            Base::Generated {
+                seed: FuzzRng::derive(self.seed, k, "base").next_u64(),
+            }
+        }
+    }
+
+    fn mutation_count(&self, rng: &mut FuzzRng) -> usize {
+        if self.max_mutations == 0 {
+            return 0;
+        }
+        let n = match rng.weighted(&[4, 40, 28, 18, 10]) {
+            4 => rng.range(4, 8) as usize,
+            n => n,
+        };
+        n.min(self.max_mutations)
+    }
+
+    /// Input `index`: its spec and the damaged file.
+    pub fn input(&self, index: u64, pool: &mut BasePool) -> Result<(Spec, FileImage), String> {
+        let mut rng = FuzzRng::derive(self.seed, index, "input");
+        let base = self.base(&mut rng);
+        let file = pool.get(&base)?;
+        let mut image = FileImage::from_bytes(file.bytes.clone());
+        let count = self.mutation_count(&mut rng);
+        let edits = mutate(file.layout.as_ref(), &mut image, &mut rng, count);
+        let config = RunConfig::draw(&mut rng);
+        let spec = Spec {
+            base,
+            edits,
+            config,
+        };
+        Ok((spec, image))
+    }
+}
+
+impl Spec {
+    /// The damaged file this spec describes.
+    pub fn image(&self, pool: &mut BasePool) -> Result<FileImage, String> {
+        let file = pool.get(&self.base)?;
+        let mut image = FileImage::from_bytes(file.bytes.clone());
+        apply_all(&mut image, &self.edits);
+        Ok(image)
+    }
+}
+
+/// A failing input as saved: where it came from, what failed, and the input itself.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Saved {
+    /// The campaign seed and input index it was drawn as (replay needs neither).
+    pub seed: u64,
+    pub index: u64,
+    /// What a person found out about it (the saved corpus says which defect it shows).
+    #[serde(default)]
+    pub note: String,
+    pub failure: Option<crate::outcome::Failure>,
+    /// What the input wrote when it failed (for reading; replay draws or takes them again).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<crate::plan::PlanText>,
+    pub spec: Spec,
+}
+
+impl Saved {
+    pub fn load(path: &std::path::Path) -> Result<Saved, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
