@@ -148,7 +148,13 @@ fn compare_prints_tables_or_json_and_rejects_bad_input() {
         .collect();
     assert_eq!(
         names,
-        ["large-db-set", "large-db-reopen", "commits", "buffers"]
+        [
+            "large-db-set",
+            "large-db-reopen",
+            "commits",
+            "commit-batch-sizes",
+            "buffers"
+        ]
     );
     assert_eq!(tables[2]["baseline"], "unbatched");
     let rows = tables[2]["rows"].as_array().expect("rows");

@@ -9,7 +9,8 @@
 //! |---|---|---|
 //! | `large-db-set` | freelist array / hashmap × synced / not synced | Set on a database that once grew large |
 //! | `large-db-reopen` | the same | reopen of that database |
-//! | `commits` | unbatched / Append / Rebuild × 1–64 writers | transaction |
+//! | `commits` | unbatched / Append / Rebuild × 1–64 simulated writers | transaction |
+//! | `commit-batch-sizes` | the same | commit: the distribution of batch sizes |
 //! | `buffers` | Grow / Exact / Estimate × IAVL- and geth-shaped batches | commit |
 //!
 //! Every table names a baseline variant; each row's ratio divides its value in the table's
@@ -77,7 +78,13 @@ impl FromStr for EngineKind {
 pub use scale::{Scale, Size};
 
 /// The scenarios, in the order `compare` runs them.
-pub const SCENARIOS: [&str; 4] = ["large-db-set", "large-db-reopen", "commits", "buffers"];
+pub const SCENARIOS: [&str; 5] = [
+    "large-db-set",
+    "large-db-reopen",
+    "commits",
+    "commit-batch-sizes",
+    "buffers",
+];
 
 /// The tables of `scenario` (or of every scenario) at `scale`, with the rows of `engines`.
 /// crashlab's variants are always measured (other engines' ratios are against its baseline);
@@ -107,6 +114,9 @@ pub fn run(
     }
     if wanted("commits") {
         tables.push(commits::table(scale, with_redb));
+    }
+    if wanted("commit-batch-sizes") {
+        tables.push(commits::batch_sizes_table(scale));
     }
     if wanted("buffers") {
         tables.push(buffers::table(scale));

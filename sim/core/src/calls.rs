@@ -10,19 +10,21 @@
 use crate::adapter::caps::Capabilities;
 use crate::adapter::error::{Ack, EngineError};
 use crate::apply::owned;
+use crate::limits::{CALLERS_MAX, CALLS_PER_CALLER_MAX};
 use crate::op::{value_bytes, Name, Op, Path};
 use crate::rng::SimRng;
 use crashlab_models::KvModel;
 use std::time::Duration;
 
-/// Most callers in one group.
-pub const CALLERS_MAX: u32 = 64;
-
-/// One caller's call.
+/// One call of one caller.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallSpec {
-    /// When the caller submits, after the group starts (simulated time).
-    pub delay: Duration,
+    /// Which caller makes it; a caller's calls are in group order, each submitted after the
+    /// previous one's answer.
+    pub caller: u32,
+    /// How long the caller thinks before submitting it: after the group starts for its first
+    /// call, after its previous answer for the others (simulated time).
+    pub think: Duration,
     /// Submitted as a write batch of records, else as a batch function.
     pub as_write_batch: bool,
     /// Puts and deletes.
@@ -31,16 +33,19 @@ pub struct CallSpec {
     pub fails: bool,
 }
 
-/// The calls of `group callers=N seed=S` for an engine that can do `caps`.
-pub fn group_calls(callers: u32, seed: u32, caps: &Capabilities) -> Vec<CallSpec> {
+/// The calls of `group callers=N calls=C seed=S` for an engine that can do `caps`: `calls`
+/// per caller, caller by caller.
+pub fn group_calls(callers: u32, calls: u32, seed: u32, caps: &Capabilities) -> Vec<CallSpec> {
     let paths: &[&[&str]] = if caps.nested_buckets {
         &[&["a"], &["b"], &["a", "x"], &["b", "y"]]
     } else {
         &[&["a"], &["b"]]
     };
     let mut r = SimRng::derive(u64::from(seed), "group");
+    let per = calls.clamp(1, CALLS_PER_CALLER_MAX);
     (0..callers.min(CALLERS_MAX))
-        .map(|c| {
+        .flat_map(|c| (0..per).map(move |k| (c, k)))
+        .map(|(c, k)| {
             let ops = (0..r.range(1, 3))
                 .map(|j| {
                     let path: Path = r.pick(paths).iter().map(|s| Name::new(*s)).collect();
@@ -49,7 +54,7 @@ pub fn group_calls(callers: u32, seed: u32, caps: &Capabilities) -> Vec<CallSpec
                         return Op::Delete { path, key };
                     }
                     // Versions far above a workload's, one per put of the group.
-                    let version = 1 << 30 | (seed % (1 << 16)) << 12 | c << 4 | j as u32;
+                    let version = 1 << 30 | (seed % (1 << 8)) << 22 | c << 16 | k << 4 | j as u32;
                     let len = match r.below(10) {
                         0 => r.range(1000, 3000),
                         _ => r.range(1, 300),
@@ -63,7 +68,10 @@ pub fn group_calls(callers: u32, seed: u32, caps: &Capabilities) -> Vec<CallSpec
                 })
                 .collect();
             CallSpec {
-                delay: Duration::from_micros(r.range(0, 1500)),
+                caller: c,
+                // A madsim sleep lasts at least 1 ms, as does a batch's I/O: thinking up to 2 ms
+                // makes callers miss or catch the batch being formed.
+                think: Duration::from_micros(r.range(0, 2000)),
                 as_write_batch: r.chance(0.5),
                 ops,
                 fails: r.chance(0.1),
@@ -108,4 +116,7 @@ pub trait GroupObserver {
     fn before_commit(&mut self, calls: &[usize]);
     /// That commit ended.
     fn after_commit(&mut self, result: &Result<Ack, EngineError>);
+    /// The simulated time the disk spent on I/O since the last time this was asked: how long
+    /// the leader's batch took, for callers to wait on.
+    fn io_time(&mut self) -> Duration;
 }

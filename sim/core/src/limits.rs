@@ -34,6 +34,15 @@ pub const PUT_LEN_MAX: u32 = 16 << 20;
 /// of keys, so `OPS_MAX` bounds them.)
 pub const PUT_BYTES_PER_CASE_MAX: u64 = 128 << 20;
 
+/// Most callers in one group of concurrent callers (`group callers=N`): 64, the most writers the
+/// batched-commits finding measures; each caller is a simulated task.
+pub const CALLERS_MAX: u32 = 64;
+
+/// Most calls one caller of a group makes (`group ... calls=N`): a group's calls are all held
+/// for the call oracle, so 64 × 512 calls of at most three operations each stay within the
+/// `OPS_MAX` operations a run may hold.
+pub const CALLS_PER_CALLER_MAX: u32 = 512;
+
 /// Longest key or bucket name: the engine's (and bbolt's) `MAX_KEY_SIZE`. A longer one would be
 /// refused by the engine mid-run, which the runner reports as a violation of a correct engine.
 pub const NAME_LEN_MAX: usize = MAX_KEY_SIZE;
@@ -93,6 +102,7 @@ const _: () = {
     assert!(PUT_LEN_MAX as u64 <= PUT_BYTES_PER_CASE_MAX);
     assert!(PUT_LEN_MAX as usize <= crashlab_engine::limits::MAX_VALUE_SIZE);
     assert!(READER_INDEX_MAX as usize >= OPS_MAX);
+    assert!((CALLERS_MAX * CALLS_PER_CALLER_MAX * 3) as usize <= OPS_MAX);
 };
 
 /// `v` checked against `max`: `Err` names what was asked for, the limit and its constant.

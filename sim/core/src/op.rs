@@ -5,14 +5,15 @@
 //! create a/b            delete-bucket a/b        put a k7 len=300 v=12
 //! delete a k7           get a k7                 scan a
 //! commit   rollback   begin-reader   end-reader 2   reopen   crash   power-cut-in 4
-//! group callers=5 seed=812
+//! group callers=5 seed=812    group callers=16 calls=8 seed=3
 //! ```
 //! Names (bucket path components and keys) print as themselves when they are plain
 //! `[A-Za-z0-9_.-]` text, otherwise as `0x` + hex. A put's value is derived from the key, the
 //! length and the version `v`, so the text names it exactly.
 
 use crate::limits::{
-    at_most, NAME_LEN_MAX, PATH_DEPTH_MAX, POWER_CUT_IN_CALLS_MAX, PUT_LEN_MAX, READER_INDEX_MAX,
+    at_most, CALLERS_MAX, CALLS_PER_CALLER_MAX, NAME_LEN_MAX, PATH_DEPTH_MAX,
+    POWER_CUT_IN_CALLS_MAX, PUT_LEN_MAX, READER_INDEX_MAX,
 };
 use std::fmt;
 
@@ -55,11 +56,13 @@ pub enum Op {
     /// Arm a power cut after this many more storage calls: it lands inside whatever is running
     /// then (typically a commit), between two writes or between a write and its sync.
     PowerCutIn(u32),
-    /// Concurrent callers, each submitting one call (a write batch or a batch function of a few
-    /// puts and deletes, some failing by design) through the engine's coalescer at a seeded
-    /// simulated instant; what each call holds is drawn from `seed` (see `calls.rs`).
+    /// Concurrent callers, each submitting `calls` calls one after another (a write batch or a
+    /// batch function of a few puts and deletes, some failing by design) through the engine's
+    /// coalescer, thinking a seeded simulated time before each; what each call holds is drawn
+    /// from `seed` (see `calls.rs`).
     Group {
         callers: u32,
+        calls: u32,
         seed: u32,
     },
 }
@@ -181,7 +184,16 @@ impl fmt::Display for Op {
             Op::Reopen => f.write_str("reopen"),
             Op::Crash => f.write_str("crash"),
             Op::PowerCutIn(n) => write!(f, "power-cut-in {n}"),
-            Op::Group { callers, seed } => write!(f, "group callers={callers} seed={seed}"),
+            Op::Group {
+                callers,
+                calls: 1,
+                seed,
+            } => write!(f, "group callers={callers} seed={seed}"),
+            Op::Group {
+                callers,
+                calls,
+                seed,
+            } => write!(f, "group callers={callers} calls={calls} seed={seed}"),
         }
     }
 }
@@ -274,10 +286,37 @@ impl std::str::FromStr for Op {
                 .map(Op::PowerCutIn)
             }
             Some("group") => {
-                want(3, "group callers=N seed=N")?;
+                let (callers, calls, seed) = match words.len() {
+                    3 => (words[1], None, words[2]),
+                    _ => {
+                        want(4, "group callers=N [calls=N] seed=N")?;
+                        (words[1], Some(words[2]), words[3])
+                    }
+                };
+                let callers = at_most(
+                    "callers",
+                    field(callers, "callers")?,
+                    CALLERS_MAX,
+                    "CALLERS_MAX",
+                )?;
+                let calls = match calls {
+                    Some(c) => at_most(
+                        "calls",
+                        field(c, "calls")?,
+                        CALLS_PER_CALLER_MAX,
+                        "CALLS_PER_CALLER_MAX",
+                    )?,
+                    None => 1,
+                };
+                if callers == 0 || calls == 0 {
+                    return Err(format!(
+                        "a group needs at least one caller and one call: `{line}`"
+                    ));
+                }
                 Ok(Op::Group {
-                    callers: field(words[1], "callers")?,
-                    seed: field(words[2], "seed")?,
+                    callers,
+                    calls,
+                    seed: field(seed, "seed")?,
                 })
             }
             _ => Err(format!(
@@ -323,7 +362,13 @@ mod tests {
             Op::PowerCutIn(4),
             Op::Group {
                 callers: 7,
+                calls: 1,
                 seed: 99,
+            },
+            Op::Group {
+                callers: 64,
+                calls: 20,
+                seed: 5,
             },
         ];
         for op in ops {

@@ -80,14 +80,7 @@ impl Summary {
         s.io_errors += t.io_errors;
         s.background_snapshot_checks += t.background_snapshot_checks;
         s.timer_power_cuts += t.timer_power_cuts;
-        let (g, h) = (&mut s.groups, &t.groups);
-        g.groups += h.groups;
-        g.calls += h.calls;
-        g.merged_commits += h.merged_commits;
-        g.commits += h.commits;
-        g.answered_committed += h.answered_committed;
-        g.answered_own_error += h.answered_own_error;
-        g.answered_commit_failed += h.answered_commit_failed;
+        s.groups.add(&t.groups);
         self.faults.accumulate(&r.faults);
         self.sim_ns += r.io.sim_time_ns;
         match r.outcome {

@@ -131,6 +131,7 @@ fn add_groups(seed: u64, ops: &mut Vec<Op>) {
         if after_commit && r.chance(0.15) {
             out.push(Op::Group {
                 callers: r.range(1, most) as u32,
+                calls: 1,
                 seed: r.next_u64() as u32,
             });
         }

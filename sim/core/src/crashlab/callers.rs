@@ -1,12 +1,20 @@
 //! Concurrent callers through crashlab's own coalescer, in simulated time: each caller is a
-//! madsim task that submits its call at its delay and waits for its answer; the group's leader —
-//! the driver's own future, so every commit it makes reaches the driver's oracle before any
-//! byte is written — runs the engine's sans-IO coalescer (`batch::core`) and its batch runner
-//! (`batch::apply`), exactly what `Db::batch` and `Db::write` run on threads.
+//! madsim task that submits its calls one after another — thinking between them, waiting for
+//! each answer — while the group's leader, the driver's own future (so every commit it makes
+//! reaches the driver's oracle before any byte is written), runs the engine's sans-IO coalescer
+//! (`batch::core`) and its batch runner (`batch::apply`), exactly what `Db::batch` and
+//! `Db::write` run on threads.
 //!
 //! Leading follows bbolt: a batch waits `max_batch_delay` for more callers unless it is full; a
 //! call whose function fails is rolled back and run again alone (here by the leader, right after
 //! its batch, as its caller would on taking the writer lock next), so only it gets its error.
+//! A batch's I/O takes the simulated time the disk's cost model gives it, and callers whose turn
+//! comes meanwhile queue for the next batch: batch sizes are what the timing makes them.
+//!
+//! Timing is madsim's: a madsim sleep lasts at least 1 ms (as tokio's does), so a batch's I/O,
+//! the batch delay and a caller's thinking each take a millisecond or more of simulated time.
+//! What matters for batching is their ratio, which the think times are drawn to make
+//! interesting (see `calls::group_calls`).
 
 use super::batch::{apply_creating, write_batch};
 use super::CrashlabDb;
@@ -17,23 +25,19 @@ use crashlab_engine::batch::core::{BatchOutcome, CallId, Coalescer, Delivery};
 use crashlab_engine::batch::MergeWork;
 use crashlab_engine::Error;
 use crashlab_models::Answer;
-use std::cell::RefCell;
+use futures_channel::{mpsc, oneshot};
+use futures_core::Stream;
 use std::collections::BTreeMap;
+use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How often a waiting caller or an idle leader looks again (simulated time).
-const POLL: Duration = Duration::from_micros(10);
+/// The shortest wait the leader makes for others to join a batch (simulated time).
+const JOIN_MIN: Duration = Duration::from_micros(10);
 
-/// What the callers and the leader share.
-struct Front {
-    core: Coalescer,
-    /// The group index of each submitted call.
-    index: BTreeMap<CallId, usize>,
-    submitted: usize,
-    answers: Vec<(usize, Answer)>,
-}
+/// A call joining the queue, and where its answer goes.
+type Submission = (usize, oneshot::Sender<Answer>);
 
 /// Run one group on `db`; every call's answer, by group index.
 pub(super) async fn run_group(
@@ -42,53 +46,83 @@ pub(super) async fn run_group(
     observer: &mut dyn GroupObserver,
 ) -> Vec<(usize, Answer)> {
     let opts = db.db.options().clone();
-    let front = Rc::new(RefCell::new(Front {
-        core: Coalescer::new(opts.max_batch_size),
-        index: BTreeMap::new(),
-        submitted: 0,
-        answers: Vec::new(),
-    }));
-    let callers: Vec<_> = calls
-        .iter()
-        .enumerate()
-        .map(|(i, c)| madsim::task::spawn_local(submit_at(front.clone(), i, c.delay)))
+    let (tx, mut rx) = mpsc::unbounded::<Submission>();
+    let mut by_caller: BTreeMap<u32, Vec<(usize, Duration)>> = BTreeMap::new();
+    for (i, c) in calls.iter().enumerate() {
+        by_caller.entry(c.caller).or_default().push((i, c.think));
+    }
+    let callers: Vec<_> = by_caller
+        .into_values()
+        .map(|own| madsim::task::spawn_local(caller(own, tx.clone())))
         .collect();
+    drop(tx);
     let mut leader = Leader {
         db,
         calls,
         observer,
         work: MergeWork::default(),
+        core: Coalescer::new(opts.max_batch_size),
+        waiting: BTreeMap::new(),
     };
-    while front.borrow().answers.len() < calls.len() {
-        let (queued, full, all_in) = {
-            let f = front.borrow();
-            (f.core.queued(), f.core.full(), f.submitted == calls.len())
-        };
-        if queued == 0 {
-            madsim::time::sleep(POLL).await;
-            continue;
+    // The queue is empty between batches: wait for the next call, give others the batch delay
+    // to join (unless the batch is full already), take everyone who came, run the batch.
+    while let Some(first) = next(&mut rx).await {
+        leader.enqueue(first);
+        if !leader.core.full() {
+            madsim::time::sleep(opts.max_batch_delay.max(JOIN_MIN)).await;
         }
-        if !full && !all_in {
-            // Give others the batch delay to join.
-            madsim::time::sleep(opts.max_batch_delay.max(POLL)).await;
+        while let Ok(s) = rx.try_recv() {
+            leader.enqueue(s);
         }
-        leader.run_one_batch(&front);
+        while leader.core.queued() > 0 {
+            let answers = leader.run_one_batch();
+            // The batch's I/O takes time: its callers hear back when it is done, and callers
+            // whose turn comes meanwhile queue for the next batch.
+            let io = leader.observer.io_time();
+            madsim::time::sleep(io).await;
+            for (reply, answer) in answers {
+                // A caller that is gone (its task ended with the group) needs no answer.
+                let _ = reply.send(answer);
+            }
+            while let Ok(s) = rx.try_recv() {
+                leader.enqueue(s);
+            }
+        }
     }
+    db.db.add_merge_work(&leader.work);
+    let mut answers = Vec::with_capacity(calls.len());
     for c in callers {
-        let _ = c.await;
+        if let Ok(mut own) = c.await {
+            answers.append(&mut own);
+        }
     }
-    let mut answers = std::mem::take(&mut front.borrow_mut().answers);
     answers.sort_by_key(|(i, _)| *i);
     answers
 }
 
-/// A caller: wait for its instant, then join the queue.
-async fn submit_at(front: Rc<RefCell<Front>>, index: usize, delay: Duration) {
-    madsim::time::sleep(delay).await;
-    let mut f = front.borrow_mut();
-    let id = f.core.submit();
-    f.index.insert(id, index);
-    f.submitted += 1;
+/// The next submission, or `None` when every caller is done.
+async fn next(rx: &mut mpsc::UnboundedReceiver<Submission>) -> Option<Submission> {
+    std::future::poll_fn(|cx| Pin::new(&mut *rx).poll_next(cx)).await
+}
+
+/// A caller: its calls in order, each after its think time, each waiting for its answer.
+async fn caller(
+    calls: Vec<(usize, Duration)>,
+    queue: mpsc::UnboundedSender<Submission>,
+) -> Vec<(usize, Answer)> {
+    let mut answers = Vec::with_capacity(calls.len());
+    for (index, think) in calls {
+        madsim::time::sleep(think).await;
+        let (tx, rx) = oneshot::channel();
+        if queue.unbounded_send((index, tx)).is_err() {
+            break;
+        }
+        match rx.await {
+            Ok(answer) => answers.push((index, answer)),
+            Err(_) => break,
+        }
+    }
+    answers
 }
 
 struct Leader<'a> {
@@ -96,29 +130,38 @@ struct Leader<'a> {
     calls: &'a [CallSpec],
     observer: &'a mut dyn GroupObserver,
     work: MergeWork,
+    core: Coalescer,
+    /// Queued and running calls: their group index and where their answer goes.
+    waiting: BTreeMap<CallId, Submission>,
 }
 
 impl Leader<'_> {
-    /// Start the next batch and run it (and the solo retry it asks for); record the answers.
-    fn run_one_batch(&mut self, front: &Rc<RefCell<Front>>) {
-        let indexes: Vec<usize> = {
-            let mut f = front.borrow_mut();
-            let Some(ids) = f.core.start_batch() else {
-                return;
-            };
-            ids.iter().map(|id| f.index[id]).collect()
+    fn enqueue(&mut self, s: Submission) {
+        let id = self.core.submit();
+        self.waiting.insert(id, s);
+    }
+
+    /// Start the next batch and run it (and the solo retry it asks for); the answers for its
+    /// callers.
+    fn run_one_batch(&mut self) -> Vec<(oneshot::Sender<Answer>, Answer)> {
+        let mut out = Vec::new();
+        let Some(ids) = self.core.start_batch() else {
+            return out;
         };
+        let indexes: Vec<usize> = ids.iter().map(|id| self.waiting[id].0).collect();
         let (outcome, _) = self.run(&indexes);
-        let deliveries = front.borrow_mut().core.finish_batch(outcome);
-        for (id, d) in deliveries {
-            let index = front.borrow().index[&id];
+        for (id, d) in self.core.finish_batch(outcome) {
+            let Some((index, reply)) = self.waiting.remove(&id) else {
+                unreachable!("a delivered call was waiting")
+            };
             let answer = match d {
                 Delivery::Committed => Answer::Committed,
                 Delivery::CommitFailed => Answer::CommitFailed,
                 Delivery::RunSolo => self.solo(index),
             };
-            front.borrow_mut().answers.push((index, answer));
+            out.push((reply, answer));
         }
+        out
     }
 
     /// Run the calls `indexes` as one batch, telling the observer about its commit.

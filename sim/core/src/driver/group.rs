@@ -5,9 +5,11 @@
 use super::{Driver, Hooks, Step};
 use crate::adapter::{Ack, Engine, EngineError};
 use crate::calls::{apply_call, group_calls, CallSpec, GroupObserver};
+use crate::disk::SimDisk;
 use crate::verdict::Verdict;
 use crashlab_models::{CallOracle, CommitOutcome, DurabilityOracle};
 use std::rc::Rc;
+use std::time::Duration;
 
 /// What one group did, for the run's figures.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -20,12 +22,40 @@ pub struct GroupFigures {
     pub answered_committed: u64,
     pub answered_own_error: u64,
     pub answered_commit_failed: u64,
+    /// Successful commits by the calls they held: 1, 2, 3–4, 5–8, 9–16, 17–32, 33–64, more.
+    pub batch_sizes: [u64; 8],
+}
+
+impl GroupFigures {
+    /// The bucket of [`GroupFigures::batch_sizes`] a commit of `calls` calls counts in.
+    pub fn size_bucket(calls: usize) -> usize {
+        (calls.max(1).next_power_of_two().trailing_zeros() as usize).min(7)
+    }
+
+    /// Add `other`'s figures to these.
+    pub fn add(&mut self, other: &GroupFigures) {
+        self.groups += other.groups;
+        self.calls += other.calls;
+        self.merged_commits += other.merged_commits;
+        self.commits += other.commits;
+        self.answered_committed += other.answered_committed;
+        self.answered_own_error += other.answered_own_error;
+        self.answered_commit_failed += other.answered_commit_failed;
+        for (a, b) in self.batch_sizes.iter_mut().zip(other.batch_sizes) {
+            *a += b;
+        }
+    }
 }
 
 /// The driver's side of a running group: the oracle follows every commit the engine reports.
 struct Observer<'a, H> {
     oracle: &'a mut DurabilityOracle,
     hooks: &'a mut H,
+    disk: &'a SimDisk,
+    /// The disk's simulated I/O time already handed to the engine as batch time.
+    io_seen: u64,
+    /// Calls held by each successful commit: the batch sizes the timing made.
+    sizes: Vec<usize>,
     promised: bool,
     calls: &'a [CallSpec],
     call_oracle: CallOracle,
@@ -85,9 +115,20 @@ impl<E: Engine, H: Hooks<E>> GroupObserver for Typed<'_, '_, E, H> {
             }
         };
         o.oracle.end_commit(index, outcome);
+        if result.is_ok() {
+            o.sizes.push(calls.len());
+        }
         o.call_oracle.commit(&calls, result.is_ok());
         o.commits += 1;
         o.told::<E>();
+    }
+
+    fn io_time(&mut self) -> Duration {
+        let o = &mut *self.0;
+        let now = o.disk.io_stats().sim_time_ns;
+        let dt = now.saturating_sub(o.io_seen);
+        o.io_seen = now;
+        Duration::from_nanos(dt)
     }
 }
 
@@ -98,12 +139,16 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         &mut self,
         db: &Rc<E>,
         callers: u32,
+        per_caller: u32,
         seed: u32,
     ) -> Step<Result<String, String>> {
-        let calls = group_calls(callers, seed, &self.caps);
+        let calls = group_calls(callers, per_caller, seed, &self.caps);
         let fails: Vec<bool> = calls.iter().map(|c| c.fails).collect();
         let promised = self.promised();
         let mut obs = Observer {
+            io_seen: self.disk.io_stats().sim_time_ns,
+            disk: &self.disk,
+            sizes: Vec::new(),
             oracle: &mut self.oracle,
             hooks: &mut self.hooks,
             promised,
@@ -131,6 +176,9 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         g.answered_committed += ok;
         g.answered_own_error += own;
         g.answered_commit_failed += failed;
+        for &n in &obs.sizes {
+            g.batch_sizes[GroupFigures::size_bucket(n)] += 1;
+        }
         self.stats.commits += obs.commits;
         // Each call's operations are operations the run did (the group itself is counted once
         // by the session loop).

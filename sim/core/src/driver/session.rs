@@ -95,8 +95,12 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             self.next += 1;
             self.stats.ops_run += 1;
             let next = match op {
-                Op::Group { callers, seed } if writer.is_none() && batch.model.is_none() => {
-                    self.run_group(shared, *callers, *seed).await?
+                Op::Group {
+                    callers,
+                    calls,
+                    seed,
+                } if writer.is_none() && batch.model.is_none() => {
+                    self.run_group(shared, *callers, *calls, *seed).await?
                 }
                 Op::Group { .. } => Next::Go("skipped (a transaction is open)".into()),
                 _ => self.op(db, op, &mut writer, &mut batch, readers)?,
@@ -180,9 +184,9 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
 
     /// A group of concurrent callers; a commit of the group that failed ends the session as a
     /// failed commit does.
-    async fn run_group(&mut self, db: &Rc<E>, callers: u32, seed: u32) -> Step<Next> {
+    async fn run_group(&mut self, db: &Rc<E>, callers: u32, calls: u32, seed: u32) -> Step<Next> {
         let index = self.next - 1;
-        match self.group(db, callers, seed).await? {
+        match self.group(db, callers, calls, seed).await? {
             Ok(summary) => Ok(Next::Go(summary)),
             Err(msg) => {
                 let end = if self.power.is_off() {
