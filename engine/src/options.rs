@@ -59,6 +59,10 @@ pub struct DebugHooks {
     /// When a call of a batch fails, keep the transaction instead of rolling it back: the
     /// failed call's writes are committed with its siblings' (who then run again).
     pub batch_keeps_failed_call: bool,
+    /// Do not latch after a failed commit: the next write transaction on the same handle builds
+    /// on a freelist that may already hold the failed commit's allocations, and on pages the
+    /// disk may or may not hold.
+    pub no_latch: bool,
 }
 
 impl Default for Options {

@@ -11,6 +11,10 @@
 //! - after a **reopen** (process restart; the page cache survives), the state must be one of
 //!   `S[c..=b]`, where `c` is the last acknowledged commit, durable or not.
 //!
+//! A failed commit's state stays in the chain when the application carries on without reopening:
+//! until a later commit is durable (after a power cut) or acknowledged (after a reopen) it may
+//! still be what the disk holds.
+//!
 //! Whatever state is observed becomes the chain's new end: later states are gone. After a power
 //! cut it is also the new durable floor; after a reopen the floor stays where it was.
 //! A reader sees one snapshot for its whole life (the runner checks that with the model it
@@ -55,6 +59,8 @@ pub struct DurabilityOracle {
     durable: usize,
     /// Index of the last acknowledged state (durable or not).
     acknowledged: usize,
+    /// A commit began and has not ended.
+    running: bool,
 }
 
 impl DurabilityOracle {
@@ -63,6 +69,7 @@ impl DurabilityOracle {
             states: vec![initial],
             durable: 0,
             acknowledged: 0,
+            running: false,
         }
     }
 
@@ -73,17 +80,19 @@ impl DurabilityOracle {
 
     /// A commit's writes are starting; it will produce `state`. Returns its index.
     pub fn begin_commit(&mut self, state: KvModel) -> usize {
-        assert_eq!(
-            self.acknowledged + 1,
-            self.states.len(),
-            "a commit starts only after the previous one was acknowledged"
+        assert!(
+            !self.running,
+            "a commit starts only after the previous one ended"
         );
+        self.running = true;
         self.states.push(state);
         self.states.len() - 1
     }
 
     pub fn end_commit(&mut self, index: usize, outcome: CommitOutcome) {
         assert_eq!(index + 1, self.states.len(), "only the newest commit ends");
+        assert!(self.running, "a commit ends after it began");
+        self.running = false;
         match outcome {
             CommitOutcome::Durable => {
                 self.durable = index;
@@ -116,6 +125,7 @@ impl DurabilityOracle {
         let range = self.allowed_after_power_cut();
         let i = self.find(observed, range)?;
         self.states.truncate(i + 1);
+        self.running = false;
         self.durable = i;
         self.acknowledged = i;
         Ok(i)
@@ -126,6 +136,7 @@ impl DurabilityOracle {
         let range = self.allowed_after_reopen();
         let i = self.find(observed, range)?;
         self.states.truncate(i + 1);
+        self.running = false;
         self.acknowledged = i;
         debug_assert!(self.durable <= i);
         Ok(i)
@@ -212,5 +223,35 @@ mod tests {
         assert!(o.clone().recover_after_reopen(&state(&[])).is_err());
         assert_eq!(o.recover_after_power_cut(&state(&[])), Ok(0));
         assert_eq!(o.current(), &state(&[]));
+    }
+
+    #[test]
+    fn a_failed_commit_stays_possible_until_a_later_one_is_durable() {
+        let mut o = DurabilityOracle::new(state(&[]));
+        let failed = o.begin_commit(state(&["a"]));
+        o.end_commit(failed, CommitOutcome::Failed);
+        // The application carries on: the next commit starts from the last acknowledged state.
+        assert_eq!(o.current(), &state(&[]));
+        let next = o.begin_commit(state(&["b"]));
+        assert_eq!(o.allowed_after_power_cut(), (0, 2));
+        assert_eq!(
+            o.clone().recover_after_power_cut(&state(&["a"])),
+            Ok(failed)
+        );
+        o.end_commit(next, CommitOutcome::Acknowledged);
+        // After a reopen only the acknowledged commit or later may be seen.
+        assert_eq!(o.allowed_after_reopen(), (2, 2));
+        assert!(o.clone().recover_after_reopen(&state(&["a"])).is_err());
+        let last = o.begin_commit(state(&["b", "c"]));
+        o.end_commit(last, CommitOutcome::Durable);
+        assert_eq!(o.allowed_after_power_cut(), (3, 3));
+    }
+
+    #[test]
+    #[should_panic(expected = "previous one ended")]
+    fn commits_do_not_overlap() {
+        let mut o = DurabilityOracle::new(state(&[]));
+        o.begin_commit(state(&["a"]));
+        o.begin_commit(state(&["b"]));
     }
 }

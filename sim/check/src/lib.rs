@@ -47,7 +47,7 @@ pub use states::Coverage;
 use book::Book;
 use crashlab_sim::adapter::{Engine, EngineConfig};
 use crashlab_sim::case::{Case, Expect};
-use crashlab_sim::config::RunConfig;
+use crashlab_sim::config::{AfterFailure, RunConfig};
 use crashlab_sim::control::Control;
 use crashlab_sim::disk::DiskConfig;
 use crashlab_sim::op::Op;
@@ -146,6 +146,8 @@ impl<C: EngineConfig> CheckConfig<C> {
             disk: DiskConfig::default(),
             ops: self.ops.clone(),
             engine: self.engine_config(),
+            // The checker's disk has no faults: no commit of the recorded run fails.
+            after_failure: AfterFailure::Restart,
         }
     }
 

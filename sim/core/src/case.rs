@@ -10,6 +10,7 @@
 //! options = page_size=1024 fill_percent=1 no_sync=false no_freelist_sync=false freelist=hashmap page_cache_pages=1024 presize=estimate
 //!                             # the engine's own options, in its own words (see its adapter)
 //! faults = read_eio=0 write_eio=0.012 sync_eio=0.03 latent=0 bit_flip=0 misdirect=0 enospc=none lying_sync=false garbage_unwritten=true
+//! after-failure = retry       # restart | retry | carry-on after a failed commit (absent: restart)
 //! [ops]                       # optional: explicit operations, one per line (see `op.rs`)
 //! create a
 //! put a k1 len=10 v=1
@@ -27,7 +28,7 @@
 //! a file names, so the command line can pick the engine once and parse the rest.
 
 use crate::adapter::EngineConfig;
-use crate::config::RunConfig;
+use crate::config::{AfterFailure, RunConfig};
 use crate::disk::DiskConfig;
 use crate::input;
 use crate::limits::CASE_FILE_BYTES_MAX;
@@ -46,7 +47,7 @@ mod lines;
 mod settings;
 
 /// The keys a case file may hold.
-const KEYS: [&str; 9] = [
+const KEYS: [&str; 10] = [
     "engine",
     "seed",
     "profile",
@@ -54,6 +55,7 @@ const KEYS: [&str; 9] = [
     "ops",
     "options",
     "faults",
+    "after-failure",
     "check",
     "crash-state",
 ];
@@ -255,6 +257,11 @@ impl<C: EngineConfig> Case<C> {
         if let (Some((n, _, _)), Some(params)) = (get("check"), check) {
             params.supported_by(&engine).map_err(|why| err(*n, why))?;
         }
+        // Absent: the restart every case saved before the choice existed made.
+        let after_failure = match get("after-failure") {
+            Some((n, _, v)) => v.parse::<AfterFailure>().map_err(|m| err(*n, m))?,
+            None => AfterFailure::Restart,
+        };
         Ok(Case {
             run: RunConfig {
                 seed,
@@ -262,6 +269,7 @@ impl<C: EngineConfig> Case<C> {
                 disk,
                 ops,
                 engine,
+                after_failure,
             },
             expect,
             explicit_ops,
@@ -282,6 +290,7 @@ impl<C: EngineConfig> Case<C> {
             let _ = writeln!(s, "options = {options}");
         }
         let _ = writeln!(s, "faults = {}", format_faults(&r.disk.faults));
+        let _ = writeln!(s, "after-failure = {}", r.after_failure);
         if let Some(c) = &self.check {
             let _ = writeln!(s, "check = {c}");
         }

@@ -5,7 +5,59 @@ use crate::adapter::EngineConfig;
 use crate::disk::DiskConfig;
 use crate::op::Op;
 use crate::profile::{self, Profile};
+use crate::rng::SimRng;
 use crate::workload;
+use std::fmt;
+use std::str::FromStr;
+
+/// What the application does after a commit fails with an I/O error.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AfterFailure {
+    /// Close the database and open it again (what redb's contract asks for).
+    #[default]
+    Restart,
+    /// Retry the commit's work on the same handle once, then restart.
+    Retry,
+    /// Carry on with the workload's next operations on the same handle until it reopens.
+    CarryOn,
+}
+
+impl AfterFailure {
+    pub const ALL: [AfterFailure; 3] = [
+        AfterFailure::Restart,
+        AfterFailure::Retry,
+        AfterFailure::CarryOn,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AfterFailure::Restart => "restart",
+            AfterFailure::Retry => "retry",
+            AfterFailure::CarryOn => "carry-on",
+        }
+    }
+
+    /// The choice a seed makes, from a stream of its own (so no other choice of the seed moves).
+    pub fn from_seed(seed: u64) -> AfterFailure {
+        *SimRng::derive(seed, "after failure").pick(&AfterFailure::ALL)
+    }
+}
+
+impl fmt::Display for AfterFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for AfterFailure {
+    type Err = String;
+    fn from_str(s: &str) -> Result<AfterFailure, String> {
+        AfterFailure::ALL
+            .into_iter()
+            .find(|a| a.name() == s)
+            .ok_or_else(|| format!("expected restart, retry or carry-on, found `{s}`"))
+    }
+}
 
 /// One run of engine configuration `C`: the seed, the fault profile and the disk it gives, the
 /// engine's options and the operations.
@@ -16,6 +68,9 @@ pub struct RunConfig<C> {
     pub disk: DiskConfig,
     pub ops: Vec<Op>,
     pub engine: C,
+    /// What the application does after a failed commit (an engine whose I/O errors end the
+    /// session always restarts).
+    pub after_failure: AfterFailure,
 }
 
 impl<C: EngineConfig> RunConfig<C> {
@@ -29,6 +84,7 @@ impl<C: EngineConfig> RunConfig<C> {
             disk: profile::disk_config(seed, profile),
             ops: workload::generate(seed, ops, true, &caps),
             engine,
+            after_failure: AfterFailure::from_seed(seed),
         }
     }
 }

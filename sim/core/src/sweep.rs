@@ -71,16 +71,7 @@ impl Summary {
     /// Add one seed's report.
     pub fn add(&mut self, seed: u64, r: &Report) {
         self.seeds += 1;
-        let (s, t) = (&mut self.stats, &r.stats);
-        s.ops_run += t.ops_run;
-        s.commits += t.commits;
-        s.failed_commits += t.failed_commits;
-        s.crashes += t.crashes;
-        s.reopens += t.reopens;
-        s.io_errors += t.io_errors;
-        s.background_snapshot_checks += t.background_snapshot_checks;
-        s.timer_power_cuts += t.timer_power_cuts;
-        s.groups.add(&t.groups);
+        self.stats.add(&r.stats);
         self.faults.accumulate(&r.faults);
         self.sim_ns += r.io.sim_time_ns;
         match r.outcome {

@@ -57,6 +57,9 @@ pub enum Verdict {
     /// A commit failed with an error other than an I/O error on a valid database (no fault
     /// makes a valid database refuse a commit).
     CommitRefused,
+    /// After a failed commit the engine accepted a write on the same handle, or wrote to the
+    /// disk, although it documents that it latches until reopened.
+    Latch,
     /// The engine panicked.
     Panic,
     /// The engine failed with an error that is neither an I/O error nor a refusal the model also
@@ -73,6 +76,7 @@ impl Verdict {
             Verdict::IntegrityCheck => "check",
             Verdict::SnapshotMoved => "reader snapshot",
             Verdict::CommitRefused => "commit",
+            Verdict::Latch => "latch",
             Verdict::Panic => "panic",
             Verdict::Failed(d) => d.name(),
         }

@@ -2,7 +2,7 @@
 
 use crashlab_engine::Options;
 use crashlab_sim::adapter::EngineConfig;
-use crashlab_sim::config::RunConfig;
+use crashlab_sim::config::{AfterFailure, RunConfig};
 use crashlab_sim::crashlab::CrashlabDb;
 use crashlab_sim::profile::{self, Profile};
 use crashlab_sim::runner::run;
@@ -21,6 +21,7 @@ proptest! {
             disk: profile::disk_config(seed, Profile::Default),
             ops,
             engine: Options::from_seed(seed, Profile::Default),
+            after_failure: AfterFailure::from_seed(seed),
         };
         let r = run::<CrashlabDb>(&cfg);
         prop_assert!(!r.outcome.is_violation(), "{:?}\n{:#?}", r.outcome, r.trace_tail);

@@ -111,6 +111,7 @@ impl EngineConfig for RedbChoices {
             concurrent_callers: false,
             reader_views: false,
             io_error_ends_session: true,
+            latches_after_failed_commit: false,
             crash_is_process_crash: false,
             close_writes: true,
             acknowledged_survive_process_crash: false,

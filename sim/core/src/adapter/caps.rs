@@ -17,6 +17,11 @@ pub struct Capabilities {
     /// After any I/O error the application must close and reopen before using the database
     /// again (redb: "Previous I/O error occurred. Please close and re-open the database").
     pub io_error_ends_session: bool,
+    /// After a commit fails, every later write on the same handle fails with
+    /// [`ErrorKind::Latched`](crate::adapter::ErrorKind::Latched) and nothing reaches the disk
+    /// until it is reopened (crashlab's latch): what an application that retries or carries on
+    /// after a failed commit may rely on, and what the driver then checks.
+    pub latches_after_failed_commit: bool,
     /// A crash is a process crash (the page cache survives), not a power cut: an engine with
     /// syncs off makes no promise across a power cut.
     pub crash_is_process_crash: bool,
@@ -42,6 +47,7 @@ impl Default for Capabilities {
             concurrent_callers: false,
             reader_views: false,
             io_error_ends_session: true,
+            latches_after_failed_commit: false,
             crash_is_process_crash: false,
             close_writes: false,
             acknowledged_survive_process_crash: true,

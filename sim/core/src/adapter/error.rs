@@ -22,6 +22,9 @@ pub enum ErrorKind {
     /// Damage the engine found in what it read: on a valid database under non-corrupting faults,
     /// a violation.
     Corrupt,
+    /// The engine refuses writes after an earlier failure until it is reopened (crashlab's
+    /// latch): what it documents for a handle whose commit failed.
+    Latched,
     /// The engine broke one of its own invariants in memory (a double free in its own merge code,
     /// say): always a bug, whatever the disk did.
     Invariant,

@@ -41,6 +41,7 @@ impl EngineConfig for Options {
             concurrent_callers: true,
             reader_views: true,
             io_error_ends_session: false,
+            latches_after_failed_commit: true,
             crash_is_process_crash: self.no_sync,
             close_writes: false,
             acknowledged_survive_process_crash: true,
@@ -67,6 +68,7 @@ impl EngineConfig for Options {
             skip_meta_checksum: control == Control::MetaUnchecked,
             reuse_pages_under_readers: control == Control::ReuseUnderReaders,
             batch_keeps_failed_call: control == Control::BatchKeepsFailedCall,
+            no_latch: control == Control::NoLatch,
         };
         Ok(Options {
             debug,

@@ -30,6 +30,7 @@ impl From<Error> for EngineError {
     fn from(e: Error) -> EngineError {
         let kind = match &e {
             Error::Io { .. } => ErrorKind::Io,
+            Error::Latched(_) => ErrorKind::Latched,
             Error::BucketNotFound => ErrorKind::Refused(ModelError::BucketNotFound),
             Error::BucketExists => ErrorKind::Refused(ModelError::BucketExists),
             Error::IncompatibleValue { .. } => ErrorKind::Refused(ModelError::Incompatible),

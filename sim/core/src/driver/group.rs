@@ -64,8 +64,11 @@ struct Observer<'a, H> {
     commits: u64,
     /// The first commit that failed: an I/O error (the application restarts), or a violation.
     failed: Option<EngineError>,
-    /// A commit began after one of the group failed: the oracle's chain stops there.
+    /// A commit began after one of the group failed, on an engine that latches: the oracle's
+    /// chain stops there.
     after_failure: bool,
+    /// The engine documents a latch after a failed commit.
+    latches: bool,
 }
 
 impl<H> Observer<'_, H> {
@@ -84,7 +87,7 @@ struct Typed<'o, 'a, E, H>(&'o mut Observer<'a, H>, std::marker::PhantomData<fn(
 impl<E: Engine, H: Hooks<E>> GroupObserver for Typed<'_, '_, E, H> {
     fn before_commit(&mut self, calls: &[usize]) {
         let o = &mut *self.0;
-        if o.failed.is_some() || o.after_failure {
+        if o.latches && (o.failed.is_some() || o.after_failure) {
             // A failed commit latches the database: no commit may follow in this session.
             o.after_failure = true;
             return;
@@ -158,6 +161,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             commits: 0,
             failed: None,
             after_failure: false,
+            latches: self.caps.latches_after_failed_commit,
         };
         let answers = {
             let mut typed = Typed::<E, H>(&mut obs, std::marker::PhantomData);
@@ -194,8 +198,9 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         self.promise_changed();
         if after_failure {
             return Err(self.violation(
-                Verdict::CommitRefused,
-                "group: a commit began after a failed commit of the same session",
+                Verdict::Latch,
+                "group: a commit began after a failed commit of the same session, although \
+                 the engine latches",
             ));
         }
         if let Err(why) = checked {

@@ -7,9 +7,12 @@
 //! Rules the driver applies (each is what an application would do):
 //! - the database is created before faults are switched on (power loss during creation leaves
 //!   an unopenable file in bbolt too; it is out of scope);
-//! - after a commit that fails with an I/O error the application restarts: the database is
-//!   reopened; a commit that fails with anything else is a violation (no fault makes a valid
-//!   database refuse a commit — this hid regression 004);
+//! - after a commit that fails with an I/O error the application does what the seed chose
+//!   ([`AfterFailure`](crate::config::AfterFailure)): it restarts, retries the work on the same
+//!   handle, or carries on; an engine that latches must then refuse every write and write
+//!   nothing until reopened, and one whose contract says reopen is always reopened. A commit that
+//!   fails with anything but an I/O error is a violation (no fault makes a valid database refuse
+//!   a commit — this hid regression 004);
 //! - an open that fails with an I/O error is retried; if it keeps failing the disk has lost data
 //!   it cannot give back and the run stops with a disk failure, which is not a violation;
 //! - the harness's own verification reads run with faults suspended;
@@ -21,6 +24,7 @@
 //! What a mode adds — faults, time and background tasks for the runner, recording for the
 //! checker — comes through [`Hooks`]. Verdicts are typed ([`Verdict`]).
 
+mod after_failure;
 mod group;
 mod hooks;
 mod recovery;
@@ -32,7 +36,7 @@ pub use recovery::{read_as_an_application, recover_image, Recovered};
 
 use crate::adapter::{Capabilities, Engine, EngineConfig, EngineError, ErrorKind};
 use crate::config::RunConfig;
-use crate::disk::{FaultConfig, SimDisk};
+use crate::disk::{FaultConfig, IoStats, SimDisk};
 use crate::power::PowerSwitch;
 use crate::profile::Profile;
 use crate::trace::Trace;
@@ -56,6 +60,27 @@ pub struct RunStats {
     pub timer_power_cuts: u64,
     /// Groups of concurrent callers.
     pub groups: GroupFigures,
+    /// Failed commits the application retried on the same handle.
+    pub retries: u64,
+    /// Writes a latched engine refused, as it documents, after a failed commit.
+    pub latched_refusals: u64,
+}
+
+impl RunStats {
+    /// Add `other`'s counts to these.
+    pub fn add(&mut self, other: &RunStats) {
+        self.ops_run += other.ops_run;
+        self.commits += other.commits;
+        self.failed_commits += other.failed_commits;
+        self.crashes += other.crashes;
+        self.reopens += other.reopens;
+        self.io_errors += other.io_errors;
+        self.background_snapshot_checks += other.background_snapshot_checks;
+        self.timer_power_cuts += other.timer_power_cuts;
+        self.groups.add(&other.groups);
+        self.retries += other.retries;
+        self.latched_refusals += other.latched_refusals;
+    }
 }
 
 /// How the driver commits, and which of its checks run (every check is on by default; a test
@@ -108,6 +133,9 @@ pub struct Driver<'c, E: Engine, H> {
     pending_power_cut: bool,
     /// An I/O error was seen and the engine requires a reopen before further use.
     pub(crate) restart_after_io_error: bool,
+    /// A commit failed, the engine latched and the application carries on: the disk's figures
+    /// then, which must not grow until the session ends.
+    pub(crate) latched: Option<IoStats>,
 }
 
 impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
@@ -133,6 +161,7 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
             next: 0,
             pending_power_cut: false,
             restart_after_io_error: false,
+            latched: None,
         }
     }
 

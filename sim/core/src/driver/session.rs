@@ -9,23 +9,33 @@ use crate::verdict::{During, Verdict};
 use crashlab_models::{CommitOutcome, KvModel};
 use std::rc::Rc;
 
+/// A commit's result: its summary, or the failure's message and the work that failed.
+pub(super) type Committed = Result<String, (String, Vec<Op>)>;
+
 /// Readers open at once, at most.
 pub const READERS_MAX: usize = 4;
 
-/// An open write transaction and the model of what it has done.
-type Writer<'db, E> = Option<(<E as Engine>::Writer<'db>, KvModel)>;
+/// An open write transaction, the model of what it has done, and its data operations (what a
+/// retry does again).
+pub(super) struct Open<'db, E: Engine> {
+    tx: E::Writer<'db>,
+    model: KvModel,
+    ops: Vec<Op>,
+}
+
+pub(super) type Writer<'db, E> = Option<Open<'db, E>>;
 /// Open readers and the state each must keep seeing.
 type Readers<'db, E> = Vec<(<E as Engine>::Reader<'db>, KvModel)>;
 
 /// A batched transaction: the data operations the model accepted, and the model after them.
 #[derive(Default)]
-struct Batch {
-    ops: Vec<Op>,
+pub(super) struct Batch {
+    pub(super) ops: Vec<Op>,
     model: Option<KvModel>,
 }
 
 /// What an operation's handler decided about the session.
-enum Next {
+pub(super) enum Next {
     /// Record this result and go on.
     Go(String),
     /// The session ends here.
@@ -86,6 +96,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         readers: &mut Readers<'db, E>,
     ) -> Step<SessionEnd> {
         let db: &E = shared;
+        self.latched = None;
         let mut writer: Writer<'_, E> = None;
         let mut batch = Batch::default();
         while self.next < self.cfg.ops.len() {
@@ -95,6 +106,9 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             self.next += 1;
             self.stats.ops_run += 1;
             let next = match op {
+                Op::Group { .. } if self.latched.is_some() => {
+                    Next::Go(self.write_while_latched(db.begin_write().map(drop))?)
+                }
                 Op::Group {
                     callers,
                     calls,
@@ -110,6 +124,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
                 Next::End(end) => return Ok(end),
             };
             self.trace.record(format!("{index} {op} -> {result}"));
+            self.disk_untouched_while_latched()?;
             if std::mem::take(&mut self.restart_after_io_error) {
                 // The open transaction is abandoned (rolled back) with the session.
                 self.trace.record("restarting after an I/O error".into());
@@ -146,6 +161,10 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
                 self.power.arm(*n);
                 format!("armed: power cut after {n} storage calls")
             }
+            Op::Commit if self.latched.is_some() && self.settings.batched => {
+                let work = std::mem::take(batch);
+                self.write_while_latched(db.commit_batch(&work.ops).map(drop))?
+            }
             Op::Commit => {
                 let committed = if self.settings.batched {
                     self.commit_batch(db, std::mem::take(batch))?
@@ -154,16 +173,12 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
                 };
                 match committed {
                     Ok(r) => r,
-                    Err(msg) if self.power.is_off() => {
+                    Err((msg, _)) if self.power.is_off() => {
                         self.trace
                             .record(format!("{index} {op} -> {msg}; power cut"));
                         return Ok(Next::End(SessionEnd::Crash));
                     }
-                    Err(msg) => {
-                        self.trace
-                            .record(format!("{index} {op} -> {msg}; restarting"));
-                        return Ok(Next::End(SessionEnd::Reopen));
-                    }
+                    Err((msg, work)) => return self.after_failed_commit(db, writer, msg, work),
                 }
             }
             Op::Rollback => {
@@ -188,20 +203,12 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         let index = self.next - 1;
         match self.group(db, callers, calls, seed).await? {
             Ok(summary) => Ok(Next::Go(summary)),
-            Err(msg) => {
-                let end = if self.power.is_off() {
-                    SessionEnd::Crash
-                } else {
-                    SessionEnd::Reopen
-                };
-                let then = if self.power.is_off() {
-                    "power cut"
-                } else {
-                    "restarting"
-                };
-                self.trace.record(format!("{index} group -> {msg}; {then}"));
-                Ok(Next::End(end))
+            Err(msg) if self.power.is_off() => {
+                self.trace
+                    .record(format!("{index} group -> {msg}; power cut"));
+                Ok(Next::End(SessionEnd::Crash))
             }
+            Err(msg) => self.after_failed_group(db, msg),
         }
     }
 
@@ -212,8 +219,8 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         index
     }
 
-    /// The end of a commit: `Err` is a failed commit the application restarts from; a commit
-    /// that fails with anything but an I/O error is a violation (`Stop`) instead.
+    /// The end of a commit: `Err` is a failed commit (what follows is the application's choice);
+    /// a commit that fails with anything but an I/O error is a violation (`Stop`) instead.
     fn end_commit(
         &mut self,
         index: usize,
@@ -242,28 +249,32 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         }
     }
 
-    fn commit(&mut self, db: &E, writer: &mut Writer<'_, E>) -> Step<Result<String, String>> {
-        let Some((tx, pending)) = writer.take() else {
+    /// Commit the open transaction. A failed commit gives back the message and the
+    /// transaction's data operations (what a retry does again).
+    pub(super) fn commit(&mut self, db: &E, writer: &mut Writer<'_, E>) -> Step<Committed> {
+        let Some(Open { tx, model, ops }) = writer.take() else {
             return Ok(Ok("nothing to commit".into()));
         };
-        let index = self.begin_commit(pending);
+        let index = self.begin_commit(model);
         let done = db.commit(tx);
-        self.end_commit(index, done)
+        Ok(self.end_commit(index, done)?.map_err(|msg| (msg, ops)))
     }
 
     /// A batched transaction's operations as one write batch.
-    fn commit_batch(&mut self, db: &E, batch: Batch) -> Step<Result<String, String>> {
+    pub(super) fn commit_batch(&mut self, db: &E, batch: Batch) -> Step<Committed> {
         let Some(model) = batch.model else {
             return Ok(Ok("nothing to commit".into()));
         };
         let index = self.begin_commit(model);
         let done = db.commit_batch(&batch.ops);
-        self.end_commit(index, done)
+        Ok(self
+            .end_commit(index, done)?
+            .map_err(|msg| (msg, batch.ops)))
     }
 
     /// A data operation joins the batched transaction if the model accepts it (a write batch
     /// has no refusals to compare: a put creates missing buckets on its path).
-    fn gather(&mut self, batch: &mut Batch, op: &Op) -> String {
+    pub(super) fn gather(&mut self, batch: &mut Batch, op: &Op) -> String {
         let mut next = batch
             .model
             .clone()
@@ -322,7 +333,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
 
     fn get(&mut self, db: &E, writer: &mut Writer<'_, E>, path: &Path, key: &Name) -> Step<String> {
         let (got, want) = match writer {
-            Some((tx, model)) => (
+            Some(Open { tx, model, .. }) => (
                 E::get_in(tx, path, key),
                 model.get(&owned(path), &key.0).map(<[u8]>::to_vec),
             ),
@@ -351,7 +362,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
 
     fn scan(&mut self, db: &E, writer: &mut Writer<'_, E>, path: &Path) -> Step<String> {
         let (got, want) = match writer {
-            Some((tx, model)) => (
+            Some(Open { tx, model, .. }) => (
                 E::scan_in(tx, path),
                 model.bucket(&owned(path)).map(list_model),
             ),
@@ -371,16 +382,31 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
     }
 
     /// A data operation in the write transaction (begun on demand).
-    fn apply<'db>(&mut self, db: &'db E, writer: &mut Writer<'db, E>, op: &Op) -> Step<String> {
+    pub(super) fn apply<'db>(
+        &mut self,
+        db: &'db E,
+        writer: &mut Writer<'db, E>,
+        op: &Op,
+    ) -> Step<String> {
         if writer.is_none() {
+            if self.latched.is_some() {
+                return self.write_while_latched(db.begin_write().map(drop));
+            }
             match db.begin_write() {
-                Ok(tx) => *writer = Some((tx, self.oracle.current().clone())),
+                Ok(tx) => {
+                    *writer = Some(Open {
+                        tx,
+                        model: self.oracle.current().clone(),
+                        ops: Vec::new(),
+                    })
+                }
                 Err(e) => return self.engine_error(During::Begin, e),
             }
         }
-        let Some((tx, model)) = writer.as_mut() else {
+        let Some(Open { tx, model, ops }) = writer.as_mut() else {
             unreachable!("the writer was just begun")
         };
+        ops.push(op.clone());
         match apply_checked(model, op, |op| E::apply(tx, op), EngineError::refusal) {
             Ok(Applied::Done) => Ok("ok".into()),
             Ok(Applied::Refused(me)) => Ok(format!("refused {me:?}")),
