@@ -410,9 +410,9 @@ impl<'a> BucketMut<'a> {
         }
         let depth = self.tree.depth + 1;
         if depth > MAX_BUCKET_DEPTH {
-            return Err(Error::InvalidOptions(format!(
-                "buckets may nest at most {MAX_BUCKET_DEPTH} deep"
-            )));
+            return Err(Error::BucketTooDeep {
+                max: MAX_BUCKET_DEPTH,
+            });
         }
         // A placeholder (an empty inline bucket) makes the name visible to lookups and cursors
         // now; commit replaces it with the bucket's real header.

@@ -58,6 +58,9 @@ const PROBLEMS_MAX: usize = 10_000;
 #[derive(Default)]
 pub(crate) struct Report {
     problems: Vec<Problem>,
+    /// The first page the storage could not read: the check is then incomplete, which is an
+    /// I/O error, not a problem of the file's contents.
+    unreadable: Option<Error>,
 }
 
 impl Report {
@@ -78,6 +81,16 @@ impl Report {
                 return;
             }
             self.add(Some(p), message);
+        }
+    }
+
+    /// What reading `page` failed with: damage is a problem; an I/O error leaves the check
+    /// incomplete and is returned instead.
+    pub fn add_error(&mut self, page: PageId, context: &str, e: Error) {
+        if matches!(e, Error::Io { .. }) {
+            self.unreadable.get_or_insert(e);
+        } else {
+            self.add(Some(page), format!("{context}{}", reason_at(page, &e)));
         }
     }
 
@@ -109,13 +122,16 @@ struct Visit {
 
 impl Db {
     /// Check the whole database; an empty list means consistent. Waits for a running write
-    /// transaction (do not call it while holding one on the same thread).
+    /// transaction (do not call it while holding one on the same thread). A page the storage
+    /// cannot read fails the check with that I/O error, after every readable page was checked:
+    /// an unread page is no evidence of damage.
     pub fn check(&self) -> Result<Vec<Problem>> {
         let writer = self.lock_writer();
         let meta = self.meta();
         let hwm = meta.high_water;
         let mut report = Report {
             problems: Vec::new(),
+            unreadable: None,
         };
         if meta.txid_exhausted() {
             // Nothing is wrong with the pages, but no commit can follow: a wrapped txid would
@@ -135,7 +151,10 @@ impl Db {
         for gap in accounted.gaps(PageId(2), hwm) {
             report.add_each(gap, "unreachable and not free");
         }
-        Ok(report.problems)
+        match report.unreadable {
+            Some(e) => Err(e),
+            None => Ok(report.problems),
+        }
     }
 
     fn check_freelist_page(
@@ -151,12 +170,7 @@ impl Db {
             .read_span(id, meta.high_water, &[PageKind::Freelist])
         {
             Ok(b) => b,
-            Err(e) => {
-                return report.add(
-                    Some(id),
-                    format!("freelist page unreadable: {}", reason_at(id, &e)),
-                )
-            }
+            Err(e) => return report.add_error(id, "freelist page unreadable: ", e),
         };
         let pages = (buf.len() / self.page_size() as usize) as u64;
         for twice in reached.insert(id, id.plus(pages)) {
@@ -174,7 +188,7 @@ impl Db {
                     report.add(Some(id), why);
                 }
             }
-            Err(e) => report.add(Some(id), reason_at(id, &e)),
+            Err(e) => report.add_error(id, "", e),
         }
     }
 
@@ -192,7 +206,8 @@ impl Db {
             lo: None,
             hi: None,
             level: 0,
-            depth: 1,
+            // The root bucket's depth, as the writer counts (a top-level bucket is at 1).
+            depth: 0,
         }];
         let mut roots = Vec::new();
         while let Some(v) = stack.pop() {
@@ -210,7 +225,7 @@ impl Db {
                 Ok(n) => n,
                 Err(e) => {
                     let at = e_page(&e).unwrap_or(v.id);
-                    report.add(Some(at), reason_at(at, &e));
+                    report.add_error(at, "", e);
                     if v.id.0 >= 2 && v.id < hwm {
                         // Referenced, so not also "unreachable"; its subtree will be.
                         reached.insert(v.id, v.id.plus(1));

@@ -12,6 +12,8 @@
 //! | `reuse-under-readers` (e) | a freed page reused while a reader's snapshot references it | `DebugHooks::reuse_pages_under_readers` |
 //! | `batch-keeps-failed-call` (f) | a batch whose call failed is committed instead of rolled back | `DebugHooks::batch_keeps_failed_call` |
 //! | `no-latch` (g) | a failed commit does not latch: the same handle keeps writing | `DebugHooks::no_latch` |
+//! | `prev-skips-leaf-end` (h) | a cursor stepping back into a leaf skips its last key | `DebugHooks::prev_skips_leaf_end` |
+//! | `leak-freed-pages` (i) | a commit forgets the pages it frees (a rebuilt freelist heals it) | `DebugHooks::leak_freed_pages` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk model with the growth sync kept, on which a
 //! correct engine must pass — the twin that shows (d) is found because of the bug.
@@ -33,11 +35,13 @@ pub enum Control {
     ReuseUnderReaders,
     BatchKeepsFailedCall,
     NoLatch,
+    PrevSkipsLeafEnd,
+    LeakFreedPages,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 9] = [
+    pub const ALL: [Control; 11] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -46,6 +50,8 @@ impl Control {
         Control::ReuseUnderReaders,
         Control::BatchKeepsFailedCall,
         Control::NoLatch,
+        Control::PrevSkipsLeafEnd,
+        Control::LeakFreedPages,
         Control::FdatasyncDisk,
     ];
 
@@ -59,6 +65,8 @@ impl Control {
             Control::ReuseUnderReaders => "reuse-under-readers",
             Control::BatchKeepsFailedCall => "batch-keeps-failed-call",
             Control::NoLatch => "no-latch",
+            Control::PrevSkipsLeafEnd => "prev-skips-leaf-end",
+            Control::LeakFreedPages => "leak-freed-pages",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }
