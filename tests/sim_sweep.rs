@@ -71,6 +71,7 @@ fn a_default_sweep_hits_every_fault_kind_and_finds_no_violation() {
         sectors_lost_in_crash,
         sectors_kept_in_crash,
         torn_writes_in_crash,
+        sub_sector_tears,
         garbage_sector_reads,
     } = total;
     for (kind, n) in [
@@ -105,8 +106,8 @@ fn a_default_sweep_hits_every_fault_kind_and_finds_no_violation() {
     // Not in the default profile: bit flips and misdirected writes are the corruption
     // profile's (the next test), a lying sync is a negative control (the last tests).
     assert_eq!(
-        (bit_flips, misdirected_writes, lying_syncs),
-        (0, 0, 0),
+        (bit_flips, misdirected_writes, lying_syncs, sub_sector_tears),
+        (0, 0, 0, 0),
         "{total:?}"
     );
     assert!(
