@@ -51,7 +51,7 @@ use crashlab_sim::config::{AfterFailure, RunConfig};
 use crashlab_sim::control::Control;
 use crashlab_sim::disk::DiskConfig;
 use crashlab_sim::op::Op;
-use crashlab_sim::profile::Profile;
+use crashlab_sim::profile::{self, Profile};
 use crashlab_sim::spec::{CheckParams, CrashState};
 use crashlab_sim::verdict::Verdict;
 use crashlab_sim::workload;
@@ -80,11 +80,14 @@ pub const RECRASH_ONE_IN_DEFAULT: u64 = 16;
 
 impl<C: EngineConfig> CheckConfig<C> {
     /// A check of `ops` generated from `seed` (no power cuts in the workload: the checker makes
-    /// them), with the options the seed draws; the workload leaves out what the engine lacks.
+    /// them), with the options and the disk's length model the seed draws (the same one a run
+    /// of the seed has); the workload leaves out what the engine lacks.
     pub fn from_seed(seed: u64, ops: usize) -> CheckConfig<C> {
         let engine = C::from_seed(seed, Profile::None);
         let ops = workload::generate(seed, ops, false, &engine.capabilities());
-        CheckConfig::new(seed, engine, ops)
+        let mut cfg = CheckConfig::new(seed, engine, ops);
+        cfg.params.length = profile::length_model(seed);
+        cfg
     }
 
     pub fn new(seed: u64, engine: C, ops: Vec<Op>) -> CheckConfig<C> {
@@ -99,14 +102,19 @@ impl<C: EngineConfig> CheckConfig<C> {
         }
     }
 
-    /// The check a case describes. Its fault profile is not used (the checker's disk has no
-    /// faults), except `no-barrier`, which is control (a).
+    /// The check a case describes: its `check` line, or without one the checker's defaults on
+    /// the length model of the case's disk. Its fault profile is not used (the checker's disk
+    /// has no faults), except the storage controls `no-barrier` (a) and `no-growth-sync` (d).
     pub fn from_case(case: &Case<C>) -> CheckConfig<C> {
         let mut cfg =
             CheckConfig::new(case.run.seed, case.run.engine.clone(), case.run.ops.clone());
-        cfg.params = case.check.unwrap_or_default();
-        if case.run.profile == Profile::NoBarrier && cfg.params.control == Control::None {
-            cfg.params.control = Control::NoBarrier;
+        cfg.params = case.check.unwrap_or(CheckParams {
+            length: case.run.disk.length,
+            ..CheckParams::default()
+        });
+        let control = case.run.profile.control();
+        if control != Control::None && cfg.params.control == Control::None {
+            cfg.params = cfg.params.with_control(control);
         }
         cfg
     }
@@ -143,7 +151,11 @@ impl<C: EngineConfig> CheckConfig<C> {
         RunConfig {
             seed: self.seed,
             profile,
-            disk: DiskConfig::default(),
+            disk: DiskConfig {
+                sector_size: self.params.sector_size,
+                length: self.params.disk_length(),
+                ..DiskConfig::default()
+            },
             ops: self.ops.clone(),
             engine: self.engine_config(),
             // The checker's disk has no faults: no commit of the recorded run fails.

@@ -9,6 +9,7 @@ use crashlab_check::{self as check, CheckConfig, CheckReport, Replayed};
 use crashlab_sim::adapter::{Engine, EngineConfig};
 use crashlab_sim::case::{parse_seed, Case, Expect};
 use crashlab_sim::control::Control;
+use crashlab_sim::disk::LengthModel;
 use crashlab_sim::spec::{max_states_valid, sector_size_valid, CrashState};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -30,9 +31,13 @@ pub struct CheckArgs {
     #[arg(long, value_parser = crate::args::max_states)]
     max_states: Option<u64>,
     /// The disk's sector (atomic write unit) in bytes, a power of two in [16, 4096]
-    /// [default: 512].
+    /// [default: a case's own, else 64, at which a meta can tear].
     #[arg(long, value_parser = crate::args::sector_size)]
     sector_size: Option<u32>,
+    /// When the disk makes a length change durable: with-data (every sync) or own-barrier (only
+    /// the sync right after a growing set_len) [default: a case's own, else drawn from --seed].
+    #[arg(long)]
+    length: Option<LengthModel>,
     /// Commit each transaction as one write batch (engines with write batches).
     #[arg(long)]
     batched: bool,
@@ -136,7 +141,11 @@ fn configure<C: EngineConfig>(
     }
     cfg.params.batched |= o.batched;
     if let Some(c) = o.control {
-        cfg.params.control = c;
+        cfg.params = cfg.params.with_control(c);
+    }
+    // After the control, so that asking for a disk the control cannot run on is refused below.
+    if let Some(length) = o.length {
+        cfg.params.length = length;
     }
     cfg.recrash_one_in = o.recrash_one_in;
     if o.stop_at_first {

@@ -480,11 +480,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
     }
 
     /// Which cursor calls a range makes, for the run's API coverage.
-    fn count_cursor_calls(
-        &mut self,
-        range: &KeyRange,
-        bucket: Option<&Listing>,
-    ) {
+    fn count_cursor_calls(&mut self, range: &KeyRange, bucket: Option<&Listing>) {
         let start = if range.reverse {
             &range.to
         } else {
