@@ -14,11 +14,13 @@ use crate::types::{PageId, PageSpan};
 use std::ops::Deref;
 use std::sync::Arc;
 
-/// What a transaction reads through: the shared pager and its snapshot's high-water mark.
+/// What a transaction reads through: the shared pager and its snapshot's high-water mark (and
+/// the negative controls' hooks, for the code that edits through it).
 #[derive(Clone, Copy)]
 pub struct Reader<'a> {
     pub pager: &'a Pager,
     pub high_water: PageId,
+    pub debug: crate::options::DebugHooks,
 }
 
 impl<'a> Reader<'a> {

@@ -34,6 +34,7 @@ impl<'db> ReadTx<'db> {
         Reader {
             pager: self.db.pager(),
             high_water: self.meta.high_water,
+            debug: self.db.options().debug,
         }
     }
 
@@ -114,6 +115,7 @@ impl<'db> WriteTx<'db> {
         Reader {
             pager: self.db.pager(),
             high_water: self.base.high_water,
+            debug: self.db.options().debug,
         }
     }
 

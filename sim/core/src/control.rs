@@ -11,6 +11,7 @@
 //! | `no-growth-sync` (d) | file growth not made durable before use | `negative::GrowthBarrier` dropping the growth sync |
 //! | `reuse-under-readers` (e) | a freed page reused while a reader's snapshot references it | `DebugHooks::reuse_pages_under_readers` |
 //! | `batch-keeps-failed-call` (f) | a batch whose call failed is committed instead of rolled back | `DebugHooks::batch_keeps_failed_call` |
+//! | `emptied-bucket-leak` (g) | deleting a bucket emptied earlier in the same transaction leaks its pages | `DebugHooks::emptied_bucket_leaks` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk model with the growth sync kept, on which a
 //! correct engine must pass — the twin that shows (d) is found because of the bug.
@@ -31,11 +32,12 @@ pub enum Control {
     NoGrowthSync,
     ReuseUnderReaders,
     BatchKeepsFailedCall,
+    EmptiedBucketLeak,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 8] = [
+    pub const ALL: [Control; 9] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -43,6 +45,7 @@ impl Control {
         Control::NoGrowthSync,
         Control::ReuseUnderReaders,
         Control::BatchKeepsFailedCall,
+        Control::EmptiedBucketLeak,
         Control::FdatasyncDisk,
     ];
 
@@ -55,6 +58,7 @@ impl Control {
             Control::NoGrowthSync => "no-growth-sync",
             Control::ReuseUnderReaders => "reuse-under-readers",
             Control::BatchKeepsFailedCall => "batch-keeps-failed-call",
+            Control::EmptiedBucketLeak => "emptied-bucket-leak",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

@@ -67,6 +67,7 @@ impl EngineConfig for Options {
             skip_meta_checksum: control == Control::MetaUnchecked,
             reuse_pages_under_readers: control == Control::ReuseUnderReaders,
             batch_keeps_failed_call: control == Control::BatchKeepsFailedCall,
+            emptied_bucket_leaks: control == Control::EmptiedBucketLeak,
         };
         Ok(Options {
             debug,
