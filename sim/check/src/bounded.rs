@@ -32,6 +32,7 @@ use crate::states::{self, Coverage};
 use crate::{drive, CheckConfig};
 use crashlab_sim::adapter::{Engine, EngineConfig};
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// What a run tells its caller as it goes.
 pub enum Progress<'a> {
@@ -127,7 +128,8 @@ pub(crate) fn check_all<E: Engine>(
     space: &Space,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> BoundedReport<E::Config> {
-    let (all, counts) = workloads(space);
+    // A counting walk first; each variant walks again rather than keep millions of workloads.
+    let counts = enumerate(space, &mut |_| true);
     let variants = base.variants().unwrap_or_else(|_| vec![base.clone()]);
     progress(Progress::Enumerated {
         counts: &counts,
@@ -141,7 +143,7 @@ pub(crate) fn check_all<E: Engine>(
         found: Vec::new(),
     };
     for variant in &variants {
-        let row = check_variant::<E>(variant, space, &all, &mut report);
+        let row = check_variant::<E>(variant, space, &mut report);
         progress(Progress::Variant(&row));
         report.variants.push(row);
         if stop_reached(base, &report) {
@@ -180,11 +182,12 @@ struct PointKey {
 }
 
 impl PointKey {
-    fn of(p: &CrashPoint, sector_size: usize) -> PointKey {
+    /// The key of `p`, whose page cache has identity `current`.
+    fn of(p: &CrashPoint, current: ImageId) -> PointKey {
         PointKey {
             durable: p.durable.id,
             pending: p.pending.iter().map(|s| (s.index, s.delta)).collect(),
-            current: ImageId::of(&p.current, sector_size),
+            current,
             allowed: p.context.allowed,
             readers: p
                 .context
@@ -199,7 +202,6 @@ impl PointKey {
 fn check_variant<E: Engine>(
     variant: &CheckConfig<E::Config>,
     space: &Space,
-    all: &[Workload],
     report: &mut BoundedReport<E::Config>,
 ) -> VariantRow {
     let mut row = VariantRow {
@@ -209,7 +211,7 @@ fn check_variant<E: Engine>(
     };
     let mut shared = Shared::default();
     let before: u64 = report.variants.iter().map(|r| r.violating_states).sum();
-    for w in all {
+    enumerate(space, &mut |w| {
         let mut cfg = variant.clone();
         cfg.ops = space.alphabet.ops(w);
         // One finding per workload (its first), for at most `max_reported` workloads.
@@ -222,7 +224,7 @@ fn check_variant<E: Engine>(
             .stop_after
             .map(|n| n.saturating_sub(before + row.violating_states));
         if cfg.stop_after == Some(0) {
-            break;
+            return false;
         }
         let found = check_one::<E>(&cfg, &mut shared, &mut row);
         report
@@ -232,7 +234,8 @@ fn check_variant<E: Engine>(
                 workload: describe(&space.alphabet, w),
                 found,
             }));
-    }
+        true
+    });
     row
 }
 
@@ -248,13 +251,20 @@ fn check_one<E: Engine>(
     let mut ex = Explorer::<E>::with_cache(cfg, book, cache);
     let ss = cfg.params.sector_size as usize;
     let spp = u64::from(cfg.page_size() / cfg.params.sector_size).max(1);
+    // Consecutive points often share one page-cache image: hash it once.
+    let mut current: Option<(&Arc<Vec<u8>>, ImageId)> = None;
     for p in &rec.log.points {
         if ex.stopped() {
             break;
         }
         row.crash_points += 1;
         let sampled = states::coverage(&p.pending, spp, cfg.params.max_states) == Coverage::Sampled;
-        if sampled || shared.points.insert(PointKey::of(p, ss)) {
+        let id = match current {
+            Some((c, id)) if Arc::ptr_eq(c, &p.current) => id,
+            _ => ImageId::of(&p.current, ss),
+        };
+        current = Some((&p.current, id));
+        if sampled || shared.points.insert(PointKey::of(p, id)) {
             ex.point(p);
         }
     }
@@ -318,7 +328,7 @@ impl<C: EngineConfig> BoundedReport<C> {
         if let Some(wall) = wall_s {
             let per_s = |n: u64| n as f64 / wall.max(1e-9);
             s += &format!(
-                "checked in {wall:.2} s: {:.0} workloads/s, {:.0} states/s ({:.0} distinct images opened/s)\n",
+                "checked in {wall:.2} s: {:.0} checks/s, {:.0} states/s ({:.0} distinct images opened/s)\n",
                 per_s(t.workloads),
                 per_s(t.states),
                 per_s(t.distinct_images)
