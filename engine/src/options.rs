@@ -59,8 +59,9 @@ pub struct DebugHooks {
     /// When a call of a batch fails, keep the transaction instead of rolling it back: the
     /// failed call's writes are committed with its siblings' (who then run again).
     pub batch_keeps_failed_call: bool,
-    /// Deleting a bucket whose keys were all deleted earlier in the same transaction forgets
-    /// to free its pages (its emptied root looks like a new inline bucket's): they leak.
+    /// Deleting a bucket whose root leaf was emptied earlier in the same transaction (its last
+    /// key or sub-bucket deleted) forgets to free that root's pages, as if it were a new inline
+    /// bucket's: they leak.
     pub emptied_bucket_leaks: bool,
 }
 

@@ -400,14 +400,14 @@ pub fn space_header(space: &Space, c: &Counts) -> String {
 
 /// The table's heading, for [`VariantRow::line`].
 pub const TABLE_HEAD: &str = "| options | batched | workloads | crash points | enumerated | \
-    exhaustive | states | distinct images | violating states | states/s |\n\
+    exhaustive | states | distinct images | violating states (workloads) | states/s |\n\
     |---|---|---|---|---|---|---|---|---|---|\n";
 
 impl VariantRow {
     /// The row for people; `wall_s` (measured by the caller) gives the rate.
     pub fn line(&self, wall_s: Option<f64>) -> String {
         format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} ({}) | {} |\n",
             self.options,
             self.batched,
             self.workloads,
@@ -417,6 +417,7 @@ impl VariantRow {
             self.states,
             self.distinct_images,
             self.violating_states,
+            self.violating_workloads,
             wall_s.map_or("-".into(), |w| format!(
                 "{:.0}",
                 self.states as f64 / w.max(1e-9)

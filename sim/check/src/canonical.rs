@@ -15,8 +15,8 @@
 //! that uses only the first.
 //!
 //! What is not. Swapping two names that are both used reverses their order in the leaf, so the
-//! engine's tree differs (which key sits first, which separator a delete changes — regression
-//! 001 was such a bug), and "rename in order of first use" is not sound. Reordering the
+//! engine's tree differs (which key sits first, which one a delete shifts, which one a separator
+//! names), and "rename in order of first use" is not sound. Reordering the
 //! operations of one transaction is not either: the engine's work depends on their order (the
 //! negative control `emptied-bucket-leak` needs a delete before the bucket's deletion). The
 //! content of a rolled-back transaction changes nothing durable but still runs in the engine.
