@@ -20,7 +20,7 @@
 //! A violation is reported once, with the first workload that reached it, and saved as that
 //! workload's case: `crashlab repro` replays it alone.
 
-use crate::alphabet::{describe, Workload};
+use crate::alphabet::describe;
 use crate::book::{Book, ModelId};
 use crate::enumerate::{enumerate, Counts, Space};
 use crate::explore::{Cache, Explorer};
@@ -107,16 +107,6 @@ impl<C> BoundedReport<C> {
         }
         t
     }
-}
-
-/// The canonical workloads of `space`, in the enumeration's order, and how the raw space divides.
-pub fn workloads(space: &Space) -> (Vec<Workload>, Counts) {
-    let mut all = Vec::new();
-    let counts = enumerate(space, &mut |w| {
-        all.push(w.to_vec());
-        true
-    });
-    (all, counts)
 }
 
 /// Check every workload of `space` under every variant of `base` (its engine's option grid ×

@@ -52,9 +52,7 @@ pub mod report;
 mod states;
 
 pub use alphabet::Alphabet;
-pub use bounded::{
-    space_header, workloads, BoundedReport, Finding, Progress, VariantRow, TABLE_HEAD,
-};
+pub use bounded::{space_header, BoundedReport, Finding, Progress, VariantRow, TABLE_HEAD};
 pub use enumerate::{Counts, Space};
 pub use report::{CheckReport, Found};
 pub use states::Coverage;
