@@ -69,6 +69,10 @@ pub struct DebugHooks {
     /// A commit forgets the pages it frees: they are neither reachable nor free, a leak that a
     /// freelist rebuilt on the next open (`no_freelist_sync`) heals.
     pub leak_freed_pages: bool,
+    /// Deleting a bucket whose root leaf was emptied earlier in the same transaction (its last
+    /// key or sub-bucket deleted) forgets to free that root's pages, as if it were a new inline
+    /// bucket's: they leak.
+    pub emptied_bucket_leaks: bool,
 }
 
 impl Default for Options {

@@ -23,6 +23,12 @@
 //! 4. **Report** ([`report`], [`minimise`]): counts, coverage, and each violation shrunk to a
 //!    minimal set of persisted sectors, as a case file `crashlab repro` replays.
 //!
+//! **Bounded-exhaustive workloads** ([`check_all_workloads`]): instead of one workload, every
+//! workload of up to K transactions over a small alphabet ([`alphabet`]) that the model accepts,
+//! one per class of in-order renamings ([`canonical`], [`enumerate`]), each checked as above
+//! under every variant of the engine's options, with recoveries and identical crash points
+//! shared between the workloads of a variant (`bounded`).
+//!
 //! Negative controls ([`control`]) prove it sees real bugs: each must be found, and a correct
 //! engine must pass the same workload.
 //!
@@ -31,8 +37,12 @@
 //! its configuration, and the checker leaves it out or refuses the option with the reason.
 #![forbid(unsafe_code)]
 
+pub mod alphabet;
 mod book;
+mod bounded;
+pub mod canonical;
 mod drive;
+pub mod enumerate;
 mod explore;
 pub mod image;
 mod minimise;
@@ -41,6 +51,9 @@ mod recover;
 pub mod report;
 mod states;
 
+pub use alphabet::Alphabet;
+pub use bounded::{space_header, BoundedReport, Finding, Progress, VariantRow, TABLE_HEAD};
+pub use enumerate::{Counts, Space};
 pub use report::{CheckReport, Found};
 pub use states::Coverage;
 
@@ -213,6 +226,20 @@ pub fn check<E: Engine>(cfg: &CheckConfig<E::Config>) -> CheckReport {
     report.commits = rec.commits;
     report.pending_rewrites = rec.log.rewrites;
     report
+}
+
+/// Bounded-exhaustive workloads: check every canonical workload of `space` (every sequence of
+/// up to `space.depth` transactions over its alphabet that the model accepts, one per class of
+/// in-order renamings) under every variant of `base`'s engine options (× batched or not; `base`
+/// alone for an engine without variants), every crash state of each. `base`'s operations are
+/// ignored; its parameters, control, seed, `max_reported` and `stop_after` apply to the whole
+/// run. `progress` hears how the space divides, then about each variant as it finishes.
+pub fn check_all_workloads<E: Engine>(
+    base: &CheckConfig<E::Config>,
+    space: &Space,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> BoundedReport<E::Config> {
+    bounded::check_all::<E>(base, space, progress)
 }
 
 /// What replaying one crash state gave.

@@ -56,7 +56,7 @@ pub(crate) fn apply_checked<E>(
 }
 
 /// Apply a data operation to the model alone.
-pub(crate) fn model_apply(m: &mut KvModel, op: &Op) -> Result<(), ModelError> {
+pub fn model_apply(m: &mut KvModel, op: &Op) -> Result<(), ModelError> {
     match op {
         Op::CreateBucket(p) => m.create_bucket(&owned(p)),
         Op::DeleteBucket(p) => m.delete_bucket(&owned(p)),

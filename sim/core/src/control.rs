@@ -14,6 +14,7 @@
 //! | `no-latch` (g) | a failed commit does not latch: the same handle keeps writing | `DebugHooks::no_latch` |
 //! | `prev-skips-leaf-end` (h) | a cursor stepping back into a leaf skips its last key | `DebugHooks::prev_skips_leaf_end` |
 //! | `leak-freed-pages` (i) | a commit forgets the pages it frees (a rebuilt freelist heals it) | `DebugHooks::leak_freed_pages` |
+//! | `emptied-bucket-leak` (j) | deleting a bucket emptied earlier in the same transaction leaks its pages | `DebugHooks::emptied_bucket_leaks` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -40,11 +41,12 @@ pub enum Control {
     NoLatch,
     PrevSkipsLeafEnd,
     LeakFreedPages,
+    EmptiedBucketLeak,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 11] = [
+    pub const ALL: [Control; 12] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -55,6 +57,7 @@ impl Control {
         Control::NoLatch,
         Control::PrevSkipsLeafEnd,
         Control::LeakFreedPages,
+        Control::EmptiedBucketLeak,
         Control::FdatasyncDisk,
     ];
 
@@ -70,6 +73,7 @@ impl Control {
             Control::NoLatch => "no-latch",
             Control::PrevSkipsLeafEnd => "prev-skips-leaf-end",
             Control::LeakFreedPages => "leak-freed-pages",
+            Control::EmptiedBucketLeak => "emptied-bucket-leak",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

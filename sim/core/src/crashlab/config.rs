@@ -73,6 +73,7 @@ impl EngineConfig for Options {
             no_latch: control == Control::NoLatch,
             prev_skips_leaf_end: control == Control::PrevSkipsLeafEnd,
             leak_freed_pages: control == Control::LeakFreedPages,
+            emptied_bucket_leaks: control == Control::EmptiedBucketLeak,
         };
         Ok(Options {
             debug,
