@@ -176,7 +176,9 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         bytes: dirty_bytes,
     };
     write_pages(storage, meta.page_size, pages, opts.presize, &mut counters)?;
-    sync(storage, &opts, &mut counters)?;
+    if !tx.skip_data_sync {
+        sync(storage, &opts, &mut counters)?;
+    }
     // Refused (nothing written yet) if decoding would reject it; begin_write already refused a
     // txid that would wrap, and the meta must still follow its base.
     assert!(meta.txid > tx.base.txid, "commit txid follows its base");

@@ -73,6 +73,11 @@ pub struct DebugHooks {
     /// key or sub-bucket deleted) forgets to free that root's pages, as if it were a new inline
     /// bucket's: they leak.
     pub emptied_bucket_leaks: bool,
+    /// A batch commit that holds a single call (a caller no other joined) writes its meta
+    /// without the sync between its data pages and its meta, as if a lone small call were not
+    /// worth two syncs: a power cut can leave a meta that points at pages the disk never got.
+    /// Only a schedule that commits a call of a group alone shows it.
+    pub lone_call_skips_data_sync: bool,
 }
 
 impl Default for Options {

@@ -90,6 +90,8 @@ pub struct WriteTx<'db> {
     /// Pages made unreachable by user operations (deleted buckets); pending at commit.
     pub(crate) freed: Vec<PageSpan>,
     pub(crate) finished: bool,
+    /// A negative control (`DebugHooks::lone_call_skips_data_sync`): skip the data sync.
+    pub(crate) skip_data_sync: bool,
 }
 
 impl<'db> WriteTx<'db> {
@@ -114,6 +116,7 @@ impl<'db> WriteTx<'db> {
             root: BucketTree::from_header(h, 0),
             freed: Vec::new(),
             finished: false,
+            skip_data_sync: false,
         }
     }
 

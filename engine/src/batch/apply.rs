@@ -107,6 +107,8 @@ pub fn run_batch_observed(
             return (BatchOutcome::CallFailed(index), Some(e));
         }
     }
+    // A negative control (see `DebugHooks::lone_call_skips_data_sync`).
+    tx.skip_data_sync = db.options().debug.lone_call_skips_data_sync && calls.len() == 1;
     before_commit();
     match tx.commit() {
         Ok(()) => (BatchOutcome::Committed, None),

@@ -45,6 +45,7 @@ mod drive;
 pub mod enumerate;
 mod explore;
 pub mod image;
+mod interleave;
 mod minimise;
 mod record;
 mod recover;
@@ -54,6 +55,9 @@ mod states;
 pub use alphabet::Alphabet;
 pub use bounded::{space_header, BoundedReport, Finding, Progress, VariantRow, TABLE_HEAD};
 pub use enumerate::{Counts, Space};
+pub use interleave::{
+    check_interleavings, Checked, GroupSpace, Interleavings, GROUP_CALLERS_MAX, GROUP_SCHEDULES_MAX,
+};
 pub use report::{CheckReport, Found};
 pub use states::Coverage;
 

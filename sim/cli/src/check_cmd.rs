@@ -72,6 +72,12 @@ pub struct CheckArgs {
     /// [default: 2].
     #[arg(long, requires = "all_workloads", value_parser = tx_ops)]
     tx_ops: Option<usize>,
+    /// Check every schedule the coalescer allows for each group of concurrent callers in the
+    /// workload (every combination across groups, each with every crash state), at most N
+    /// combinations, 1 to 65,536 (INTERLEAVINGS_MAX); past N, a seeded sample of N.
+    #[arg(long, conflicts_with_all = ["variants", "all_workloads"],
+          value_parser = interleavings)]
+    interleavings: Option<usize>,
     /// Where to save a case for each violation.
     #[arg(long, default_value = "corpus/found")]
     found_dir: PathBuf,
@@ -131,6 +137,9 @@ impl WithEngine for Check {
         }
         if self.args.variants {
             return run_variants::<E>(&cfg);
+        }
+        if let Some(limit) = self.args.interleavings {
+            return run_interleavings::<E>(&cfg, limit, &self.args.found_dir);
         }
         print!("{}", header(&cfg));
         let started = Instant::now();
@@ -205,6 +214,64 @@ fn save_state<C: EngineConfig>(cfg: &CheckConfig<C>, state: &CrashState, dir: &P
     match save(dir, name, &cfg.to_case(state.clone())) {
         Ok(path) => println!("  repro: crashlab repro {}", path.display()),
         Err(e) => eprintln!("could not save a case under {}: {e}", dir.display()),
+    }
+}
+
+/// Most combinations of schedules `--interleavings` checks.
+const INTERLEAVINGS_MAX: usize = 1 << 16;
+
+/// `--interleavings`: 1 to `INTERLEAVINGS_MAX` combinations.
+fn interleavings(s: &str) -> Result<usize, String> {
+    bounded_count(s, INTERLEAVINGS_MAX, "INTERLEAVINGS_MAX")
+}
+
+/// `--interleavings N`: the workload under every schedule of its groups, a case per reported
+/// violation (at most `max_reported` in all).
+fn run_interleavings<E: Engine>(
+    cfg: &CheckConfig<E::Config>,
+    limit: usize,
+    dir: &Path,
+) -> ExitCode {
+    if !cfg
+        .ops
+        .iter()
+        .any(|op| matches!(op, crashlab_sim::op::Op::Group { .. }))
+    {
+        return bad_input("--interleavings: the workload has no group of concurrent callers");
+    }
+    print!("{}", header(cfg));
+    let started = Instant::now();
+    let all = check::check_interleavings::<E>(cfg, limit);
+    let wall_s = started.elapsed().as_secs_f64();
+    print!("{}", all.text());
+    println!(
+        "checked in {wall_s:.3} s: {:.0} states/s",
+        all.states() as f64 / wall_s.max(1e-9)
+    );
+    let found = all
+        .checked
+        .iter()
+        .flat_map(|c| c.report.found.iter().map(move |f| (c, f)));
+    for (i, (c, f)) in found.take(cfg.max_reported).enumerate() {
+        let name = format!(
+            "check-interleaved-{}-{}-{}-{i}.case",
+            cfg.seed,
+            cfg.params.control,
+            E::Config::ENGINE
+        );
+        println!(
+            "  batches={} at op {}: {} {}",
+            c.schedules.join(" "),
+            f.op,
+            f.verdict,
+            f.detail
+        );
+        save_state(&c.cfg, &f.state, dir, &name);
+    }
+    if all.violating_states() > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

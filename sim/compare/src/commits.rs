@@ -189,7 +189,7 @@ pub fn measure(writers: usize, strategy: Option<MergeStrategy>, txns: u64) -> Me
             held: 0,
             sizes: [0; 8],
         };
-        let answers = CrashlabDb::run_group(&db, &calls, &mut observer).await;
+        let answers = CrashlabDb::run_group(&db, &calls, None, &mut observer).await;
         assert!(
             answers
                 .iter()

@@ -40,6 +40,7 @@ pub mod profile;
 pub mod report;
 pub mod rng;
 pub mod runner;
+pub mod schedule;
 pub mod shrink;
 pub mod spec;
 #[cfg(feature = "strategies")]

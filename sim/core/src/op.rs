@@ -17,6 +17,7 @@ use crate::limits::{
     at_most, CALLERS_MAX, CALLS_PER_CALLER_MAX, NAME_LEN_MAX, PATH_DEPTH_MAX,
     POWER_CUT_IN_CALLS_MAX, PUT_LEN_MAX, READER_INDEX_MAX,
 };
+use crate::schedule::Schedule;
 use std::fmt;
 
 /// One name: a bucket path component or a key.
@@ -83,6 +84,9 @@ pub enum Op {
         callers: u32,
         calls: u32,
         seed: u32,
+        /// The batches the calls commit in, pinned (the checker visits each schedule); `None`:
+        /// timing decides.
+        schedule: Option<Schedule>,
     },
 }
 
@@ -321,14 +325,20 @@ impl fmt::Display for Op {
             Op::PowerCutIn(n) => write!(f, "power-cut-in {n}"),
             Op::Group {
                 callers,
-                calls: 1,
-                seed,
-            } => write!(f, "group callers={callers} seed={seed}"),
-            Op::Group {
-                callers,
                 calls,
                 seed,
-            } => write!(f, "group callers={callers} calls={calls} seed={seed}"),
+                schedule,
+            } => {
+                write!(f, "group callers={callers}")?;
+                if *calls != 1 {
+                    write!(f, " calls={calls}")?;
+                }
+                write!(f, " seed={seed}")?;
+                match schedule {
+                    Some(s) => write!(f, " batches={s}"),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }
@@ -442,11 +452,21 @@ impl std::str::FromStr for Op {
                 .map(Op::PowerCutIn)
             }
             Some("group") => {
+                // An optional `batches=S` comes last.
+                let (words, schedule) = match words.split_last() {
+                    Some((w, rest)) if rest.len() >= 3 && w.starts_with("batches=") => {
+                        (rest, Some(w["batches=".len()..].parse::<Schedule>()?))
+                    }
+                    _ => (&words[..], None),
+                };
                 let (callers, calls, seed) = match words.len() {
                     3 => (words[1], None, words[2]),
+                    4 => (words[1], Some(words[2]), words[3]),
                     _ => {
-                        want(4, "group callers=N [calls=N] seed=N")?;
-                        (words[1], Some(words[2]), words[3])
+                        return Err(format!(
+                            "expected `group callers=N [calls=N] seed=N [batches=S]`, found \
+                             `{line}`"
+                        ))
                     }
                 };
                 let callers = at_most(
@@ -469,10 +489,15 @@ impl std::str::FromStr for Op {
                         "a group needs at least one caller and one call: `{line}`"
                     ));
                 }
+                if let Some(s) = &schedule {
+                    s.fits(callers, calls, 0)
+                        .map_err(|why| format!("`{line}`: the schedule does not fit: {why}"))?;
+                }
                 Ok(Op::Group {
                     callers,
                     calls,
                     seed: field(seed, "seed")?,
+                    schedule,
                 })
             }
             _ => Err(format!(
@@ -547,11 +572,19 @@ mod tests {
                 callers: 7,
                 calls: 1,
                 seed: 99,
+                schedule: None,
             },
             Op::Group {
                 callers: 64,
                 calls: 20,
                 seed: 5,
+                schedule: None,
+            },
+            Op::Group {
+                callers: 3,
+                calls: 2,
+                seed: 5,
+                schedule: Some("0+1/2/0+2/1".parse().unwrap()),
             },
         ];
         for op in ops {

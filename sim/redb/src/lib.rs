@@ -113,6 +113,7 @@ impl EngineConfig for RedbChoices {
             live_check: false,
             write_batches: false,
             concurrent_callers: false,
+            max_batch_calls: 0,
             reader_views: false,
             io_error_ends_session: true,
             latches_after_failed_commit: false,

@@ -17,6 +17,9 @@ pub struct Capabilities {
     pub write_batches: bool,
     /// [`Engine::run_group`]: concurrent callers coalesced into shared commits (bbolt's `Batch`).
     pub concurrent_callers: bool,
+    /// With `concurrent_callers`: the most calls one commit of the coalescer holds (0: no
+    /// limit), which bounds the schedules the checker visits.
+    pub max_batch_calls: u32,
     /// [`Engine::reader_token`] and [`Engine::read_view`]: the checker can read what an open
     /// reader sees at a crash point from the page cache.
     pub reader_views: bool,
@@ -53,6 +56,7 @@ impl Default for Capabilities {
             live_check: false,
             write_batches: false,
             concurrent_callers: false,
+            max_batch_calls: 0,
             reader_views: false,
             io_error_ends_session: true,
             latches_after_failed_commit: false,

@@ -24,6 +24,7 @@ use crate::calls::{CallSpec, GroupObserver};
 use crate::control::Control;
 use crate::op::{KeyRange, Name, Op, Path};
 use crate::profile::Profile;
+use crate::schedule::Schedule;
 use crashlab_engine::{Counters, Storage};
 use crashlab_models::Answer;
 use crashlab_models::{BucketModel, KvModel};
@@ -161,12 +162,15 @@ pub trait Engine: Sized + 'static {
         async_fn_in_trait,
         reason = "generic only; madsim runs it on one thread"
     )]
+    /// With a `schedule`, the calls commit in exactly its batches (each a set of callers whose
+    /// next call it holds) instead of as timing makes them: the checker visits every schedule.
     async fn run_group(
         db: &Rc<Self>,
         calls: &[CallSpec],
+        schedule: Option<&Schedule>,
         observer: &mut dyn GroupObserver,
     ) -> Vec<(usize, Answer)> {
-        let _ = (db, calls, observer);
+        let _ = (db, calls, schedule, observer);
         unreachable!("{} declares no concurrent callers", Self::Config::ENGINE)
     }
 

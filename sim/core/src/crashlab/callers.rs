@@ -20,6 +20,7 @@ use super::batch::{apply_creating, write_batch};
 use super::CrashlabDb;
 use crate::adapter::EngineError;
 use crate::calls::{CallSpec, GroupObserver};
+use crate::schedule::Schedule;
 use crashlab_engine::batch::apply::{run_batch_observed, BatchFn, Call};
 use crashlab_engine::batch::core::{BatchOutcome, CallId, Coalescer, Delivery};
 use crashlab_engine::batch::MergeWork;
@@ -96,6 +97,48 @@ pub(super) async fn run_group(
             answers.append(&mut own);
         }
     }
+    answers.sort_by_key(|(i, _)| *i);
+    answers
+}
+
+/// Run one group on `db` in the batches `schedule` pins, with no time passing between them: each
+/// batch takes the next call of each of its callers (a batch larger than the coalescer's limit
+/// is split by the coalescer, as it would be). Every call's answer, by group index.
+pub(super) fn run_scheduled(
+    db: &CrashlabDb,
+    calls: &[CallSpec],
+    schedule: &Schedule,
+    observer: &mut dyn GroupObserver,
+) -> Vec<(usize, Answer)> {
+    let per_caller = calls.iter().filter(|c| c.caller == 0).count() as u32;
+    let mut leader = Leader {
+        db,
+        calls,
+        observer,
+        work: MergeWork::default(),
+        core: Coalescer::new(db.db.options().max_batch_size),
+        waiting: BTreeMap::new(),
+    };
+    let mut answers = Vec::with_capacity(calls.len());
+    for batch in schedule.call_indexes(per_caller.max(1)) {
+        let mut replies = Vec::new();
+        for index in batch {
+            let (tx, rx) = oneshot::channel();
+            leader.enqueue((index, tx));
+            replies.push((index, rx));
+        }
+        while leader.core.queued() > 0 {
+            for (reply, answer) in leader.run_one_batch() {
+                let _ = reply.send(answer);
+            }
+        }
+        for (index, mut rx) in replies {
+            if let Ok(Some(answer)) = rx.try_recv() {
+                answers.push((index, answer));
+            }
+        }
+    }
+    db.db.add_merge_work(&leader.work);
     answers.sort_by_key(|(i, _)| *i);
     answers
 }

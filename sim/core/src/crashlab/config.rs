@@ -41,6 +41,7 @@ impl EngineConfig for Options {
             live_check: true,
             write_batches: true,
             concurrent_callers: true,
+            max_batch_calls: u32::try_from(self.max_batch_size).unwrap_or(u32::MAX),
             reader_views: true,
             io_error_ends_session: false,
             latches_after_failed_commit: true,
@@ -74,6 +75,7 @@ impl EngineConfig for Options {
             prev_skips_leaf_end: control == Control::PrevSkipsLeafEnd,
             leak_freed_pages: control == Control::LeakFreedPages,
             emptied_bucket_leaks: control == Control::EmptiedBucketLeak,
+            lone_call_skips_data_sync: control == Control::LoneCallSkipsDataSync,
         };
         Ok(Options {
             debug,

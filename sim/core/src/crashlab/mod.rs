@@ -13,6 +13,7 @@ use crate::adapter::{Ack, Engine, EngineError, ErrorKind, Listing};
 use crate::apply::path_refs;
 use crate::calls::{CallSpec, GroupObserver};
 use crate::op::{value_bytes, KeyRange, Name, Op, Path};
+use crate::schedule::Schedule;
 use crashlab_engine::{Counters, Db, Error, Options, ReadTx, Storage, WriteTx};
 use crashlab_models::{Answer, KvModel, ModelError};
 use read::{list_bucket, read_range};
@@ -181,9 +182,13 @@ impl Engine for CrashlabDb {
     async fn run_group(
         db: &Rc<Self>,
         calls: &[CallSpec],
+        schedule: Option<&Schedule>,
         observer: &mut dyn GroupObserver,
     ) -> Vec<(usize, Answer)> {
-        callers::run_group(db, calls, observer).await
+        match schedule {
+            Some(s) => callers::run_scheduled(db, calls, s, observer),
+            None => callers::run_group(db, calls, observer).await,
+        }
     }
 
     fn reader_token(reader: &ReadTx<'_>) -> Vec<u8> {

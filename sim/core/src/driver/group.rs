@@ -6,10 +6,21 @@ use super::{Driver, Hooks, Step};
 use crate::adapter::{Ack, Engine, EngineError};
 use crate::calls::{apply_call, group_calls, CallSpec, GroupObserver};
 use crate::disk::SimDisk;
+use crate::schedule::Schedule;
 use crate::verdict::Verdict;
 use crashlab_models::{CallOracle, CommitOutcome, DurabilityOracle};
 use std::rc::Rc;
 use std::time::Duration;
+
+/// A `group` operation as the session runs it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct GroupOp<'a> {
+    pub callers: u32,
+    pub calls: u32,
+    pub seed: u32,
+    /// The batches, pinned; `None`: timing decides.
+    pub schedule: Option<&'a Schedule>,
+}
 
 /// What one group did, for the run's figures.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -141,11 +152,9 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
     pub(super) async fn group(
         &mut self,
         db: &Rc<E>,
-        callers: u32,
-        per_caller: u32,
-        seed: u32,
+        group: GroupOp<'_>,
     ) -> Step<Result<String, String>> {
-        let calls = group_calls(callers, per_caller, seed, &self.caps);
+        let calls = group_calls(group.callers, group.calls, group.seed, &self.caps);
         let fails: Vec<bool> = calls.iter().map(|c| c.fails).collect();
         let promised = self.promised();
         let mut obs = Observer {
@@ -165,7 +174,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         };
         let answers = {
             let mut typed = Typed::<E, H>(&mut obs, std::marker::PhantomData);
-            E::run_group(db, &calls, &mut typed).await
+            E::run_group(db, &calls, group.schedule, &mut typed).await
         };
         for (i, a) in answers {
             obs.call_oracle.answered(i, a);

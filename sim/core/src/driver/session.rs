@@ -1,6 +1,7 @@
 //! One session: the workload's operations on an open database, every answer compared with the
 //! model, every commit told to the oracle, every event hashed into the trace.
 
+use super::group::GroupOp;
 use super::{Driver, Hooks, SessionEnd, Step};
 use crate::adapter::{list_model, Ack, Engine, EngineError, Listing};
 use crate::apply::{apply_checked, model_apply, owned, Applied, ApplyFailure};
@@ -114,8 +115,15 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
                     callers,
                     calls,
                     seed,
+                    schedule,
                 } if writer.is_none() && batch.model.is_none() => {
-                    self.run_group(shared, *callers, *calls, *seed).await?
+                    let group = GroupOp {
+                        callers: *callers,
+                        calls: *calls,
+                        seed: *seed,
+                        schedule: schedule.as_ref(),
+                    };
+                    self.run_group(shared, group).await?
                 }
                 Op::Group { .. } => Next::Go("skipped (a transaction is open)".into()),
                 _ => self.op(db, op, &mut writer, &mut batch, readers)?,
@@ -205,9 +213,9 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
 
     /// A group of concurrent callers; a commit of the group that failed ends the session as a
     /// failed commit does.
-    async fn run_group(&mut self, db: &Rc<E>, callers: u32, calls: u32, seed: u32) -> Step<Next> {
+    async fn run_group(&mut self, db: &Rc<E>, group: GroupOp<'_>) -> Step<Next> {
         let index = self.next - 1;
-        match self.group(db, callers, calls, seed).await? {
+        match self.group(db, group).await? {
             Ok(summary) => Ok(Next::Go(summary)),
             Err(msg) if self.power.is_off() => {
                 self.trace

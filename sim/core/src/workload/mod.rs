@@ -157,6 +157,7 @@ fn add_groups(seed: u64, ops: &mut Vec<Op>) {
                 callers: r.range(1, most) as u32,
                 calls: 1,
                 seed: r.next_u64() as u32,
+                schedule: None,
             });
         }
     }
