@@ -9,34 +9,20 @@
 
 use crate::db::Db;
 use crate::error::{Error, Result};
-use crate::freelist;
 use crate::freelist::Freelist;
-use crate::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
-use crate::node::{Body, Child};
-use crate::page::PageKind;
-use crate::pageset::PageSet;
 use crate::rebuild::bucket_roots;
-use crate::types::{PageId, PageSpan};
-use std::fmt;
-
-/// One inconsistency found by [`Db::check`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Problem {
-    pub page: Option<PageId>,
-    pub message: String,
-}
-
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.page {
-            Some(p) => write!(f, "page {p}: {}", self.message),
-            None => write!(f, "{}", self.message),
-        }
-    }
-}
+use crashlab_format::freelist;
+use crashlab_format::inspect::{self, Image};
+use crashlab_format::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
+use crashlab_format::meta::Meta;
+use crashlab_format::node::{Body, Child};
+use crashlab_format::page::PageKind;
+use crashlab_format::pageset::PageSet;
+use crashlab_format::problem::{Problem, Report};
+use crashlab_format::types::PageId;
 
 /// What `e` says went wrong at `page`, without repeating the page number a [`Problem`] shows.
-pub(crate) fn reason_at(page: PageId, e: &Error) -> String {
+fn reason_at(page: PageId, e: &Error) -> String {
     match e {
         Error::Corrupted { page: p, reason } if *p == page => reason.to_string(),
         _ => e.to_string(),
@@ -44,55 +30,10 @@ pub(crate) fn reason_at(page: PageId, e: &Error) -> String {
 }
 
 /// The page a corruption error names.
-pub(crate) fn e_page(e: &Error) -> Option<PageId> {
+fn e_page(e: &Error) -> Option<PageId> {
     match e {
         Error::Corrupted { page, .. } => Some(*page),
         _ => None,
-    }
-}
-
-/// Enough problems to diagnose any file; past this the report says it stopped.
-const PROBLEMS_MAX: usize = 10_000;
-
-/// Problems found so far, at most [`PROBLEMS_MAX`] of them.
-#[derive(Default)]
-pub(crate) struct Report {
-    problems: Vec<Problem>,
-}
-
-impl Report {
-    pub fn into_problems(self) -> Vec<Problem> {
-        self.problems
-    }
-
-    /// Whether the report has stopped taking problems.
-    pub fn is_full(&self) -> bool {
-        self.problems.len() > PROBLEMS_MAX
-    }
-
-    /// The same problem for every page of `span`, until the report is full: a run as long as a
-    /// high-water mark claims costs at most [`PROBLEMS_MAX`] steps.
-    pub fn add_each(&mut self, span: PageSpan, message: &str) {
-        for p in span.ids() {
-            if self.is_full() {
-                return;
-            }
-            self.add(Some(p), message);
-        }
-    }
-
-    pub fn add(&mut self, page: Option<PageId>, message: impl Into<String>) {
-        if self.problems.len() < PROBLEMS_MAX {
-            self.problems.push(Problem {
-                page,
-                message: message.into(),
-            });
-        } else if self.problems.len() == PROBLEMS_MAX {
-            self.problems.push(Problem {
-                page: None,
-                message: "too many problems; stopped".into(),
-            });
-        }
     }
 }
 
@@ -108,15 +49,27 @@ struct Visit {
 }
 
 impl Db {
+    /// Every problem [`Db::check`] finds in the snapshot of the meta `image` uses (none:
+    /// consistent). The file is opened read-only. A damaged freelist page, or (without a
+    /// persisted freelist) a tree the rebuild cannot walk, would fail a normal open; here the
+    /// free set is then taken from the inspection's tolerant walk instead, so the check runs and
+    /// lists that damage with everything else.
+    pub fn check_image(image: &Image) -> Result<Vec<Problem>> {
+        let free_pages = |meta: &Meta| -> Result<PageSet> {
+            let w = inspect::walk(image.reader(), meta, &mut ())?;
+            Ok(inspect::unreached(&w.reached, meta.high_water))
+        };
+        let db = Db::open_for_check(image.storage(), &free_pages)?;
+        db.check()
+    }
+
     /// Check the whole database; an empty list means consistent. Waits for a running write
     /// transaction (do not call it while holding one on the same thread).
     pub fn check(&self) -> Result<Vec<Problem>> {
         let writer = self.lock_writer();
         let meta = self.meta();
         let hwm = meta.high_water;
-        let mut report = Report {
-            problems: Vec::new(),
-        };
+        let mut report = Report::default();
         if meta.txid_exhausted() {
             // Nothing is wrong with the pages, but no commit can follow: a wrapped txid would
             // overwrite this meta and lose the commit that made it.
@@ -135,12 +88,12 @@ impl Db {
         for gap in accounted.gaps(PageId(2), hwm) {
             report.add_each(gap, "unreachable and not free");
         }
-        Ok(report.problems)
+        Ok(report.into_problems())
     }
 
     fn check_freelist_page(
         &self,
-        meta: &crate::meta::Meta,
+        meta: &Meta,
         memory: &PageSet,
         reached: &mut PageSet,
         report: &mut Report,
@@ -174,7 +127,7 @@ impl Db {
                     report.add(Some(id), why);
                 }
             }
-            Err(e) => report.add(Some(id), reason_at(id, &e)),
+            Err(e) => report.add(Some(id), crashlab_format::problem::reason_at(id, &e)),
         }
     }
 
@@ -274,7 +227,7 @@ impl Db {
     }
 }
 
-fn check_bounds(node: &crate::node::Node, v: &Visit, report: &mut Report) {
+fn check_bounds(node: &crashlab_format::node::Node, v: &Visit, report: &mut Report) {
     let (first, last) = match &node.body {
         Body::Leaf(items) => (items.first().map(|i| &i.key), items.last().map(|i| &i.key)),
         Body::Branch(items) => (items.first().map(|i| &i.key), items.last().map(|i| &i.key)),

@@ -10,7 +10,7 @@ pub(crate) fn list_bucket(b: &Bucket<'_>) -> Result<Listing, Error> {
     let mut out = Vec::new();
     let mut it = c.first()?;
     while let Some(item) = it {
-        out.push(item);
+        out.push(item.to_item());
         it = c.next()?;
     }
     Ok(out)
