@@ -9,7 +9,9 @@ use crashlab_sim::adapter::EngineConfig;
 use crashlab_sim::case::Case;
 use crashlab_sim::control::Control;
 use crashlab_sim::crashlab::CrashlabDb;
-use crashlab_sim::spec::CrashState;
+use crashlab_sim::disk::LengthModel;
+use crashlab_sim::profile;
+use crashlab_sim::spec::{CheckParams, CrashState};
 use std::path::Path;
 
 fn check(cfg: &CheckConfig<Options>) -> crashlab_check::CheckReport {
@@ -103,4 +105,49 @@ fn debug_hooks_are_off_unless_a_control_turns_them_on() {
         assert!(!on || c.is_bug(), "{c} turns a hook on");
     }
     assert_eq!(small.engine_config().debug, d);
+}
+
+#[test]
+fn the_checkers_default_disk_tears_a_meta_and_its_length_model_comes_from_the_seed() {
+    // The defaults alone (64-byte sectors) find (b), which 512-byte sectors cannot.
+    let small = standard("small");
+    let mut cfg = CheckConfig::new(small.seed, small.engine.clone(), small.ops.clone());
+    assert_eq!(cfg.params.sector_size, 64);
+    cfg.params.control = Control::MetaSameSlot;
+    cfg.recrash_one_in = 0;
+    assert!(
+        check(&cfg).violating_states > 0,
+        "found at the default sector size"
+    );
+    cfg.params.sector_size = 512;
+    assert_eq!(
+        check(&cfg).violating_states,
+        0,
+        "a meta never tears in 512 bytes"
+    );
+
+    // `check --seed` draws the length model the seed's runs have; (d) and its twin name theirs.
+    let models: Vec<LengthModel> = (0..16)
+        .map(|seed| {
+            let cfg = CheckConfig::<Options>::from_seed(seed, 5);
+            assert_eq!(
+                cfg.params.length,
+                profile::length_model(seed),
+                "seed {seed}"
+            );
+            assert_eq!(cfg.run_config().disk.length, cfg.params.length);
+            cfg.params.length
+        })
+        .collect();
+    assert!(
+        LengthModel::ALL.iter().all(|m| models.contains(m)),
+        "{models:?}"
+    );
+    for c in [Control::NoGrowthSync, Control::FdatasyncDisk] {
+        let p = CheckParams::default().with_control(c);
+        assert_eq!(p.length, LengthModel::OwnBarrier, "{c}");
+        let text = p.to_string();
+        assert!(text.contains("length=own-barrier"), "{text}");
+        assert_eq!(text.parse::<CheckParams>(), Ok(p));
+    }
 }

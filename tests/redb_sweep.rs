@@ -58,7 +58,7 @@ fn the_redb_workload_has_top_level_buckets_only() {
 
 #[test]
 fn a_redb_sweep_hits_every_fault_kind_and_finds_no_violation() {
-    let cfg = SweepConfig::new(0..120, 250, Profile::Default);
+    let cfg = SweepConfig::new(0..200, 250, Profile::Default);
     let summary = sweep::<RedbDb>(&cfg, &mut |run, r| {
         if let Outcome::Violation(v) = &r.outcome {
             panic!("redb seed {}: {v}\n{:#?}", run.seed, r.trace_tail);
@@ -81,7 +81,7 @@ fn a_redb_sweep_hits_every_fault_kind_and_finds_no_violation() {
         ("torn writes", total.torn_writes_in_crash),
         ("sectors lost", total.sectors_lost_in_crash),
     ] {
-        assert!(n > 0, "no {kind} in 120 redb seeds: {total:?}");
+        assert!(n > 0, "no {kind} in 200 redb seeds: {total:?}");
     }
     assert!(
         disk_failures < 15,

@@ -71,6 +71,7 @@ fn a_default_sweep_hits_every_fault_kind_and_finds_no_violation() {
         sectors_lost_in_crash,
         sectors_kept_in_crash,
         torn_writes_in_crash,
+        sub_sector_tears,
         garbage_sector_reads,
     } = total;
     for (kind, n) in [
@@ -88,6 +89,7 @@ fn a_default_sweep_hits_every_fault_kind_and_finds_no_violation() {
         ("sector lost in a power cut", sectors_lost_in_crash),
         ("sector kept in a power cut", sectors_kept_in_crash),
         ("torn write", torn_writes_in_crash),
+        ("sub-sector tear", sub_sector_tears),
     ] {
         assert!(n > 0, "no {kind} in 300 seeds: {total:?}");
     }
@@ -120,6 +122,16 @@ fn a_default_sweep_hits_every_fault_kind_and_finds_no_violation() {
         "{background_checks} background snapshot checks"
     );
     assert!(timer_cuts > 10, "{timer_cuts} timer power cuts");
+    // The disk's own dimensions: every sector size and both length models ran, tears were on
+    // for about half the seeds, and some power cuts tore a meta.
+    let d = &summary.disk;
+    let sizes: Vec<u32> = d.seeds_by_sector_size.keys().copied().collect();
+    assert_eq!(sizes, [64, 128, 256, 512, 1024, 2048, 4096], "{d:?}");
+    assert!(d.seeds_by_sector_size.values().all(|&n| n >= 15), "{d:?}");
+    assert!(d.seeds_by_length.values().all(|&n| n >= 100), "{d:?}");
+    assert_eq!(d.seeds_by_length.len(), 2, "{d:?}");
+    assert!((100..200).contains(&d.seeds_with_tears_on), "{d:?}");
+    assert!(d.torn_metas > 0, "{d:?}");
 }
 
 #[test]

@@ -37,6 +37,21 @@ fn e_page(e: &Error) -> Option<PageId> {
     }
 }
 
+/// Reading errors into a [`Report`]: damage is a problem; an I/O error leaves the check
+/// incomplete and is returned instead (see [`Report::into_result`]).
+trait AddError {
+    fn add_error(&mut self, page: PageId, context: &str, e: Error);
+}
+
+impl AddError for Report {
+    fn add_error(&mut self, page: PageId, context: &str, e: Error) {
+        match e {
+            Error::Io { op, source } => self.unreadable(op, source),
+            e => self.add(Some(page), format!("{context}{}", reason_at(page, &e))),
+        }
+    }
+}
+
 /// A page to visit with the key range its parent allows: `lo <= key < hi`.
 struct Visit {
     id: PageId,
@@ -64,7 +79,9 @@ impl Db {
     }
 
     /// Check the whole database; an empty list means consistent. Waits for a running write
-    /// transaction (do not call it while holding one on the same thread).
+    /// transaction (do not call it while holding one on the same thread). A page the storage
+    /// cannot read fails the check with that I/O error, after every readable page was checked:
+    /// an unread page is no evidence of damage.
     pub fn check(&self) -> Result<Vec<Problem>> {
         let writer = self.lock_writer();
         let meta = self.meta();
@@ -88,7 +105,7 @@ impl Db {
         for gap in accounted.gaps(PageId(2), hwm) {
             report.add_each(gap, "unreachable and not free");
         }
-        Ok(report.into_problems())
+        Ok(report.into_result()?)
     }
 
     fn check_freelist_page(
@@ -104,12 +121,7 @@ impl Db {
             .read_span(id, meta.high_water, &[PageKind::Freelist])
         {
             Ok(b) => b,
-            Err(e) => {
-                return report.add(
-                    Some(id),
-                    format!("freelist page unreadable: {}", reason_at(id, &e)),
-                )
-            }
+            Err(e) => return report.add_error(id, "freelist page unreadable: ", e),
         };
         let pages = (buf.len() / self.page_size() as usize) as u64;
         for twice in reached.insert(id, id.plus(pages)) {
@@ -127,7 +139,7 @@ impl Db {
                     report.add(Some(id), why);
                 }
             }
-            Err(e) => report.add(Some(id), crashlab_format::problem::reason_at(id, &e)),
+            Err(e) => report.add_error(id, "", e.into()),
         }
     }
 
@@ -145,7 +157,8 @@ impl Db {
             lo: None,
             hi: None,
             level: 0,
-            depth: 1,
+            // The root bucket's depth, as the writer counts (a top-level bucket is at 1).
+            depth: 0,
         }];
         let mut roots = Vec::new();
         while let Some(v) = stack.pop() {
@@ -163,7 +176,7 @@ impl Db {
                 Ok(n) => n,
                 Err(e) => {
                     let at = e_page(&e).unwrap_or(v.id);
-                    report.add(Some(at), reason_at(at, &e));
+                    report.add_error(at, "", e);
                     if v.id.0 >= 2 && v.id < hwm {
                         // Referenced, so not also "unreachable"; its subtree will be.
                         reached.insert(v.id, v.id.plus(1));

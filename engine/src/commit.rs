@@ -47,6 +47,8 @@ struct Sink<'w> {
     /// Each written node with the page it was assembled from.
     nodes: Vec<(PageId, Arc<Node>, PageId)>,
     counters: Counters,
+    /// A negative control forgets every page this commit frees (see `DebugHooks`).
+    leak_freed: bool,
 }
 
 impl SpillSink for Sink<'_> {
@@ -69,6 +71,9 @@ impl SpillSink for Sink<'_> {
         Ok(id)
     }
     fn free(&mut self, span: PageSpan) -> Result<()> {
+        if self.leak_freed {
+            return Ok(());
+        }
         self.freelist
             .try_free(self.txid, span)
             .map_err(|refusal| Error::corrupted(refusal.page(), Corruption::FreedTwice { refusal }))
@@ -128,6 +133,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         dirty_bytes: 0,
         nodes: Vec::new(),
         counters: Counters::default(),
+        leak_freed: opts.hooks().leak_freed_pages,
     };
     for span in tx.freed.drain(..) {
         sink.free(span)?;

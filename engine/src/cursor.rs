@@ -151,6 +151,12 @@ impl<'a> Cursor<'a> {
             }
             *pidx -= 1;
             self.descend(true)?;
+            if self.rd.pager.prev_skips_leaf_end() {
+                // A negative control (see `DebugHooks`): land one key short of the leaf's end.
+                if let Some((_, idx)) = self.stack.last_mut() {
+                    *idx = idx.saturating_sub(1);
+                }
+            }
             return self.settle_backward();
         }
         self.settle_backward()

@@ -89,7 +89,8 @@ impl Db {
         if len < needed {
             return Err(Error::Truncated { len, needed });
         }
-        let pager = Pager::new(Box::new(storage), page_size, options.page_cache_pages);
+        let pager = Pager::new(Box::new(storage), page_size, options.page_cache_pages)
+            .with_prev_skips_leaf_end(options.hooks().prev_skips_leaf_end);
         let mut counters = Counters::default();
         let (freelist, freelist_span) = match (
             load_freelist(&pager, &meta, &options, &mut counters),

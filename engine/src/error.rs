@@ -57,6 +57,9 @@ pub enum Error {
     BucketNotFound,
     #[error("bucket already exists")]
     BucketExists,
+    /// A bucket would nest deeper than `max` (a top-level bucket is at depth 1).
+    #[error("buckets may nest at most {max} deep")]
+    BucketTooDeep { max: usize },
     #[error("bucket name required")]
     BucketNameRequired,
     #[error("key required")]

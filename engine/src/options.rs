@@ -64,6 +64,16 @@ pub struct DebugHooks {
     /// on a freelist that may already hold the failed commit's allocations, and on pages the
     /// disk may or may not hold.
     pub no_latch: bool,
+    /// A cursor stepping back into the previous leaf skips that leaf's last key: reverse
+    /// iteration loses a key at every leaf boundary it crosses (forward iteration is right).
+    pub prev_skips_leaf_end: bool,
+    /// A commit forgets the pages it frees: they are neither reachable nor free, a leak that a
+    /// freelist rebuilt on the next open (`no_freelist_sync`) heals.
+    pub leak_freed_pages: bool,
+    /// Deleting a bucket whose root leaf was emptied earlier in the same transaction (its last
+    /// key or sub-bucket deleted) forgets to free that root's pages, as if it were a new inline
+    /// bucket's: they leak.
+    pub emptied_bucket_leaks: bool,
 }
 
 impl Default for Options {

@@ -59,6 +59,9 @@ pub struct Pager {
     reader: PageReader,
     capacity: usize,
     cache: Mutex<Cache>,
+    /// The cursor's negative control, `DebugHooks::prev_skips_leaf_end` (a plain flag here:
+    /// the pager sits below the options' layer).
+    prev_skips_leaf_end: bool,
 }
 
 /// Read counters of the pager.
@@ -75,7 +78,20 @@ impl Pager {
             reader: PageReader::new(storage, page_size),
             capacity,
             cache: Mutex::new(Cache::default()),
+            prev_skips_leaf_end: false,
         }
+    }
+
+    /// This pager with the cursor's negative control on or off (see `DebugHooks`).
+    pub fn with_prev_skips_leaf_end(self, prev_skips_leaf_end: bool) -> Pager {
+        Pager {
+            prev_skips_leaf_end,
+            ..self
+        }
+    }
+
+    pub fn prev_skips_leaf_end(&self) -> bool {
+        self.prev_skips_leaf_end
     }
 
     pub fn storage(&self) -> &dyn Storage {

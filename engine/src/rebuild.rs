@@ -47,8 +47,9 @@ pub(crate) fn free_pages(pager: &Pager, meta: &Meta, counters: &mut Counters) ->
     let hwm = meta.high_water;
     let mut seen = PageSet::new();
     seen.insert(PageId(0), PageId(2));
-    // (page, tree level, bucket depth, the page that references it)
-    let mut stack: Vec<(PageId, usize, usize, PageId)> = vec![(meta.root, 0, 1, meta.slot())];
+    // (page, tree level, the depth of the bucket the tree belongs to, the page that references
+    // it). The root bucket is at depth 0 and a top-level bucket at 1, as the writer counts.
+    let mut stack: Vec<(PageId, usize, usize, PageId)> = vec![(meta.root, 0, 0, meta.slot())];
     let mut roots = Vec::new();
     while let Some((id, level, depth, from)) = stack.pop() {
         if level > MAX_TREE_DEPTH {

@@ -22,7 +22,8 @@ use crashlab_format::types::PageId;
 use std::ops::Deref;
 use std::sync::Arc;
 
-/// What a transaction reads through: the shared pager and its snapshot's high-water mark.
+/// What a transaction reads through: the shared pager and its snapshot's high-water mark (and
+/// the negative controls' hooks, for the code that edits through it).
 #[derive(Clone, Copy)]
 pub struct Reader<'a> {
     pub pager: &'a Pager,
@@ -30,6 +31,7 @@ pub struct Reader<'a> {
     /// The root page of the snapshot's root bucket: what errors about a node built in memory
     /// (which has no page of its own, and whose bytes came from no page) name.
     pub root: PageId,
+    pub debug: crate::options::DebugHooks,
 }
 
 impl<'a> Reader<'a> {

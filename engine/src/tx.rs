@@ -36,6 +36,7 @@ impl<'db> ReadTx<'db> {
             pager: self.db.pager(),
             high_water: self.meta.high_water,
             root: self.meta.root,
+            debug: self.db.options().hooks(),
         }
     }
 
@@ -122,6 +123,7 @@ impl<'db> WriteTx<'db> {
             pager: self.db.pager(),
             high_water: self.base.high_water,
             root: self.base.root,
+            debug: self.db.options().hooks(),
         }
     }
 

@@ -179,10 +179,15 @@ struct Recorder {
     inner: MemStorage,
     log: Arc<Mutex<Vec<String>>>,
     fail_sync_at: Arc<Mutex<Option<usize>>>,
+    /// Reads of this 4 KiB page fail.
+    fail_reads_of: Arc<Mutex<Option<u64>>>,
 }
 
 impl Storage for Recorder {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        if *self.fail_reads_of.lock().unwrap() == Some(offset / 4096) {
+            return Err(io::Error::other("injected read failure"));
+        }
         self.inner.read_at(offset, buf)
     }
     fn write_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
@@ -386,5 +391,87 @@ fn failed_commit_with_no_freelist_sync_rebuilds_on_reopen() {
     );
     db.update(|tx| tx.bucket_mut(b"b")?.unwrap().put(b"after", b"ok"))
         .unwrap();
+    assert_eq!(db.check().unwrap(), vec![]);
+}
+
+/// The deepest chain of buckets the writer allows, its bottom inline (one small value) or paged
+/// (many values), survives a reopen with the freelist synced or rebuilt, and checks clean; one
+/// level more is refused. (The rebuild and `check()` once counted one level more than the
+/// writer: corpus/regressions/nesting-limit-off-by-one.case.)
+#[test]
+fn the_deepest_buckets_the_writer_allows_reopen_and_check_clean() {
+    use crashlab_engine::limits::MAX_BUCKET_DEPTH;
+    let names: Vec<Vec<u8>> = (1..=MAX_BUCKET_DEPTH)
+        .map(|d| format!("n{d}").into_bytes())
+        .collect();
+    for no_freelist_sync in [false, true] {
+        for values in [1u32, 200] {
+            let opts = Options {
+                no_freelist_sync,
+                ..small_pages()
+            };
+            let mem = MemStorage::new();
+            let db = Db::open(mem.clone(), opts.clone()).unwrap();
+            let refs: Vec<&[u8]> = names.iter().map(Vec::as_slice).collect();
+            db.update(|tx| {
+                tx.create_bucket(refs[0])?;
+                for d in 1..refs.len() {
+                    let mut parent = tx.bucket_path_mut(&refs[..d])?.expect("created");
+                    parent.create_bucket(refs[d])?;
+                }
+                let mut b = tx.bucket_path_mut(&refs)?.expect("created");
+                for i in 0..values {
+                    b.put(&key(i), &[7; 40])?;
+                }
+                Ok(())
+            })
+            .unwrap();
+            let refused = db.update(|tx| {
+                let mut deepest = tx.bucket_path_mut(&refs)?.expect("the chain exists");
+                deepest.create_bucket(b"past").map(drop)
+            });
+            assert!(
+                matches!(refused, Err(Error::BucketTooDeep { max }) if max == MAX_BUCKET_DEPTH),
+                "{refused:?}"
+            );
+            assert_eq!(
+                db.check().unwrap(),
+                vec![],
+                "live, synced={no_freelist_sync}"
+            );
+            drop(db);
+            let db = Db::open(mem, opts).unwrap();
+            assert_eq!(db.check().unwrap(), vec![], "reopened");
+            let got = db
+                .view(|tx| {
+                    let chain = tx.bucket_path(&refs)?.expect("chain");
+                    Ok(chain.get(&key(0))?.map(|v| v.to_vec()))
+                })
+                .unwrap();
+            assert_eq!(got.as_deref(), Some(&[7u8; 40][..]));
+        }
+    }
+}
+
+/// A page the storage cannot read leaves `check()` incomplete: it fails with the I/O error
+/// instead of calling the page damaged, and checks clean once the page reads again.
+#[test]
+fn check_fails_with_the_io_error_of_a_page_it_cannot_read() {
+    let rec = Recorder::default();
+    let opts = Options {
+        page_cache_pages: 0,
+        ..Options::default()
+    };
+    let db = Db::open(rec.clone(), opts).unwrap();
+    db.update(|tx| {
+        let mut b = tx.create_bucket(b"b")?;
+        (0..300).try_for_each(|i| b.put(&key(i), &[5; 100]))
+    })
+    .unwrap();
+    let root = db.meta().root.0;
+    *rec.fail_reads_of.lock().unwrap() = Some(root);
+    let err = db.check().unwrap_err();
+    assert!(matches!(err, Error::Io { .. }), "{err}");
+    *rec.fail_reads_of.lock().unwrap() = None;
     assert_eq!(db.check().unwrap(), vec![]);
 }

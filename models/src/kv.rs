@@ -12,7 +12,14 @@ pub enum ModelError {
     BucketExists,
     /// The key holds a value where a bucket was named, or a bucket where a value was.
     Incompatible,
+    /// A bucket nested deeper than [`BUCKET_DEPTH_MAX`].
+    TooDeep,
 }
+
+/// How deep buckets may nest (a top-level bucket is at depth 1): bbolt has no limit, crashlab's
+/// engine refuses a bucket deeper than this, and the model follows the engine it is compared
+/// with (an engine with flat buckets never comes near it).
+pub const BUCKET_DEPTH_MAX: usize = 64;
 
 /// One bucket: its values, its sub-buckets and its sequence.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -60,6 +67,9 @@ impl KvModel {
         if parent.values.contains_key(name) {
             return Err(ModelError::Incompatible);
         }
+        if path.len() > BUCKET_DEPTH_MAX {
+            return Err(ModelError::TooDeep);
+        }
         parent.buckets.insert(name.to_vec(), BucketModel::default());
         Ok(())
     }
@@ -92,6 +102,21 @@ impl KvModel {
             return Err(ModelError::Incompatible);
         }
         Ok(b.values.remove(key).is_some())
+    }
+
+    /// Set a bucket's sequence.
+    pub fn set_sequence(&mut self, path: &[Vec<u8>], value: u64) -> Result<(), ModelError> {
+        self.bucket_mut(path)
+            .ok_or(ModelError::BucketNotFound)?
+            .sequence = value;
+        Ok(())
+    }
+
+    /// Increment a bucket's sequence (wrapping, as bbolt's does) and return the new value.
+    pub fn next_sequence(&mut self, path: &[Vec<u8>]) -> Result<u64, ModelError> {
+        let b = self.bucket_mut(path).ok_or(ModelError::BucketNotFound)?;
+        b.sequence = b.sequence.wrapping_add(1);
+        Ok(b.sequence)
     }
 
     pub fn get(&self, path: &[Vec<u8>], key: &[u8]) -> Option<&[u8]> {
@@ -147,5 +172,25 @@ mod tests {
         m.delete_bucket(&p(&["a"])).unwrap();
         assert!(m.flatten().is_empty());
         assert_eq!(m.delete_bucket(&p(&["a"])), Err(ModelError::BucketNotFound));
+    }
+
+    #[test]
+    fn nesting_stops_at_the_limit_and_sequences_count() {
+        let mut m = KvModel::new();
+        let mut path = Vec::new();
+        for depth in 1..=BUCKET_DEPTH_MAX {
+            path.push(format!("n{depth}").into_bytes());
+            m.create_bucket(&path).unwrap();
+        }
+        path.push(b"past".to_vec());
+        assert_eq!(m.create_bucket(&path), Err(ModelError::TooDeep));
+        path.pop();
+        assert_eq!(m.next_sequence(&path), Ok(1));
+        m.set_sequence(&path, u64::MAX).unwrap();
+        assert_eq!(m.next_sequence(&path), Ok(0), "the sequence wraps");
+        assert_eq!(
+            m.next_sequence(&p(&["missing"])),
+            Err(ModelError::BucketNotFound)
+        );
     }
 }

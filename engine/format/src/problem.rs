@@ -3,9 +3,10 @@
 //! A [`Report`] collects at most [`PROBLEMS_MAX`] of them, so a damaged file that claims
 //! billions of pages costs a bounded report.
 
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::types::{PageId, PageSpan};
 use std::fmt;
+use std::io;
 
 /// One inconsistency found in a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,11 +44,29 @@ pub const PROBLEMS_MAX: usize = 10_000;
 #[derive(Default)]
 pub struct Report {
     problems: Vec<Problem>,
+    /// The first page the storage could not read: the check is then incomplete, which is an
+    /// I/O error, not a problem of the file's contents.
+    unreadable: Option<Error>,
 }
 
 impl Report {
     pub fn into_problems(self) -> Vec<Problem> {
         self.problems
+    }
+
+    /// The problems, or the first I/O error met if a page could not be read (every readable
+    /// page was still checked: an unread page is no evidence of damage).
+    pub fn into_result(self) -> Result<Vec<Problem>> {
+        match self.unreadable {
+            Some(e) => Err(e),
+            None => Ok(self.problems),
+        }
+    }
+
+    /// The storage failed to read a page during `op`: the report is incomplete (the first
+    /// such failure is kept).
+    pub fn unreadable(&mut self, op: &'static str, source: io::Error) {
+        self.unreadable.get_or_insert(Error::Io { op, source });
     }
 
     /// Whether the report has stopped taking problems.

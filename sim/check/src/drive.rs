@@ -38,12 +38,13 @@ pub(crate) struct Recording {
     pub commits: u64,
 }
 
-/// A fresh, fault-free disk with the checker's sector size.
+/// A fresh, fault-free disk with the checker's sector size and length model.
 pub(crate) fn new_disk<C>(cfg: &CheckConfig<C>) -> SimDisk {
     SimDisk::new(
         cfg.seed,
         DiskConfig {
             sector_size: cfg.params.sector_size,
+            length: cfg.params.disk_length(),
             ..DiskConfig::default()
         },
     )
@@ -68,7 +69,6 @@ impl<E: Engine> Hooks<E> for RecordHooks<'_> {
     }
 
     fn power_cut(&mut self, disk: &SimDisk) -> CrashOutcome {
-        self.control.power_cut();
         let c = disk.crash_with(&mut |_| false);
         lock(&self.log).forget_images();
         c
@@ -78,8 +78,9 @@ impl<E: Engine> Hooks<E> for RecordHooks<'_> {
         Box::new(disk.clone())
     }
 
+    /// The created file is made durable, its length too, whatever the disk's length model.
     fn created(&mut self, disk: &SimDisk) {
-        disk.sync().expect("a fault-free disk syncs");
+        disk.make_all_durable();
     }
 
     fn op_started(&mut self, index: usize) {
@@ -201,7 +202,7 @@ pub(crate) fn record_recovery<E: Engine>(
 ) -> Log {
     let disk = new_disk(cfg);
     disk.write_at(0, image).expect("a fault-free disk");
-    disk.sync().expect("a fault-free disk");
+    disk.make_all_durable();
     let context = Context {
         allowed,
         ..Context::default()

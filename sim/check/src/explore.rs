@@ -20,6 +20,10 @@ use std::collections::BTreeMap;
 /// Most states per crash point of a re-crashed recovery: recoveries are many and small.
 const RECOVERY_MAX_STATES: u64 = 256;
 
+/// Recoveries by image identity. Valid for one engine configuration and the book whose states
+/// they name, so checks of many workloads with one configuration can share it (`bounded.rs`).
+pub(crate) type Cache = BTreeMap<ImageId, Recovery>;
+
 /// Where a crash point lies: in the recorded run, or in the recovery of one of its states.
 #[derive(Clone)]
 pub(crate) enum Level {
@@ -36,7 +40,7 @@ pub(crate) struct Explorer<'a, E: Engine> {
     /// The engine's options with the control on: what every recovery opens with.
     engine: E::Config,
     pub book: Book,
-    cache: BTreeMap<ImageId, Recovery>,
+    cache: Cache,
     recrash_rng: SimRng,
     /// How the crash point being enumerated is covered.
     point_coverage: Option<Coverage>,
@@ -54,6 +58,24 @@ impl<'a, E: Engine> Explorer<'a, E> {
             point_coverage: None,
             report: CheckReport::default(),
         }
+    }
+
+    /// An explorer whose recoveries start from `cache`, judged earlier with the same engine
+    /// configuration against `book`.
+    pub fn with_cache(
+        cfg: &'a CheckConfig<E::Config>,
+        book: Book,
+        cache: Cache,
+    ) -> Explorer<'a, E> {
+        Explorer {
+            cache,
+            ..Explorer::new(cfg, book)
+        }
+    }
+
+    /// What it found, and the book and cache to hand to the next explorer.
+    pub fn into_parts(self) -> (Book, Cache, CheckReport) {
+        (self.book, self.cache, self.report)
     }
 
     pub fn stopped(&self) -> bool {

@@ -23,6 +23,12 @@
 //! 4. **Report** ([`report`], [`minimise`]): counts, coverage, and each violation shrunk to a
 //!    minimal set of persisted sectors, as a case file `crashlab repro` replays.
 //!
+//! **Bounded-exhaustive workloads** ([`check_all_workloads`]): instead of one workload, every
+//! workload of up to K transactions over a small alphabet ([`alphabet`]) that the model accepts,
+//! one per class of in-order renamings ([`canonical`], [`enumerate`]), each checked as above
+//! under every variant of the engine's options, with recoveries and identical crash points
+//! shared between the workloads of a variant (`bounded`).
+//!
 //! Negative controls ([`control`]) prove it sees real bugs: each must be found, and a correct
 //! engine must pass the same workload.
 //!
@@ -31,8 +37,12 @@
 //! its configuration, and the checker leaves it out or refuses the option with the reason.
 #![forbid(unsafe_code)]
 
+pub mod alphabet;
 mod book;
+mod bounded;
+pub mod canonical;
 mod drive;
+pub mod enumerate;
 mod explore;
 pub mod image;
 mod minimise;
@@ -41,6 +51,9 @@ mod recover;
 pub mod report;
 mod states;
 
+pub use alphabet::Alphabet;
+pub use bounded::{space_header, BoundedReport, Finding, Progress, VariantRow, TABLE_HEAD};
+pub use enumerate::{Counts, Space};
 pub use report::{CheckReport, Found};
 pub use states::Coverage;
 
@@ -51,7 +64,7 @@ use crashlab_sim::config::{AfterFailure, RunConfig};
 use crashlab_sim::control::Control;
 use crashlab_sim::disk::DiskConfig;
 use crashlab_sim::op::Op;
-use crashlab_sim::profile::Profile;
+use crashlab_sim::profile::{self, Profile};
 use crashlab_sim::spec::{CheckParams, CrashState};
 use crashlab_sim::verdict::Verdict;
 use crashlab_sim::workload;
@@ -80,11 +93,14 @@ pub const RECRASH_ONE_IN_DEFAULT: u64 = 16;
 
 impl<C: EngineConfig> CheckConfig<C> {
     /// A check of `ops` generated from `seed` (no power cuts in the workload: the checker makes
-    /// them), with the options the seed draws; the workload leaves out what the engine lacks.
+    /// them), with the options and the disk's length model the seed draws (the same one a run
+    /// of the seed has); the workload leaves out what the engine lacks.
     pub fn from_seed(seed: u64, ops: usize) -> CheckConfig<C> {
         let engine = C::from_seed(seed, Profile::None);
         let ops = workload::generate(seed, ops, false, &engine.capabilities());
-        CheckConfig::new(seed, engine, ops)
+        let mut cfg = CheckConfig::new(seed, engine, ops);
+        cfg.params.length = profile::length_model(seed);
+        cfg
     }
 
     pub fn new(seed: u64, engine: C, ops: Vec<Op>) -> CheckConfig<C> {
@@ -99,14 +115,19 @@ impl<C: EngineConfig> CheckConfig<C> {
         }
     }
 
-    /// The check a case describes. Its fault profile is not used (the checker's disk has no
-    /// faults), except `no-barrier`, which is control (a).
+    /// The check a case describes: its `check` line, or without one the checker's defaults on
+    /// the length model of the case's disk. Its fault profile is not used (the checker's disk
+    /// has no faults), except the storage controls `no-barrier` (a) and `no-growth-sync` (d).
     pub fn from_case(case: &Case<C>) -> CheckConfig<C> {
         let mut cfg =
             CheckConfig::new(case.run.seed, case.run.engine.clone(), case.run.ops.clone());
-        cfg.params = case.check.unwrap_or_default();
-        if case.run.profile == Profile::NoBarrier && cfg.params.control == Control::None {
-            cfg.params.control = Control::NoBarrier;
+        cfg.params = case.check.unwrap_or(CheckParams {
+            length: case.run.disk.length,
+            ..CheckParams::default()
+        });
+        let control = case.run.profile.control();
+        if control != Control::None && cfg.params.control == Control::None {
+            cfg.params = cfg.params.with_control(control);
         }
         cfg
     }
@@ -143,7 +164,11 @@ impl<C: EngineConfig> CheckConfig<C> {
         RunConfig {
             seed: self.seed,
             profile,
-            disk: DiskConfig::default(),
+            disk: DiskConfig {
+                sector_size: self.params.sector_size,
+                length: self.params.disk_length(),
+                ..DiskConfig::default()
+            },
             ops: self.ops.clone(),
             engine: self.engine_config(),
             // The checker's disk has no faults: no commit of the recorded run fails.
@@ -201,6 +226,20 @@ pub fn check<E: Engine>(cfg: &CheckConfig<E::Config>) -> CheckReport {
     report.commits = rec.commits;
     report.pending_rewrites = rec.log.rewrites;
     report
+}
+
+/// Bounded-exhaustive workloads: check every canonical workload of `space` (every sequence of
+/// up to `space.depth` transactions over its alphabet that the model accepts, one per class of
+/// in-order renamings) under every variant of `base`'s engine options (× batched or not; `base`
+/// alone for an engine without variants), every crash state of each. `base`'s operations are
+/// ignored; its parameters, control, seed, `max_reported` and `stop_after` apply to the whole
+/// run. `progress` hears how the space divides, then about each variant as it finishes.
+pub fn check_all_workloads<E: Engine>(
+    base: &CheckConfig<E::Config>,
+    space: &Space,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> BoundedReport<E::Config> {
+    bounded::check_all::<E>(base, space, progress)
 }
 
 /// What replaying one crash state gave.

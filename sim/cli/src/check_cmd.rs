@@ -1,4 +1,5 @@
-//! `crashlab check`: every crash state of a small workload, and the replay of one saved state.
+//! `crashlab check`: every crash state of a small workload (or of every workload of a bounded
+//! space, `--all-workloads`), and the replay of one saved state.
 //!
 //! The wall clock is read here only, for the states/s figure; it never feeds the check.
 
@@ -9,6 +10,7 @@ use crashlab_check::{self as check, CheckConfig, CheckReport, Replayed};
 use crashlab_sim::adapter::{Engine, EngineConfig};
 use crashlab_sim::case::{parse_seed, Case, Expect};
 use crashlab_sim::control::Control;
+use crashlab_sim::disk::LengthModel;
 use crashlab_sim::spec::{max_states_valid, sector_size_valid, CrashState};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -16,8 +18,9 @@ use std::time::Instant;
 
 #[derive(clap::Args)]
 pub struct CheckArgs {
-    /// The case whose workload, options and check parameters to use.
-    #[arg(long, required_unless_present = "seed", conflicts_with = "seed")]
+    /// The case whose workload, options and check parameters to use (with --all-workloads:
+    /// its options and parameters).
+    #[arg(long, required_unless_present_any = ["seed", "all_workloads"], conflicts_with = "seed")]
     case: Option<PathBuf>,
     /// Generate the workload and the engine options from this seed instead.
     #[arg(long, value_parser = parse_seed)]
@@ -30,14 +33,20 @@ pub struct CheckArgs {
     #[arg(long, value_parser = crate::args::max_states)]
     max_states: Option<u64>,
     /// The disk's sector (atomic write unit) in bytes, a power of two in [16, 4096]
-    /// [default: 512].
+    /// [default: a case's own, else 64, at which a meta can tear].
     #[arg(long, value_parser = crate::args::sector_size)]
     sector_size: Option<u32>,
+    /// When the disk makes a length change durable: with-data (every sync) or own-barrier (only
+    /// the sync right after a growing set_len) [default: a case's own, else drawn from --seed].
+    #[arg(long)]
+    length: Option<LengthModel>,
     /// Commit each transaction as one write batch (engines with write batches).
     #[arg(long)]
     batched: bool,
     /// A negative control: no-barrier, meta-same-slot, meta-unchecked, no-growth-sync,
-    /// reuse-under-readers (or fdatasync-disk, the disk model of no-growth-sync without the bug).
+    /// reuse-under-readers, batch-keeps-failed-call, no-latch, prev-skips-leaf-end,
+    /// leak-freed-pages, emptied-bucket-leak (or fdatasync-disk, the disk model of
+    /// no-growth-sync without the bug).
     #[arg(long)]
     control: Option<Control>,
     /// Crash again during the recovery of one distinct state in N (0: never), N ≤ 2^20
@@ -51,6 +60,18 @@ pub struct CheckArgs {
     /// Stop at the first violating state instead of counting them all.
     #[arg(long)]
     stop_at_first: bool,
+    /// Check every workload of 1 to --depth transactions over a small alphabet (two buckets,
+    /// two keys, inline or overflow values, commit or rollback, a reader or not), × every
+    /// variant of the engine's options × every crash state (docs/checker.md).
+    #[arg(long, requires = "depth", conflicts_with_all = ["variants", "batched"])]
+    all_workloads: bool,
+    /// Most transactions per workload with --all-workloads, 1 to 8 (DEPTH_MAX).
+    #[arg(long, requires = "all_workloads", value_parser = depth)]
+    depth: Option<usize>,
+    /// Most data operations per transaction with --all-workloads, 1 to 3 (TX_OPS_MAX)
+    /// [default: 2].
+    #[arg(long, requires = "all_workloads", value_parser = tx_ops)]
+    tx_ops: Option<usize>,
     /// Where to save a case for each violation.
     #[arg(long, default_value = "corpus/found")]
     found_dir: PathBuf,
@@ -105,6 +126,9 @@ impl WithEngine for Check {
             Ok(c) => c,
             Err(m) => return bad_input(m),
         };
+        if self.args.all_workloads {
+            return run_all_workloads::<E>(&cfg, &self.args);
+        }
         if self.args.variants {
             return run_variants::<E>(&cfg);
         }
@@ -135,7 +159,11 @@ fn configure<C: EngineConfig>(
     }
     cfg.params.batched |= o.batched;
     if let Some(c) = o.control {
-        cfg.params.control = c;
+        cfg.params = cfg.params.with_control(c);
+    }
+    // After the control, so that asking for a disk the control cannot run on is refused below.
+    if let Some(length) = o.length {
+        cfg.params.length = length;
     }
     cfg.recrash_one_in = o.recrash_one_in;
     if o.stop_at_first {
@@ -161,7 +189,6 @@ fn header<C: EngineConfig>(cfg: &CheckConfig<C>) -> String {
 /// A case file per reported violation, and the line that replays it.
 fn save_found<C: EngineConfig>(cfg: &CheckConfig<C>, report: &CheckReport, dir: &Path) {
     for (i, f) in report.found.iter().enumerate() {
-        let case = cfg.to_case(f.state.clone());
         let name = format!(
             "check-{}-{}-{}-{}.case",
             cfg.seed,
@@ -169,10 +196,81 @@ fn save_found<C: EngineConfig>(cfg: &CheckConfig<C>, report: &CheckReport, dir: 
             C::ENGINE,
             i
         );
-        match save(dir, &name, &case) {
-            Ok(path) => println!("  repro: crashlab repro {}", path.display()),
-            Err(e) => eprintln!("could not save a case under {}: {e}", dir.display()),
+        save_state(cfg, &f.state, dir, &name);
+    }
+}
+
+/// Save the case that replays `state` of `cfg` as `dir/name`, and print its repro line.
+fn save_state<C: EngineConfig>(cfg: &CheckConfig<C>, state: &CrashState, dir: &Path, name: &str) {
+    match save(dir, name, &cfg.to_case(state.clone())) {
+        Ok(path) => println!("  repro: crashlab repro {}", path.display()),
+        Err(e) => eprintln!("could not save a case under {}: {e}", dir.display()),
+    }
+}
+
+/// `--depth`: 1 to `DEPTH_MAX` transactions.
+fn depth(s: &str) -> Result<usize, String> {
+    bounded_count(s, check::enumerate::DEPTH_MAX, "DEPTH_MAX")
+}
+
+/// `--tx-ops`: 1 to `TX_OPS_MAX` data operations per transaction.
+fn tx_ops(s: &str) -> Result<usize, String> {
+    bounded_count(s, check::alphabet::TX_OPS_MAX, "TX_OPS_MAX")
+}
+
+fn bounded_count(s: &str, max: usize, name: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        Ok(n) => Err(format!("{n} is not from 1 to {max} ({name})")),
+        Err(_) => Err(format!("expected a number from 1 to {max}, found `{s}`")),
+    }
+}
+
+/// `--all-workloads`: every workload of the space × every variant, one row per variant, then
+/// the totals and a case per reported violation.
+fn run_all_workloads<E: Engine>(base: &CheckConfig<E::Config>, o: &CheckArgs) -> ExitCode {
+    let mut alphabet = check::Alphabet::standard(&base.engine.capabilities());
+    if let Some(m) = o.tx_ops {
+        alphabet.tx_ops = m;
+    }
+    let space = check::Space {
+        alphabet,
+        depth: o.depth.unwrap_or(1),
+    };
+    if let Err(m) = space.validate() {
+        return bad_input(format!("--all-workloads: {m}"));
+    }
+    print!("{}", header(base));
+    let started = Instant::now();
+    let mut last = started;
+    let report = check::check_all_workloads::<E>(base, &space, &mut |p| match p {
+        check::Progress::Enumerated { counts, variants } => {
+            print!("{}", check::space_header(&space, counts));
+            println!("  × {variants} variants of the engine's options");
+            print!("{}", check::TABLE_HEAD);
+            last = Instant::now();
         }
+        check::Progress::Variant(row) => {
+            let now = Instant::now();
+            print!("{}", row.line(Some((now - last).as_secs_f64())));
+            last = now;
+        }
+    });
+    let wall_s = started.elapsed().as_secs_f64();
+    print!("{}", report.summary(Some(wall_s)));
+    for (i, f) in report.found.iter().enumerate() {
+        let name = format!(
+            "check-all-{}-{}-{}-{i}.case",
+            space.depth,
+            base.params.control,
+            E::Config::ENGINE
+        );
+        save_state(&f.cfg, &f.found.state, &o.found_dir, &name);
+    }
+    if report.total().violating_states > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

@@ -88,4 +88,30 @@ fn print_summary(t: &Summary, wall_s: f64) {
         "commits {} · failed {} · retried on the same handle {} · writes refused by the latch {}",
         s.commits, s.failed_commits, s.retries, s.latched_refusals
     );
+    print!("{}", disk_coverage(t));
+}
+
+/// What the sweep covered of the disk's dimensions: seeds per sector size and per length model,
+/// sub-sector tears, and power cuts that tore the engine's meta region (torn metas).
+fn disk_coverage(t: &Summary) -> String {
+    let d = &t.disk;
+    let sizes: Vec<String> = d
+        .seeds_by_sector_size
+        .iter()
+        .map(|(size, n)| format!("{size} B {n}"))
+        .collect();
+    let lengths: Vec<String> = d
+        .seeds_by_length
+        .iter()
+        .map(|(model, n)| format!("{model} {n}"))
+        .collect();
+    format!(
+        "disk: seeds per sector size: {} · per length model: {}\nsub-sector tears {} (seeds with tears on {}) · torn metas {} (in {} seeds)\n",
+        sizes.join(", "),
+        lengths.join(", "),
+        t.faults.sub_sector_tears,
+        d.seeds_with_tears_on,
+        d.torn_metas,
+        d.seeds_with_torn_metas
+    )
 }

@@ -41,7 +41,7 @@ enum Command {
         /// Operations to generate, 1 to 100000 (OPS_MAX).
         #[arg(long, default_value_t = 300, value_parser = args::run_ops)]
         ops: usize,
-        /// Fault profile: none, default, corruption, lying-sync, no-barrier.
+        /// Fault profile: none, default, corruption, lying-sync, no-barrier, no-growth-sync.
         #[arg(long, default_value = "default")]
         profile: Profile,
         /// Where to save the case of a violation.

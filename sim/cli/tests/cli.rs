@@ -15,6 +15,7 @@ fn run_prints_the_configuration_outcome_and_trace_hash() {
         "seed 3 profile default ops 80",
         "options: page_size=",
         "faults:",
+        "disk:    sector_size=",
         "outcome: ok",
         "trace:",
         "simulated time",
@@ -68,6 +69,64 @@ fn a_violation_exits_1_saves_a_case_and_the_case_replays() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(text(&o).contains("shrunk 300 ops to"), "{}", text(&o));
+}
+
+#[test]
+fn explore_prints_the_disk_coverage_and_catches_the_growth_control() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = crashlab(&["explore", "--seeds", "0..40", "--ops", "100"], dir.path());
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    let line = t
+        .lines()
+        .find_map(|l| l.strip_prefix("disk: seeds per sector size: "))
+        .unwrap_or_else(|| panic!("no disk coverage in:\n{t}"));
+    let (sizes, lengths) = line
+        .split_once(" · per length model: ")
+        .expect("both halves");
+    let count = |part: &str| -> u64 {
+        part.split(", ")
+            .map(|w| w.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+            .sum()
+    };
+    assert_eq!(count(sizes), 40, "{line}");
+    assert_eq!(count(lengths), 40, "{line}");
+    assert!(
+        t.contains("sub-sector tears ") && t.contains("torn metas "),
+        "{t}"
+    );
+
+    let o = crashlab(
+        &[
+            "explore",
+            "--seeds",
+            "0..5",
+            "--profile",
+            "no-growth-sync",
+            "--found-dir",
+            "found",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let o = crashlab(
+        &[
+            "check",
+            "--seed",
+            "1",
+            "--control",
+            "fdatasync-disk",
+            "--length",
+            "with-data",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("runs on an own-barrier disk"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]

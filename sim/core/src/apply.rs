@@ -56,7 +56,7 @@ pub(crate) fn apply_checked<E>(
 }
 
 /// Apply a data operation to the model alone.
-pub(crate) fn model_apply(m: &mut KvModel, op: &Op) -> Result<(), ModelError> {
+pub fn model_apply(m: &mut KvModel, op: &Op) -> Result<(), ModelError> {
     match op {
         Op::CreateBucket(p) => m.create_bucket(&owned(p)),
         Op::DeleteBucket(p) => m.delete_bucket(&owned(p)),
@@ -67,6 +67,8 @@ pub(crate) fn model_apply(m: &mut KvModel, op: &Op) -> Result<(), ModelError> {
             version,
         } => m.put(&owned(path), &key.0, &value_bytes(key, *len, *version)),
         Op::Delete { path, key } => m.delete(&owned(path), &key.0).map(|_| ()),
+        Op::SetSequence { path, value } => m.set_sequence(&owned(path), *value),
+        Op::NextSequence { path } => m.next_sequence(&owned(path)).map(|_| ()),
         other => unreachable!("{other} is not a data operation"),
     }
 }

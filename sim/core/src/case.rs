@@ -9,7 +9,8 @@
 //! ops = 300                   # generate this many from the seed (when there is no [ops])
 //! options = page_size=1024 fill_percent=1 no_sync=false no_freelist_sync=false freelist=hashmap page_cache_pages=1024 presize=estimate
 //!                             # the engine's own options, in its own words (see its adapter)
-//! faults = read_eio=0 write_eio=0.012 sync_eio=0.03 latent=0 bit_flip=0 misdirect=0 enospc=none lying_sync=false garbage_unwritten=true
+//! faults = read_eio=0 write_eio=0.012 sync_eio=0.03 latent=0 bit_flip=0 misdirect=0 enospc=none lying_sync=false garbage_unwritten=true sub_sector_tear=0.2
+//! disk = sector_size=256 length=own-barrier
 //! after-failure = retry       # restart | retry | carry-on after a failed commit (absent: restart)
 //! [ops]                       # optional: explicit operations, one per line (see `op.rs`)
 //! create a
@@ -17,7 +18,10 @@
 //! commit
 //! ```
 //! `options` and `faults` are optional: without them the seed and profile decide, as in
-//! `crashlab run`. Blank lines and `#` comments are ignored. A malformed file is reported with
+//! `crashlab run`. `disk` is optional too, but without it the disk is the one every case had
+//! before sector sizes and length models were swarmed — 512-byte sectors, `with-data` — so a
+//! saved case replays as it always did (likewise `sub_sector_tear` missing from `faults` is 0).
+//! Blank lines and `#` comments are ignored. A malformed file is reported with
 //! its path, line number and what was expected.
 //!
 //! A case for the crash-state checker may add `check = ...` (its parameters) and, when it saves
@@ -29,7 +33,7 @@
 
 use crate::adapter::EngineConfig;
 use crate::config::{AfterFailure, RunConfig};
-use crate::disk::DiskConfig;
+use crate::disk::{DiskConfig, LengthModel, SECTOR_SIZE_DEFAULT};
 use crate::input;
 use crate::limits::CASE_FILE_BYTES_MAX;
 use crate::op::Op;
@@ -38,8 +42,8 @@ use crate::spec::{CheckParams, CrashState};
 use crate::verdict::Outcome;
 use crate::workload;
 use lines::{op_count, Lines};
-pub use settings::format_faults;
-use settings::parse_faults;
+pub use settings::{format_disk, format_faults};
+use settings::{parse_disk, parse_faults};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -47,7 +51,7 @@ mod lines;
 mod settings;
 
 /// The keys a case file may hold.
-const KEYS: [&str; 10] = [
+const KEYS: [&str; 11] = [
     "engine",
     "seed",
     "profile",
@@ -55,6 +59,7 @@ const KEYS: [&str; 10] = [
     "ops",
     "options",
     "faults",
+    "disk",
     "after-failure",
     "check",
     "crash-state",
@@ -205,12 +210,25 @@ impl<C: EngineConfig> Case<C> {
             None => C::from_seed(seed, profile),
         };
         let caps = engine.capabilities();
-        let disk = match get("faults") {
-            Some((n, _, v)) => DiskConfig {
-                faults: parse_faults(v).map_err(|m| err(*n, m))?,
-                ..DiskConfig::default()
-            },
-            None => profile::disk_config(seed, profile),
+        let faults = match get("faults") {
+            Some((n, _, v)) => parse_faults(v).map_err(|m| err(*n, m))?,
+            None => profile::disk_config(seed, profile).faults,
+        };
+        let (sector_size, length) = match get("disk") {
+            Some((n, _, v)) => parse_disk(v).map_err(|m| err(*n, m))?,
+            None => (SECTOR_SIZE_DEFAULT, LengthModel::WithData),
+        };
+        if let (Some(needed), Some((n, _, _))) = (profile.control().length_model(), get("disk")) {
+            if needed != length {
+                let message = format!("profile {profile} runs on an {needed} disk, not {length}");
+                return Err(err(*n, message));
+            }
+        }
+        let disk = DiskConfig {
+            sector_size,
+            length: profile.control().length_model().unwrap_or(length),
+            faults,
+            ..DiskConfig::default()
         };
         let check = match get("check") {
             Some((n, _, v)) => Some(v.parse::<CheckParams>().map_err(|m| err(*n, m))?),
@@ -290,6 +308,7 @@ impl<C: EngineConfig> Case<C> {
             let _ = writeln!(s, "options = {options}");
         }
         let _ = writeln!(s, "faults = {}", format_faults(&r.disk.faults));
+        let _ = writeln!(s, "disk = {}", format_disk(&r.disk));
         let _ = writeln!(s, "after-failure = {}", r.after_failure);
         if let Some(c) = &self.check {
             let _ = writeln!(s, "check = {c}");
@@ -380,6 +399,55 @@ mod tests {
             + 1;
         assert_eq!(e.line, line, "{e}");
         assert!(e.message.contains("not a valid value for `keep`"), "{e}");
+    }
+
+    #[test]
+    fn the_disk_line_names_the_sector_size_and_length_model_and_defaults_to_todays_disk() {
+        let text = "seed = 3\nops = 5\nfaults = sub_sector_tear=0.25\ndisk = sector_size=128 length=own-barrier\n";
+        let case = Case::parse(text, "d.case").unwrap();
+        let d = &case.run.disk;
+        assert_eq!((d.sector_size, d.length), (128, LengthModel::OwnBarrier));
+        assert_eq!(d.faults.sub_sector_tear, 0.25);
+        let text = case.to_text();
+        assert!(
+            text.contains("disk = sector_size=128 length=own-barrier\n"),
+            "{text}"
+        );
+        assert!(text.contains("sub_sector_tear=0.25"), "{text}");
+        assert_eq!(Case::parse(&text, "d.case").unwrap(), case);
+
+        // Without the line: 512 B, with-data, whatever the seed would draw today.
+        for seed in 0..32 {
+            let text = format!("seed = {seed}\nops = 5\nfaults = read_eio=0\n");
+            let d = Case::parse(&text, "old.case").unwrap().run.disk;
+            assert_eq!((d.sector_size, d.length), (512, LengthModel::WithData));
+            assert_eq!(d.faults.sub_sector_tear, 0.0);
+        }
+        // The no-growth-sync profile's disk is own-barrier whether or not the line says so.
+        let d = Case::parse("seed = 1\nops = 5\nprofile = no-growth-sync\n", "g.case")
+            .unwrap()
+            .run
+            .disk;
+        assert_eq!(d.length, LengthModel::OwnBarrier);
+
+        for (line, needle) in [
+            ("disk = sector_size=100", "not a power of two in [16, 4096]"),
+            (
+                "disk = sector_size=8192",
+                "not a power of two in [16, 4096]",
+            ),
+            ("disk = length=fsync", "expected with-data or own-barrier"),
+            ("disk = colour=red", "unknown disk setting `colour`"),
+            (
+                "profile = no-growth-sync\ndisk = length=with-data",
+                "runs on an own-barrier disk",
+            ),
+        ] {
+            let text = format!("seed = 1\nops = 5\n{line}\n");
+            let e = Case::parse(&text, "x.case").unwrap_err();
+            assert_eq!(e.line, text.lines().count(), "{line}: {e}");
+            assert!(e.message.contains(needle), "{line}: {e}");
+        }
     }
 
     #[test]

@@ -8,16 +8,22 @@
 //! | `no-barrier` (a) | no sync between a commit's data pages and its meta | `negative::NoBarrier` |
 //! | `meta-same-slot` (b) | every commit's meta goes to the same slot | `DebugHooks::meta_same_slot` |
 //! | `meta-unchecked` (c) | a meta's checksum is not verified on open | `DebugHooks::skip_meta_checksum` |
-//! | `no-growth-sync` (d) | file growth not made durable before use | `negative::GrowthBarrier` dropping the growth sync |
+//! | `no-growth-sync` (d) | file growth not made durable before use | an `own-barrier` disk behind `negative::DropGrowthSync`, which drops the sync that follows a growing `set_len` |
 //! | `reuse-under-readers` (e) | a freed page reused while a reader's snapshot references it | `DebugHooks::reuse_pages_under_readers` |
 //! | `batch-keeps-failed-call` (f) | a batch whose call failed is committed instead of rolled back | `DebugHooks::batch_keeps_failed_call` |
 //! | `no-latch` (g) | a failed commit does not latch: the same handle keeps writing | `DebugHooks::no_latch` |
+//! | `prev-skips-leaf-end` (h) | a cursor stepping back into a leaf skips its last key | `DebugHooks::prev_skips_leaf_end` |
+//! | `leak-freed-pages` (i) | a commit forgets the pages it frees (a rebuilt freelist heals it) | `DebugHooks::leak_freed_pages` |
+//! | `emptied-bucket-leak` (j) | deleting a bucket emptied earlier in the same transaction leaks its pages | `DebugHooks::emptied_bucket_leaks` |
 //!
-//! `fdatasync-disk` is no bug: it is (d)'s disk model with the growth sync kept, on which a
-//! correct engine must pass — the twin that shows (d) is found because of the bug.
+//! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
+//! (growth is durable only through the sync that directly follows the growing `set_len`), with
+//! nothing in front, on which a correct engine must pass — the twin that shows (d) is found
+//! because of the bug. Every sweep and check also draws that disk for half its seeds; the two
+//! names survive so that (d) and its twin can be asked for by name.
 
-use crate::disk::SimDisk;
-use crate::negative::{GrowthBarrier, NoBarrier};
+use crate::disk::{LengthModel, SimDisk};
+use crate::negative::{DropGrowthSync, NoBarrier};
 use crashlab_engine::Storage;
 use std::fmt;
 use std::str::FromStr;
@@ -33,11 +39,14 @@ pub enum Control {
     ReuseUnderReaders,
     BatchKeepsFailedCall,
     NoLatch,
+    PrevSkipsLeafEnd,
+    LeakFreedPages,
+    EmptiedBucketLeak,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 9] = [
+    pub const ALL: [Control; 12] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -46,6 +55,9 @@ impl Control {
         Control::ReuseUnderReaders,
         Control::BatchKeepsFailedCall,
         Control::NoLatch,
+        Control::PrevSkipsLeafEnd,
+        Control::LeakFreedPages,
+        Control::EmptiedBucketLeak,
         Control::FdatasyncDisk,
     ];
 
@@ -59,6 +71,9 @@ impl Control {
             Control::ReuseUnderReaders => "reuse-under-readers",
             Control::BatchKeepsFailedCall => "batch-keeps-failed-call",
             Control::NoLatch => "no-latch",
+            Control::PrevSkipsLeafEnd => "prev-skips-leaf-end",
+            Control::LeakFreedPages => "leak-freed-pages",
+            Control::EmptiedBucketLeak => "emptied-bucket-leak",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }
@@ -68,7 +83,8 @@ impl Control {
         !matches!(self, Control::None | Control::FdatasyncDisk)
     }
 
-    /// Whether the control is built as a storage wrapper (so it applies to every engine).
+    /// Whether the control is built in the storage — a wrapper, or the disk's own model — so it
+    /// applies to every engine.
     pub fn is_storage_wrapper(self) -> bool {
         matches!(
             self,
@@ -76,27 +92,42 @@ impl Control {
         )
     }
 
+    /// The length model the control needs its disk to have, if it needs one: (d) and its twin
+    /// are about a disk whose data sync does not persist growth.
+    pub fn length_model(self) -> Option<LengthModel> {
+        match self {
+            Control::NoGrowthSync | Control::FdatasyncDisk => Some(LengthModel::OwnBarrier),
+            _ => None,
+        }
+    }
+
     /// The control's storage over `disk` for one run. `meta_len`: the bytes at the start of the
-    /// file that hold the engine's meta (control (a) keeps their syncs).
+    /// file that hold the engine's meta (control (a) keeps their syncs). A control with a
+    /// [`Control::length_model`] asserts that the disk has it.
     pub fn for_run(self, disk: &SimDisk, meta_len: u64) -> ControlStorage {
+        if let Some(needed) = self.length_model() {
+            let has = disk.config().length;
+            assert_eq!(
+                has, needed,
+                "control {self} runs on an {needed} disk, not {has}"
+            );
+        }
         let disk = disk.clone();
         match self {
             Control::NoBarrier => ControlStorage::NoBarrier { disk, meta_len },
-            Control::NoGrowthSync => ControlStorage::Growth(GrowthBarrier::new(disk, true)),
-            Control::FdatasyncDisk => ControlStorage::Growth(GrowthBarrier::new(disk, false)),
+            Control::NoGrowthSync => ControlStorage::DropGrowthSync(disk),
             _ => ControlStorage::Plain(disk),
         }
     }
 }
 
-/// A control's storage for one run: the disk, or a wrapper over it. What a wrapper holds in
-/// memory (the growth-barrier disk's unsynced tail) is shared by every open of the run, as a
-/// page cache survives a process restart, and dropped by a power cut.
+/// A control's storage for one run: the disk, or a wrapper over it (a fresh one per open: the
+/// wrappers hold only what they saw of the calls of one open).
 #[derive(Clone)]
 pub enum ControlStorage {
     Plain(SimDisk),
     NoBarrier { disk: SimDisk, meta_len: u64 },
-    Growth(GrowthBarrier),
+    DropGrowthSync(SimDisk),
 }
 
 impl ControlStorage {
@@ -107,14 +138,7 @@ impl ControlStorage {
             ControlStorage::NoBarrier { disk, meta_len } => {
                 Box::new(NoBarrier::with_meta_len(disk.clone(), *meta_len))
             }
-            ControlStorage::Growth(g) => Box::new(g.clone()),
-        }
-    }
-
-    /// The power is cut: what the wrapper held in memory is gone.
-    pub fn power_cut(&self) {
-        if let ControlStorage::Growth(g) = self {
-            g.power_cut();
+            ControlStorage::DropGrowthSync(disk) => Box::new(DropGrowthSync::new(disk.clone())),
         }
     }
 }

@@ -47,8 +47,9 @@ pub const CALLS_PER_CALLER_MAX: u32 = 512;
 /// refused by the engine mid-run, which the runner reports as a violation of a correct engine.
 pub const NAME_LEN_MAX: usize = MAX_KEY_SIZE;
 
-/// Deepest bucket path: the engine's `MAX_BUCKET_DEPTH`, for the same reason.
-pub const PATH_DEPTH_MAX: usize = MAX_BUCKET_DEPTH;
+/// Deepest bucket path: one past the engine's `MAX_BUCKET_DEPTH`, so a workload can ask for a
+/// bucket past the nesting limit and see it refused.
+pub const PATH_DEPTH_MAX: usize = MAX_BUCKET_DEPTH + 1;
 
 /// Largest `power-cut-in N`: storage calls before an armed power cut lands. A commit makes a
 /// handful of calls per dirty run of pages; a cut armed further off than a million calls never

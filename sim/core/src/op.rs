@@ -6,6 +6,8 @@
 //! delete a k7           get a k7                 scan a
 //! commit   rollback   begin-reader   end-reader 2   reopen   crash   power-cut-in 4
 //! group callers=5 seed=812    group callers=16 calls=8 seed=3
+//! range a from=k3 to=k9       range a/b to=k5 rev limit=2      range a from=k7 limit=1
+//! next-seq a    set-seq a 17    check
 //! ```
 //! Names (bucket path components and keys) print as themselves when they are plain
 //! `[A-Za-z0-9_.-]` text, otherwise as `0x` + hex. A put's value is derived from the key, the
@@ -45,6 +47,23 @@ pub enum Op {
     Scan {
         path: Path,
     },
+    /// Part of a bucket through a cursor: seek, first, last, next and prev.
+    Range {
+        path: Path,
+        range: KeyRange,
+    },
+    /// Increment a bucket's sequence; the value returned is compared with the model's.
+    NextSequence {
+        path: Path,
+    },
+    SetSequence {
+        path: Path,
+        value: u64,
+    },
+    /// The engine's integrity check and a whole-state comparison with the model, on the live
+    /// database: what a leak or a double allocation that the next open would heal looks like
+    /// while the process lives.
+    Check,
     Commit,
     Rollback,
     BeginReader,
@@ -65,6 +84,87 @@ pub enum Op {
         calls: u32,
         seed: u32,
     },
+}
+
+/// Keys `from ≤ k < to` of a bucket (an absent end is open), ascending or, with `reverse`,
+/// descending, at most `limit` of them. A cursor reads it: a seek to `from` (a present or absent
+/// key) or `first`, then `next`; reversed, a seek to `to` then `prev`, or `last`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeyRange {
+    pub from: Option<Name>,
+    pub to: Option<Name>,
+    pub reverse: bool,
+    pub limit: Option<u32>,
+}
+
+impl KeyRange {
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.from.as_ref().is_none_or(|f| key >= f.0.as_slice())
+            && self.to.as_ref().is_none_or(|t| key < t.0.as_slice())
+    }
+
+    /// The items of a bucket's listing (in key order) this range reads, in its order.
+    pub fn select<T: Clone>(&self, listing: &[(Vec<u8>, T)]) -> Vec<(Vec<u8>, T)> {
+        let inside = listing.iter().filter(|(k, _)| self.contains(k)).cloned();
+        let limit = self.limit.map_or(usize::MAX, |l| l as usize);
+        if self.reverse {
+            let mut all: Vec<_> = inside.collect();
+            all.reverse();
+            all.truncate(limit);
+            all
+        } else {
+            inside.take(limit).collect()
+        }
+    }
+}
+
+impl fmt::Display for KeyRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(k) = &self.from {
+            write!(f, " from={k}")?;
+        }
+        if let Some(k) = &self.to {
+            write!(f, " to={k}")?;
+        }
+        if self.reverse {
+            f.write_str(" rev")?;
+        }
+        if let Some(l) = self.limit {
+            write!(f, " limit={l}")?;
+        }
+        Ok(())
+    }
+}
+
+impl KeyRange {
+    /// The words after a range's path, each optional but in this order: `from=K to=K rev
+    /// limit=N`.
+    fn parse(words: &[&str]) -> Result<KeyRange, String> {
+        let mut r = KeyRange::default();
+        let mut rest = words;
+        if let Some(k) = rest.first().and_then(|w| w.strip_prefix("from=")) {
+            r.from = Some(Name::parse(k)?);
+            rest = &rest[1..];
+        }
+        if let Some(k) = rest.first().and_then(|w| w.strip_prefix("to=")) {
+            r.to = Some(Name::parse(k)?);
+            rest = &rest[1..];
+        }
+        if rest.first() == Some(&"rev") {
+            r.reverse = true;
+            rest = &rest[1..];
+        }
+        if let Some(w) = rest.first().filter(|w| w.starts_with("limit=")) {
+            r.limit = Some(field(w, "limit")?);
+            rest = &rest[1..];
+        }
+        match rest.first() {
+            None => Ok(r),
+            Some(w) => Err(format!(
+                "unexpected `{w}` in a range (expected, in order: from=KEY to=KEY rev limit=N)"
+            )),
+        }
+    }
 }
 
 /// The bytes a put writes.
@@ -136,10 +236,39 @@ impl fmt::Display for Name {
 }
 
 impl Op {
+    /// The operation's name: its first word in text form.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Op::CreateBucket(_) => "create",
+            Op::DeleteBucket(_) => "delete-bucket",
+            Op::Put { .. } => "put",
+            Op::Delete { .. } => "delete",
+            Op::Get { .. } => "get",
+            Op::Scan { .. } => "scan",
+            Op::Range { .. } => "range",
+            Op::NextSequence { .. } => "next-seq",
+            Op::SetSequence { .. } => "set-seq",
+            Op::Check => "check",
+            Op::Commit => "commit",
+            Op::Rollback => "rollback",
+            Op::BeginReader => "begin-reader",
+            Op::EndReader(_) => "end-reader",
+            Op::Reopen => "reopen",
+            Op::Crash => "crash",
+            Op::PowerCutIn(_) => "power-cut-in",
+            Op::Group { .. } => "group",
+        }
+    }
+
     /// The bucket path the operation names, if any.
     pub fn path(&self) -> Option<&Path> {
         match self {
-            Op::CreateBucket(p) | Op::DeleteBucket(p) | Op::Scan { path: p } => Some(p),
+            Op::CreateBucket(p)
+            | Op::DeleteBucket(p)
+            | Op::Scan { path: p }
+            | Op::Range { path: p, .. }
+            | Op::NextSequence { path: p }
+            | Op::SetSequence { path: p, .. } => Some(p),
             Op::Put { path, .. } | Op::Delete { path, .. } | Op::Get { path, .. } => Some(path),
             _ => None,
         }
@@ -177,6 +306,12 @@ impl fmt::Display for Op {
             Op::Delete { path, key } => write!(f, "delete {} {key}", path_to_string(path)),
             Op::Get { path, key } => write!(f, "get {} {key}", path_to_string(path)),
             Op::Scan { path } => write!(f, "scan {}", path_to_string(path)),
+            Op::Range { path, range } => write!(f, "range {}{range}", path_to_string(path)),
+            Op::NextSequence { path } => write!(f, "next-seq {}", path_to_string(path)),
+            Op::SetSequence { path, value } => {
+                write!(f, "set-seq {} {value}", path_to_string(path))
+            }
+            Op::Check => f.write_str("check"),
             Op::Commit => f.write_str("commit"),
             Op::Rollback => f.write_str("rollback"),
             Op::BeginReader => f.write_str("begin-reader"),
@@ -264,6 +399,27 @@ impl std::str::FromStr for Op {
             Some("scan") => want(2, "scan PATH").and(Ok(Op::Scan {
                 path: parse_path(words[1])?,
             })),
+            Some("range") if words.len() >= 2 => Ok(Op::Range {
+                path: parse_path(words[1])?,
+                range: KeyRange::parse(&words[2..])?,
+            }),
+            Some("range") => Err(format!(
+                "expected `range PATH [from=KEY] [to=KEY] [rev] [limit=N]`, found `{line}`"
+            )),
+            Some("next-seq") => want(2, "next-seq PATH").and(Ok(Op::NextSequence {
+                path: parse_path(words[1])?,
+            })),
+            Some("set-seq") => {
+                want(3, "set-seq PATH N")?;
+                let value = words[2]
+                    .parse()
+                    .map_err(|_| format!("`{}` is not a u64 for `set-seq`", words[2]))?;
+                Ok(Op::SetSequence {
+                    path: parse_path(words[1])?,
+                    value,
+                })
+            }
+            Some("check") => want(1, "check").map(|()| Op::Check),
             Some("commit") => want(1, "commit").map(|()| Op::Commit),
             Some("rollback") => want(1, "rollback").map(|()| Op::Rollback),
             Some("begin-reader") => want(1, "begin-reader").map(|()| Op::BeginReader),
@@ -321,8 +477,8 @@ impl std::str::FromStr for Op {
             }
             _ => Err(format!(
                 "unknown operation `{line}` (expected create, delete-bucket, put, delete, get, \
-                 scan, commit, rollback, begin-reader, end-reader, reopen, crash, power-cut-in \
-                 or group)"
+                 scan, range, next-seq, set-seq, check, commit, rollback, begin-reader, \
+                 end-reader, reopen, crash, power-cut-in or group)"
             )),
         }
     }
@@ -352,7 +508,34 @@ mod tests {
                 path: p.clone(),
                 key: Name::new(vec![1u8]),
             },
-            Op::Scan { path: p },
+            Op::Scan { path: p.clone() },
+            Op::Range {
+                path: p.clone(),
+                range: KeyRange::default(),
+            },
+            Op::Range {
+                path: p.clone(),
+                range: KeyRange {
+                    from: Some(Name::new("k1")),
+                    to: Some(Name::new(vec![9u8])),
+                    reverse: true,
+                    limit: Some(3),
+                },
+            },
+            Op::Range {
+                path: p.clone(),
+                range: KeyRange {
+                    to: Some(Name::new("k5")),
+                    limit: Some(0),
+                    ..KeyRange::default()
+                },
+            },
+            Op::NextSequence { path: p.clone() },
+            Op::SetSequence {
+                path: p,
+                value: u64::MAX,
+            },
+            Op::Check,
             Op::Commit,
             Op::Rollback,
             Op::BeginReader,
@@ -374,6 +557,7 @@ mod tests {
         for op in ops {
             let text = op.to_string();
             assert_eq!(text.parse::<Op>(), Ok(op.clone()), "{text}");
+            assert!(text.starts_with(op.kind()), "{text}");
         }
         assert_eq!(
             Op::CreateBucket(vec![Name::new(vec![0u8, 255])]).to_string(),
@@ -397,6 +581,42 @@ mod tests {
             .contains("unknown operation"));
         assert!("get a 0x1".parse::<Op>().unwrap_err().contains("even"));
         assert!("get a/ k".parse::<Op>().unwrap_err().contains("must be"));
+        assert!("range a rev from=k"
+            .parse::<Op>()
+            .unwrap_err()
+            .contains("in order"));
+        assert!("range".parse::<Op>().unwrap_err().contains("range PATH"));
+        assert!("set-seq a -1".parse::<Op>().unwrap_err().contains("u64"));
+    }
+
+    #[test]
+    fn a_range_selects_like_a_cursor_reads() {
+        let listing: Vec<(Vec<u8>, u8)> = (1..=5u8).map(|i| (vec![i], i)).collect();
+        let keys = |r: KeyRange| -> Vec<u8> { r.select(&listing).iter().map(|x| x.1).collect() };
+        let name = |b: u8| Some(Name::new(vec![b]));
+        assert_eq!(keys(KeyRange::default()), [1, 2, 3, 4, 5]);
+        let mid = KeyRange {
+            from: name(2),
+            to: name(5),
+            ..KeyRange::default()
+        };
+        assert_eq!(keys(mid.clone()), [2, 3, 4], "from inclusive, to exclusive");
+        let back = KeyRange {
+            reverse: true,
+            limit: Some(2),
+            ..mid
+        };
+        assert_eq!(keys(back), [4, 3]);
+        let absent = KeyRange {
+            from: Some(Name::new(vec![3, 0])),
+            limit: Some(1),
+            ..KeyRange::default()
+        };
+        assert_eq!(
+            keys(absent),
+            [4],
+            "a seek to an absent key lands on the next"
+        );
     }
 
     #[test]

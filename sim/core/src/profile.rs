@@ -1,16 +1,23 @@
-//! What a seed decides about the disk: the fault profile. (The engine's options are drawn by its
-//! adapter's configuration, `EngineConfig::from_seed`.)
+//! What a seed decides about the disk: its sector size, its length model and the fault profile.
+//! (The engine's options are drawn by its adapter's configuration, `EngineConfig::from_seed`.)
 //!
 //! Swarm testing: under the `default` profile each fault kind is switched on or off per seed and
 //! its rate drawn, so some seeds hammer one fault and others combine several. Bit flips and
 //! misdirected writes are not in `default`: the engine, like bbolt, keeps no checksums on data
 //! pages and does not claim to survive them; the `corruption` profile adds them. The negative
 //! controls make the harness itself fail on purpose: `lying-sync` (the disk acknowledges syncs
-//! and persists nothing) and `no-barrier` (a storage wrapper drops the sync between a commit's
-//! data pages and its meta page). Both must be reported as violations.
+//! and persists nothing), `no-barrier` (a storage wrapper drops the sync between a commit's
+//! data pages and its meta page) and `no-growth-sync` (on an `own-barrier` disk, a storage
+//! wrapper drops the sync that follows the file's growth). All must be reported as violations.
+//!
+//! Under every profile each seed also draws, from streams of their own (so no other choice
+//! moves): the sector size, 64 B to 4 KiB ([`sector_size`]: 512 B on a quarter of the seeds, each
+//! other power of two on an eighth), and the length model, `with-data` or `own-barrier` (1/2
+//! each, [`length_model`]). Sub-sector tears are a fault of `default` and `corruption`, drawn
+//! after every other fault so the earlier draws stay what they were.
 
 use crate::control::Control;
-use crate::disk::{DiskConfig, FaultConfig};
+use crate::disk::{DiskConfig, FaultConfig, LengthModel};
 use crate::rng::SimRng;
 use std::fmt;
 use std::str::FromStr;
@@ -27,15 +34,19 @@ pub enum Profile {
     LyingSync,
     /// Negative control: the sync between data pages and meta is dropped.
     NoBarrier,
+    /// Negative control: on an `own-barrier` disk, the sync that follows the file's growth is
+    /// dropped.
+    NoGrowthSync,
 }
 
 impl Profile {
-    pub const ALL: [Profile; 5] = [
+    pub const ALL: [Profile; 6] = [
         Profile::None,
         Profile::Default,
         Profile::Corruption,
         Profile::LyingSync,
         Profile::NoBarrier,
+        Profile::NoGrowthSync,
     ];
 
     pub fn name(self) -> &'static str {
@@ -45,6 +56,7 @@ impl Profile {
             Profile::Corruption => "corruption",
             Profile::LyingSync => "lying-sync",
             Profile::NoBarrier => "no-barrier",
+            Profile::NoGrowthSync => "no-growth-sync",
         }
     }
 
@@ -52,13 +64,17 @@ impl Profile {
     pub fn control(self) -> Control {
         match self {
             Profile::NoBarrier => Control::NoBarrier,
+            Profile::NoGrowthSync => Control::NoGrowthSync,
             _ => Control::None,
         }
     }
 
     /// Whether violations are the expected result (a harness self-test).
     pub fn is_negative_control(self) -> bool {
-        matches!(self, Profile::LyingSync | Profile::NoBarrier)
+        matches!(
+            self,
+            Profile::LyingSync | Profile::NoBarrier | Profile::NoGrowthSync
+        )
     }
 }
 
@@ -81,6 +97,32 @@ impl FromStr for Profile {
                     names.join(", ")
                 )
             })
+    }
+}
+
+/// Sector sizes a sweep draws from besides 512 B, each on an eighth of the seeds: the meta (80
+/// bytes) spans two sectors at 64 B, and a 4 KiB sector holds several small pages.
+const SECTOR_SIZES_OTHER: [u32; 6] = [64, 128, 256, 1024, 2048, 4096];
+
+/// The sector size of a seed's disk: 512 B (today's drives' logical sector, and the size every
+/// case without a `disk` line replays with) on a quarter of the seeds, each of
+/// [`SECTOR_SIZES_OTHER`] on an eighth. From a stream of its own.
+pub fn sector_size(seed: u64) -> u32 {
+    let mut r = SimRng::derive(seed, "disk-sector");
+    if r.chance(0.25) {
+        512
+    } else {
+        *r.pick(&SECTOR_SIZES_OTHER)
+    }
+}
+
+/// The length model of a seed's disk: `with-data` or `own-barrier`, 1/2 each, from a stream of
+/// its own. The runner and the crash-state checker draw the same one for a seed.
+pub fn length_model(seed: u64) -> LengthModel {
+    if SimRng::derive(seed, "disk-length").chance(0.5) {
+        LengthModel::OwnBarrier
+    } else {
+        LengthModel::WithData
     }
 }
 
@@ -109,8 +151,18 @@ pub fn disk_config(seed: u64, profile: Profile) -> DiskConfig {
         f.bit_flip = maybe(&mut r, 0.01, 0.1);
         f.misdirect = maybe(&mut r, 0.001, 0.01);
     }
+    if matches!(profile, Profile::Default | Profile::Corruption) {
+        // Last: every draw above stays what it was before tears existed.
+        f.sub_sector_tear = maybe(&mut r, 0.05, 0.5);
+    }
     f.lying_sync = profile == Profile::LyingSync;
+    let length = match profile.control().length_model() {
+        Some(forced) => forced,
+        None => length_model(seed),
+    };
     DiskConfig {
+        sector_size: sector_size(seed),
+        length,
         faults: f,
         ..DiskConfig::default()
     }
@@ -146,5 +198,39 @@ mod tests {
         );
         assert!(disk_config(3, Profile::None).faults.is_none());
         assert!(disk_config(3, Profile::LyingSync).faults.lying_sync);
+        assert!(configs.iter().any(|f| f.sub_sector_tear > 0.0));
+        assert!(configs.iter().any(|f| f.sub_sector_tear == 0.0));
+        assert!((0..64).all(|s| disk_config(s, Profile::None).faults.sub_sector_tear == 0.0));
+    }
+
+    #[test]
+    fn sector_sizes_and_length_models_are_swarmed_in_every_profile() {
+        let seeds = 0..4000u64;
+        let mut by_size = std::collections::BTreeMap::new();
+        for s in seeds.clone() {
+            *by_size.entry(sector_size(s)).or_insert(0u32) += 1;
+        }
+        let sizes: Vec<u32> = by_size.keys().copied().collect();
+        assert_eq!(sizes, [64, 128, 256, 512, 1024, 2048, 4096]);
+        assert!((850..1150).contains(&by_size[&512]), "{by_size:?}");
+        assert!(by_size.values().all(|&n| n > 380), "{by_size:?}");
+        let own = seeds
+            .clone()
+            .filter(|&s| length_model(s) == LengthModel::OwnBarrier)
+            .count();
+        assert!((1800..2200).contains(&own), "{own}");
+        for p in Profile::ALL {
+            let d = disk_config(9, p);
+            assert_eq!(d.sector_size, sector_size(9), "{p}");
+        }
+        assert!(seeds
+            .clone()
+            .all(|s| disk_config(s, Profile::NoGrowthSync).length == LengthModel::OwnBarrier));
+        assert!(
+            seeds
+                .filter(|&s| disk_config(s, Profile::Default).length != length_model(s))
+                .count()
+                == 0
+        );
     }
 }

@@ -37,8 +37,12 @@ pub fn body(r: &Report) -> String {
     );
     let _ = writeln!(
         s,
-        "  crash sectors: kept {} lost {} torn writes {}",
-        f.sectors_kept_in_crash, f.sectors_lost_in_crash, f.torn_writes_in_crash
+        "  crash sectors: kept {} lost {} torn writes {} · sub-sector tears {} · torn metas {}",
+        f.sectors_kept_in_crash,
+        f.sectors_lost_in_crash,
+        f.torn_writes_in_crash,
+        f.sub_sector_tears,
+        r.torn_metas
     );
     let c = &r.counters;
     let _ = writeln!(

@@ -64,7 +64,7 @@ pub fn shrink<E: Engine>(cfg: &RunConfig<E::Config>, budget: usize) -> Shrunk<E:
 /// Each switches one fault kind off; `false` when it was already off.
 type KnockOut = fn(&mut FaultConfig) -> bool;
 
-const FAULT_KNOCKOUTS: [KnockOut; 8] = [
+const FAULT_KNOCKOUTS: [KnockOut; 9] = [
     |f| std::mem::replace(&mut f.read_eio, 0.0) > 0.0,
     |f| std::mem::replace(&mut f.write_eio, 0.0) > 0.0,
     |f| std::mem::replace(&mut f.sync_eio, 0.0) > 0.0,
@@ -73,6 +73,7 @@ const FAULT_KNOCKOUTS: [KnockOut; 8] = [
     |f| std::mem::replace(&mut f.misdirect, 0.0) > 0.0,
     |f| f.enospc_capacity.take().is_some(),
     |f| std::mem::replace(&mut f.garbage_unwritten, false),
+    |f| std::mem::replace(&mut f.sub_sector_tear, 0.0) > 0.0,
 ];
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! for a saved violation, the one crash state that shows it (`crash-state = ...`).
 //!
 //! ```text
-//! check = batched=false control=none sector_size=512 max_states=4096
+//! check = batched=false control=none sector_size=64 length=own-barrier max_states=4096
 //! crash-state = call=17 keep=3,5,9                              # power cut after call 17
 //! crash-state = call=17 keep=none                               # ... keeping no pending sector
 //! crash-state = call=17 keep=3 recovery-call=4 recovery-keep=1  # and again during recovery
@@ -14,7 +14,7 @@
 
 use crate::adapter::EngineConfig;
 use crate::control::Control;
-use crate::disk::SECTOR_SIZE_DEFAULT;
+use crate::disk::LengthModel;
 use crate::limits::{at_most, STATES_PER_CRASH_POINT_MAX};
 use crate::words::{flag, num, pairs};
 use std::fmt;
@@ -26,6 +26,11 @@ pub const MAX_STATES_DEFAULT: u64 = 1 << 12;
 
 // The default is within what a user may ask for.
 const _: () = assert!(MAX_STATES_DEFAULT <= crate::limits::STATES_PER_CRASH_POINT_MAX);
+
+/// The checker's sector size unless a case or `--sector-size` says otherwise: 64 bytes, so the
+/// 80-byte meta at the start of its page spans two sectors and a power cut can tear it (at 512
+/// bytes it is atomic, and the meta's two slots and checksum would go untested).
+pub const CHECK_SECTOR_SIZE_DEFAULT: u32 = 64;
 
 /// Smallest and largest sector sizes the checker accepts: below 16 bytes a page header is torn
 /// field by field for no new insight; above 4096 a sector holds several 512-byte pages.
@@ -39,6 +44,9 @@ pub struct CheckParams {
     pub control: Control,
     /// The disk's atomic unit, in bytes.
     pub sector_size: u32,
+    /// When the disk makes a length change durable; a control that needs a length model
+    /// ([`Control::length_model`]) overrides it (see [`CheckParams::disk_length`]).
+    pub length: LengthModel,
     /// Most states enumerated per crash point before the checker samples.
     pub max_states: u64,
 }
@@ -48,7 +56,8 @@ impl Default for CheckParams {
         CheckParams {
             batched: false,
             control: Control::None,
-            sector_size: SECTOR_SIZE_DEFAULT,
+            sector_size: CHECK_SECTOR_SIZE_DEFAULT,
+            length: LengthModel::WithData,
             max_states: MAX_STATES_DEFAULT,
         }
     }
@@ -58,15 +67,45 @@ impl fmt::Display for CheckParams {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "batched={} control={} sector_size={} max_states={}",
-            self.batched, self.control, self.sector_size, self.max_states
+            "batched={} control={} sector_size={} length={} max_states={}",
+            self.batched,
+            self.control,
+            self.sector_size,
+            self.disk_length(),
+            self.max_states
         )
     }
 }
 
 impl CheckParams {
+    /// These parameters with `control`, on the length model it needs if it needs one.
+    pub fn with_control(self, control: Control) -> CheckParams {
+        CheckParams {
+            control,
+            length: control.length_model().unwrap_or(self.length),
+            ..self
+        }
+    }
+
+    /// The length model of the checked disk: the control's, if it needs one, else `length`.
+    pub fn disk_length(&self) -> LengthModel {
+        self.control.length_model().unwrap_or(self.length)
+    }
+
+    /// `Err` when the control needs another length model than `length`.
+    fn length_fits_control(&self) -> Result<(), String> {
+        match self.control.length_model() {
+            Some(needed) if needed != self.length => Err(format!(
+                "control {} runs on an {needed} disk, not length={}",
+                self.control, self.length
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Why an engine of configuration `cfg` cannot be checked like this, if it cannot.
     pub fn supported_by<C: EngineConfig>(&self, cfg: &C) -> Result<(), String> {
+        self.length_fits_control()?;
         if self.batched && !cfg.capabilities().write_batches {
             return Err(format!(
                 "batched commits (--batched) need write batches; {} has none",
@@ -107,20 +146,27 @@ impl FromStr for CheckParams {
     type Err = String;
     fn from_str(s: &str) -> Result<CheckParams, String> {
         let mut p = CheckParams::default();
+        let mut length = None;
         for (k, v) in pairs(s)? {
             match k {
                 "batched" => p.batched = flag(k, v)?,
                 "control" => p.control = v.parse()?,
                 "sector_size" => p.sector_size = sector_size_valid(num(k, v)?)?,
+                "length" => length = Some(v.parse::<LengthModel>()?),
                 "max_states" => p.max_states = num(k, v)?,
                 _ => {
                     return Err(format!(
-                        "unknown check parameter `{k}` (expected batched, control, sector_size or max_states)"
+                        "unknown check parameter `{k}` (expected batched, control, sector_size, length or max_states)"
                     ))
                 }
             }
         }
         p.max_states = max_states_valid(p.max_states)?;
+        // Without `length=`, the disk of today's case files, unless the control names its own.
+        p.length = length
+            .or(p.control.length_model())
+            .unwrap_or(LengthModel::WithData);
+        p.length_fits_control()?;
         Ok(p)
     }
 }
@@ -261,9 +307,23 @@ mod tests {
             batched: true,
             control: Control::MetaSameSlot,
             sector_size: 64,
+            length: LengthModel::OwnBarrier,
             max_states: 100,
         };
         assert_eq!(p.to_string().parse::<CheckParams>(), Ok(p));
+        // A line without `length=` (every case saved before it existed) is today's disk, unless
+        // its control names another.
+        let old: CheckParams = "control=none sector_size=512".parse().unwrap();
+        assert_eq!((old.length, old.sector_size), (LengthModel::WithData, 512));
+        let d: CheckParams = "control=no-growth-sync".parse().unwrap();
+        assert_eq!(d.length, LengthModel::OwnBarrier);
+        assert_eq!(CheckParams::default().sector_size, 64);
+        assert_eq!(
+            CheckParams::default()
+                .with_control(Control::FdatasyncDisk)
+                .length,
+            LengthModel::OwnBarrier
+        );
     }
 
     #[test]
@@ -287,5 +347,11 @@ mod tests {
         );
         let e = "control=chaos".parse::<CheckParams>().unwrap_err();
         assert!(e.contains("expected one of"), "{e}");
+        let e = "length=fsync".parse::<CheckParams>().unwrap_err();
+        assert!(e.contains("expected with-data or own-barrier"), "{e}");
+        let e = "control=fdatasync-disk length=with-data"
+            .parse::<CheckParams>()
+            .unwrap_err();
+        assert!(e.contains("runs on an own-barrier disk"), "{e}");
     }
 }

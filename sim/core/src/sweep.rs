@@ -5,11 +5,12 @@
 
 use crate::adapter::{Engine, EngineConfig};
 use crate::config::RunConfig;
-use crate::disk::FaultCounts;
+use crate::disk::{DiskConfig, FaultCounts, LengthModel};
 use crate::driver::RunStats;
 use crate::profile::Profile;
 use crate::runner::{run, Report};
 use crate::verdict::Outcome;
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 /// Which seeds a sweep runs, and how.
@@ -65,12 +66,45 @@ pub struct Summary {
     pub sim_ns: u64,
     /// Seeds that ended in a violation, in order.
     pub violating_seeds: Vec<u64>,
+    /// The disks the seeds ran on.
+    pub disk: DiskCoverage,
+}
+
+/// What a sweep covered of the disk's own dimensions: sector sizes, length models and tears.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DiskCoverage {
+    /// Seeds per sector size, in bytes.
+    pub seeds_by_sector_size: BTreeMap<u32, u64>,
+    /// Seeds per length model.
+    pub seeds_by_length: BTreeMap<LengthModel, u64>,
+    /// Seeds whose disk had sub-sector tears on.
+    pub seeds_with_tears_on: u64,
+    /// Power cuts that tore the engine's meta region (sub-sector tears, all of them, are in
+    /// the summary's `faults`).
+    pub torn_metas: u64,
+    /// Seeds with at least one torn meta.
+    pub seeds_with_torn_metas: u64,
+}
+
+impl DiskCoverage {
+    fn add(&mut self, disk: &DiskConfig, r: &Report) {
+        *self
+            .seeds_by_sector_size
+            .entry(disk.sector_size)
+            .or_insert(0) += 1;
+        *self.seeds_by_length.entry(disk.length).or_insert(0) += 1;
+        self.seeds_with_tears_on += u64::from(disk.faults.sub_sector_tear > 0.0);
+        self.torn_metas += r.torn_metas;
+        self.seeds_with_torn_metas += u64::from(r.torn_metas > 0);
+    }
 }
 
 impl Summary {
     /// Add one seed's report.
-    pub fn add(&mut self, seed: u64, r: &Report) {
+    pub fn add<C>(&mut self, run: &RunConfig<C>, r: &Report) {
+        let seed = run.seed;
         self.seeds += 1;
+        self.disk.add(&run.disk, r);
         self.stats.add(&r.stats);
         self.faults.accumulate(&r.faults);
         self.sim_ns += r.io.sim_time_ns;
@@ -95,7 +129,7 @@ pub fn sweep<E: Engine>(
     for seed in cfg.shard_seeds() {
         let run_cfg = RunConfig::<E::Config>::from_seed(seed, cfg.ops, cfg.profile);
         let report = run::<E>(&run_cfg);
-        summary.add(seed, &report);
+        summary.add(&run_cfg, &report);
         each(&run_cfg, &report);
     }
     summary

@@ -107,6 +107,10 @@ impl EngineConfig for RedbChoices {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             nested_buckets: false,
+            sequences: false,
+            // `check_integrity` needs the database by `&mut`, which a session shares with its
+            // readers: the live check compares the state with the model only.
+            live_check: false,
             write_batches: false,
             concurrent_callers: false,
             reader_views: false,

@@ -6,7 +6,13 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Capabilities {
     /// Buckets inside buckets (crashlab's); otherwise workloads use top-level buckets only.
+    /// Nesting stops at the model's `BUCKET_DEPTH_MAX`: a bucket deeper is refused.
     pub nested_buckets: bool,
+    /// [`Engine::next_sequence`] and `set-seq`: a per-bucket sequence (bbolt's `NextSequence`).
+    pub sequences: bool,
+    /// [`Engine::check_live`]: the integrity check runs on the open database, beside its
+    /// readers, between transactions.
+    pub live_check: bool,
     /// [`Engine::commit_batch`]: a transaction's puts and deletes committed as one write batch.
     pub write_batches: bool,
     /// [`Engine::run_group`]: concurrent callers coalesced into shared commits (bbolt's `Batch`).
@@ -43,6 +49,8 @@ impl Default for Capabilities {
     fn default() -> Capabilities {
         Capabilities {
             nested_buckets: false,
+            sequences: false,
+            live_check: false,
             write_batches: false,
             concurrent_callers: false,
             reader_views: false,

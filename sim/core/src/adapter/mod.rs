@@ -22,7 +22,7 @@ pub use error::{Ack, EngineError, ErrorKind};
 
 use crate::calls::{CallSpec, GroupObserver};
 use crate::control::Control;
-use crate::op::{Name, Op, Path};
+use crate::op::{KeyRange, Name, Op, Path};
 use crate::profile::Profile;
 use crashlab_engine::{Counters, Storage};
 use crashlab_models::Answer;
@@ -104,6 +104,12 @@ pub trait Engine: Sized + 'static {
     /// One bucket through a fresh snapshot: `None` when the bucket is missing.
     fn scan(&self, path: &Path) -> Result<Option<Listing>, EngineError>;
 
+    /// Part of one bucket through a fresh snapshot: `None` when the bucket is missing. The
+    /// default selects from [`Engine::scan`]; an engine with cursors reads the range with them.
+    fn range(&self, path: &Path, range: &KeyRange) -> Result<Option<Listing>, EngineError> {
+        Ok(self.scan(path)?.map(|l| range.select(&l)))
+    }
+
     fn begin_write(&self) -> Result<Self::Writer<'_>, EngineError>;
     /// A data operation (create / delete bucket, put, delete) in the write transaction.
     fn apply(tx: &mut Self::Writer<'_>, op: &Op) -> Result<(), EngineError>;
@@ -113,10 +119,29 @@ pub trait Engine: Sized + 'static {
         key: &Name,
     ) -> Result<Option<Vec<u8>>, EngineError>;
     fn scan_in(tx: &mut Self::Writer<'_>, path: &Path) -> Result<Option<Listing>, EngineError>;
+    /// [`Engine::range`] in the write transaction.
+    fn range_in(
+        tx: &mut Self::Writer<'_>,
+        path: &Path,
+        range: &KeyRange,
+    ) -> Result<Option<Listing>, EngineError> {
+        Ok(Self::scan_in(tx, path)?.map(|l| range.select(&l)))
+    }
+    /// Capability `sequences`: increment the bucket's sequence in the write transaction and
+    /// return the new value (`set-seq` goes through [`Engine::apply`]).
+    fn next_sequence(tx: &mut Self::Writer<'_>, path: &Path) -> Result<u64, EngineError> {
+        let _ = (tx, path);
+        unreachable!("{} declares no sequences", Self::Config::ENGINE)
+    }
     fn commit(&self, tx: Self::Writer<'_>) -> Result<Ack, EngineError>;
 
     /// The engine's own integrity check: every problem found, empty when clean.
     fn check(&mut self) -> Result<Vec<String>, EngineError>;
+    /// Capability `live_check`: the engine's integrity check on the open database, between
+    /// transactions (readers may be open): every problem found, empty when clean.
+    fn check_live(&self) -> Result<Vec<String>, EngineError> {
+        unreachable!("{} declares no live check", Self::Config::ENGINE)
+    }
     /// Engine-internal counters (crashlab's; other engines report zeros).
     fn counters(&self) -> Counters {
         Counters::default()

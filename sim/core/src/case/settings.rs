@@ -1,16 +1,40 @@
-//! The `faults = ...` line of a case file.
+//! The `faults = ...` and `disk = ...` lines of a case file.
 
-use crate::disk::FaultConfig;
+use crate::disk::{DiskConfig, FaultConfig, LengthModel, SECTOR_SIZE_DEFAULT};
 use crate::limits::{at_most, ENOSPC_CAPACITY_MAX};
+use crate::spec::sector_size_valid;
 use crate::words::{flag, num, pairs};
+
+/// The `disk = ...` line: what shapes the disk apart from its faults.
+pub fn format_disk(d: &DiskConfig) -> String {
+    format!("sector_size={} length={}", d.sector_size, d.length)
+}
+
+/// Parse a `disk = ...` line: the sector size and the length model, each optional (a missing
+/// one is today's: 512 bytes, `with-data`).
+pub(super) fn parse_disk(s: &str) -> Result<(u32, LengthModel), String> {
+    let (mut sector_size, mut length) = (SECTOR_SIZE_DEFAULT, LengthModel::WithData);
+    for (k, v) in pairs(s)? {
+        match k {
+            "sector_size" => sector_size = sector_size_valid(num(k, v)?)?,
+            "length" => length = v.parse()?,
+            _ => {
+                return Err(format!(
+                    "unknown disk setting `{k}` (expected sector_size or length)"
+                ))
+            }
+        }
+    }
+    Ok((sector_size, length))
+}
 
 pub fn format_faults(f: &FaultConfig) -> String {
     let enospc = f
         .enospc_capacity
         .map_or("none".to_string(), |c| c.to_string());
     format!(
-        "read_eio={} write_eio={} sync_eio={} latent={} bit_flip={} misdirect={} enospc={enospc} lying_sync={} garbage_unwritten={}",
-        f.read_eio, f.write_eio, f.sync_eio, f.latent, f.bit_flip, f.misdirect, f.lying_sync, f.garbage_unwritten
+        "read_eio={} write_eio={} sync_eio={} latent={} bit_flip={} misdirect={} enospc={enospc} lying_sync={} garbage_unwritten={} sub_sector_tear={}",
+        f.read_eio, f.write_eio, f.sync_eio, f.latent, f.bit_flip, f.misdirect, f.lying_sync, f.garbage_unwritten, f.sub_sector_tear
     )
 }
 
@@ -36,6 +60,7 @@ pub(super) fn parse_faults(s: &str) -> Result<FaultConfig, String> {
             }
             "lying_sync" => f.lying_sync = flag(k, v)?,
             "garbage_unwritten" => f.garbage_unwritten = flag(k, v)?,
+            "sub_sector_tear" => f.sub_sector_tear = num(k, v)?,
             _ => return Err(format!("unknown fault `{k}`")),
         }
     }

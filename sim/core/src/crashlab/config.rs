@@ -37,6 +37,8 @@ impl EngineConfig for Options {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             nested_buckets: true,
+            sequences: true,
+            live_check: true,
             write_batches: true,
             concurrent_callers: true,
             reader_views: true,
@@ -69,6 +71,9 @@ impl EngineConfig for Options {
             reuse_pages_under_readers: control == Control::ReuseUnderReaders,
             batch_keeps_failed_call: control == Control::BatchKeepsFailedCall,
             no_latch: control == Control::NoLatch,
+            prev_skips_leaf_end: control == Control::PrevSkipsLeafEnd,
+            leak_freed_pages: control == Control::LeakFreedPages,
+            emptied_bucket_leaks: control == Control::EmptiedBucketLeak,
         };
         Ok(Options {
             debug,

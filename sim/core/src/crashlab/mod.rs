@@ -12,10 +12,10 @@ pub use read::{read_model, read_snapshot};
 use crate::adapter::{Ack, Engine, EngineError, ErrorKind, Listing};
 use crate::apply::path_refs;
 use crate::calls::{CallSpec, GroupObserver};
-use crate::op::{value_bytes, Name, Op, Path};
+use crate::op::{value_bytes, KeyRange, Name, Op, Path};
 use crashlab_engine::{Counters, Db, Error, Options, ReadTx, Storage, WriteTx};
 use crashlab_models::{Answer, KvModel, ModelError};
-use read::list_bucket;
+use read::{list_bucket, read_range};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -34,6 +34,7 @@ impl From<Error> for EngineError {
             Error::BucketNotFound => ErrorKind::Refused(ModelError::BucketNotFound),
             Error::BucketExists => ErrorKind::Refused(ModelError::BucketExists),
             Error::IncompatibleValue { .. } => ErrorKind::Refused(ModelError::Incompatible),
+            Error::BucketTooDeep { .. } => ErrorKind::Refused(ModelError::TooDeep),
             Error::Corrupted { .. }
             | Error::ChecksumMismatch { .. }
             | Error::NoValidMeta { .. }
@@ -134,12 +135,39 @@ impl Engine for CrashlabDb {
             .and_then(|b| b.map(|b| b.items()).transpose())?)
     }
 
+    fn range(&self, path: &Path, range: &KeyRange) -> Result<Option<Listing>, EngineError> {
+        let refs = path_refs(path);
+        Ok(self.db.view(|tx| {
+            tx.bucket_path(&refs)?
+                .map(|b| read_range(b.cursor(), range))
+                .transpose()
+        })?)
+    }
+
+    fn range_in(
+        tx: &mut WriteTx<'_>,
+        path: &Path,
+        range: &KeyRange,
+    ) -> Result<Option<Listing>, EngineError> {
+        Ok(tx
+            .bucket_path_mut(&path_refs(path))
+            .and_then(|b| b.map(|b| read_range(b.cursor()?, range)).transpose())?)
+    }
+
+    fn next_sequence(tx: &mut WriteTx<'_>, path: &Path) -> Result<u64, EngineError> {
+        Ok(next_sequence(tx, path)?)
+    }
+
     fn commit(&self, tx: WriteTx<'_>) -> Result<Ack, EngineError> {
         tx.commit()?;
         Ok(self.ack())
     }
 
     fn check(&mut self) -> Result<Vec<String>, EngineError> {
+        Ok(self.db.check()?.iter().map(|p| p.to_string()).collect())
+    }
+
+    fn check_live(&self) -> Result<Vec<String>, EngineError> {
         Ok(self.db.check()?.iter().map(|p| p.to_string()).collect())
     }
 
@@ -170,6 +198,14 @@ impl Engine for CrashlabDb {
 }
 
 /// Apply a data operation in crashlab's write transaction.
+/// Increment a bucket's sequence and return the new value.
+fn next_sequence(tx: &mut WriteTx<'_>, path: &Path) -> Result<u64, Error> {
+    match tx.bucket_path_mut(&path_refs(path))? {
+        Some(mut b) => Ok(b.next_sequence()),
+        None => Err(Error::BucketNotFound),
+    }
+}
+
 pub(crate) fn engine_apply(tx: &mut WriteTx<'_>, op: &Op) -> Result<(), Error> {
     let missing = || Err(Error::BucketNotFound);
     match op {
@@ -201,6 +237,14 @@ pub(crate) fn engine_apply(tx: &mut WriteTx<'_>, op: &Op) -> Result<(), Error> {
             Ok(None) => missing(),
             Err(e) => Err(e),
         },
+        Op::SetSequence { path, value } => match tx.bucket_path_mut(&path_refs(path))? {
+            Some(mut b) => {
+                b.set_sequence(*value);
+                Ok(())
+            }
+            None => missing(),
+        },
+        Op::NextSequence { path } => next_sequence(tx, path).map(drop),
         other => unreachable!("{other} is not a data operation"),
     }
 }

@@ -1,7 +1,8 @@
 //! Reading a crashlab database whole, as a model.
 
 use crate::adapter::Listing;
-use crashlab_engine::{Bucket, Db, Error, MemStorage, Options, ReadTx};
+use crate::op::KeyRange;
+use crashlab_engine::{Bucket, Cursor, Db, Error, MemStorage, Options, ReadTx};
 use crashlab_models::{BucketModel, KvModel};
 
 /// Every item of a bucket in key order (sub-buckets as `None`).
@@ -12,6 +13,30 @@ pub(crate) fn list_bucket(b: &Bucket<'_>) -> Result<Listing, Error> {
     while let Some(item) = it {
         out.push(item.to_item());
         it = c.next()?;
+    }
+    Ok(out)
+}
+
+/// A range as a cursor reads it: forward from a seek to `from` (or the first key) by `next`;
+/// backward from the key before a seek to `to` (or the last key) by `prev`.
+pub(crate) fn read_range(mut c: Cursor<'_>, range: &KeyRange) -> Result<Listing, Error> {
+    let limit = range.limit.map_or(usize::MAX, |l| l as usize);
+    let mut it = match (range.reverse, &range.from, &range.to) {
+        (false, Some(from), _) => c.seek(&from.0)?,
+        (false, None, _) => c.first()?,
+        (true, _, Some(to)) => match c.seek(&to.0)? {
+            Some(_) => c.prev()?,
+            None => c.last()?,
+        },
+        (true, _, None) => c.last()?,
+    };
+    let mut out = Vec::new();
+    while let Some(item) = it {
+        if out.len() >= limit || !range.contains(item.key()) {
+            break;
+        }
+        out.push(item.to_item());
+        it = if range.reverse { c.prev()? } else { c.next()? };
     }
     Ok(out)
 }

@@ -34,6 +34,12 @@ pub struct FaultConfig {
     /// Sectors never written read as seed-derived bytes instead of zeros (after `set_len` growth
     /// too).
     pub garbage_unwritten: bool,
+    /// Per sector a power cut keeps: the sector is torn instead, keeping only part of its new
+    /// bytes (a prefix, or a prefix and a suffix, on [`TEAR_GRAIN`](super::TEAR_GRAIN)-byte
+    /// boundaries drawn from the disk's seed) and its old bytes elsewhere. Absent from older case
+    /// files, where it reads as 0.
+    #[serde(default)]
+    pub sub_sector_tear: f64,
 }
 
 impl FaultConfig {
@@ -48,7 +54,7 @@ impl FaultConfig {
     }
 
     /// Each rate by name, in a fixed order.
-    pub fn rates(&self) -> [(&'static str, f64); 6] {
+    pub fn rates(&self) -> [(&'static str, f64); 7] {
         [
             ("read_eio", self.read_eio),
             ("write_eio", self.write_eio),
@@ -56,6 +62,7 @@ impl FaultConfig {
             ("latent", self.latent),
             ("bit_flip", self.bit_flip),
             ("misdirect", self.misdirect),
+            ("sub_sector_tear", self.sub_sector_tear),
         ]
     }
 
@@ -93,6 +100,9 @@ pub struct FaultCounts {
     pub sectors_kept_in_crash: u64,
     /// Write calls partly kept and partly lost by a crash.
     pub torn_writes_in_crash: u64,
+    /// Sectors a crash kept torn: part new, part old (counted only when the result differs from
+    /// both, so a tear that changes nothing is not one).
+    pub sub_sector_tears: u64,
     /// Never-written sectors read (per sector per read call) while `garbage_unwritten` was on.
     pub garbage_sector_reads: u64,
 }
@@ -116,6 +126,7 @@ impl FaultCounts {
             sectors_lost_in_crash,
             sectors_kept_in_crash,
             torn_writes_in_crash,
+            sub_sector_tears,
             garbage_sector_reads,
         } = *other;
         self.read_eio += read_eio;
@@ -132,6 +143,7 @@ impl FaultCounts {
         self.sectors_lost_in_crash += sectors_lost_in_crash;
         self.sectors_kept_in_crash += sectors_kept_in_crash;
         self.torn_writes_in_crash += torn_writes_in_crash;
+        self.sub_sector_tears += sub_sector_tears;
         self.garbage_sector_reads += garbage_sector_reads;
     }
 }

@@ -4,9 +4,11 @@
 //!
 //! The disk holds a *durable image* (what survives a power cut) and the *pending* sectors written
 //! since the last successful sync (the page cache). Reads see pending over durable. A successful
-//! `sync` makes every pending sector and the current length durable. Everything is tracked per
-//! sector (`DiskConfig::sector_size`, 512 B by default): a partial-sector write is a
-//! read-modify-write of its sector, and the sector is the unit a crash keeps or loses.
+//! `sync` makes the pending sectors durable, with the current length or without it as the disk's
+//! [`LengthModel`] says (`DiskConfig::length`; below). Everything is tracked per sector
+//! (`DiskConfig::sector_size`, 512 B by default, 64 B to 4 KiB in sweeps): a partial-sector write
+//! is a read-modify-write of its sector, and the sector is the unit a crash keeps or loses —
+//! whole, or torn when sub-sector tears are on.
 //!
 //! # Fault model
 //!
@@ -17,7 +19,10 @@
 //!
 //! | fault | what it does here | what it models |
 //! |---|---|---|
-//! | crash ([`SimDisk::crash`]) | each pending sector is kept or lost independently (1/2 each); the length reverts to the last synced one | power cut with a volatile write cache: unsynced writes lost, torn at sector granularity, and reordered (a later write kept, an earlier one lost) |
+//! | crash ([`SimDisk::crash`]) | each pending sector is kept or lost independently (1/2 each); the length reverts to the last durable one | power cut with a volatile write cache: unsynced writes lost, torn at sector granularity, and reordered (a later write kept, an earlier one lost) |
+//! | `sub_sector_tear` | at a crash, each sector kept is instead torn with this probability: a prefix of its new bytes kept and the rest old, or a prefix and a suffix kept and the middle old (1/2 each), split on [`TEAR_GRAIN`] (8-byte) boundaries drawn from the disk's seed (the first one log-uniformly, so a sector's first bytes split as often as the rest: `tear.rs`), after every keep-or-lose draw of the crash | a device whose atomic write unit is smaller than its sector: an 8-byte unit, the width an aligned word is written in, as on devices without power-loss protection or atomic-write guarantees; the split lands anywhere, so an 80-byte meta inside a 512-byte sector can tear |
+//! | length `with-data` ([`LengthModel::WithData`]) | every successful sync makes the current length durable with the data | `fsync`; also `fdatasync` as Linux does it (a size change needed to read the data back is flushed) |
+//! | length `own-barrier` ([`LengthModel::OwnBarrier`]) | a successful sync makes the current length durable only when the previous storage call (reads, `len` and failed syncs aside) was a `set_len` that grew the file; any other sync writes every pending sector back and persists a shrink, but not growth: sectors past the durable length are on the media yet out of its reach, so a crash loses them with the length (growth by writing, and the pages of a `set_len` not followed by its sync), until a sync after a growing `set_len` persists a length that covers them | a data sync that does not persist a size change (`fdatasync` as POSIX allows it, `F_FULLFSYNC`-less macOS, some network and FUSE file systems): growth needs its own barrier, the `truncate` + `fsync` bbolt issues before using new pages |
 //! | `read_eio`, `write_eio` | the call fails with EIO and changes nothing; decided per call | transient controller, cable or path errors |
 //! | `sync_eio` | EIO; each pending sector is dropped (1/2, seeded) from the page cache too, the rest stays pending; a later sync may succeed | Linux fsync failure: writeback error, dirty pages marked clean and dropped ("fsyncgate") |
 //! | `latent` | one sector of a write call turns bad: reads covering it fail EIO until a write covers it | latent sector errors (media defects found on read, remapped on write) |
@@ -28,13 +33,14 @@
 //! | `garbage_unwritten` | never-written sectors read seed-derived bytes, deterministic per sector | uninitialised blocks exposed (preallocated extents, raw devices) instead of zeros |
 //!
 //! Deliberately not modelled: the durability of a truncation or growth without sync beyond "the
-//! length reverts to the last synced one" (a crash never leaves an intermediate length, and a
+//! length reverts to the last durable one" (a crash never leaves an intermediate length, and a
 //! sector kept by a crash past the durable length is lost with it); data written before an
-//! unsynced truncation surviving it; sub-sector tears (a sector is atomic); faults in `len`; any
-//! latency variance (the cost model is deterministic); crash-time corruption beyond
-//! keep-or-lose; latent errors on sectors the engine never wrote. Latent marks are media
-//! properties: they survive a crash, and vanish only when a write covers the sector or a
-//! truncation frees it.
+//! unsynced truncation surviving it; tears inside an 8-byte unit; tears by the crash-state
+//! checker's [`SimDisk::crash_with`], which keeps whole sectors (the checker tears by choosing a
+//! smaller sector); faults in `len`; any latency variance (the cost model is deterministic);
+//! crash-time corruption beyond keep, lose or tear; latent errors on sectors the engine never
+//! wrote. Latent marks are media properties: they survive a crash, and vanish only when a write
+//! covers the sector or a truncation frees it.
 //!
 //! # Caller contract
 //!
@@ -49,20 +55,25 @@
 //! a sync costs its latency plus the bytes it made durable (so a failed or lying sync costs only
 //! its latency), `set_len` and `len` cost nothing.
 
+mod calls;
 pub mod capture;
 mod cost;
 mod faults;
+mod length;
 mod sectors;
+mod tear;
 #[cfg(test)]
 mod tests;
 
 pub use cost::{CostModel, IoStats};
 pub use faults::{FaultConfig, FaultCounts};
+pub use length::LengthModel;
+pub use tear::TEAR_GRAIN;
 
 use crashlab_engine::Storage;
 use faults::FaultRng;
-use sectors::{Fill, Sectors};
-use std::collections::BTreeSet;
+use sectors::{Fill, Keep, Sectors};
+use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -82,6 +93,9 @@ pub const SECTOR_SIZE_DEFAULT: u32 = 512;
 pub struct DiskConfig {
     /// Bytes per sector: a power of two, at most [`SECTOR_SIZE_MAX`]. 512 by default.
     pub sector_size: u32,
+    /// When a length change becomes durable. `with-data` by default.
+    #[serde(default)]
+    pub length: LengthModel,
     pub faults: FaultConfig,
     pub cost: CostModel,
 }
@@ -90,6 +104,7 @@ impl Default for DiskConfig {
     fn default() -> Self {
         DiskConfig {
             sector_size: SECTOR_SIZE_DEFAULT,
+            length: LengthModel::WithData,
             faults: FaultConfig::none(),
             cost: CostModel::default(),
         }
@@ -101,10 +116,12 @@ impl Default for DiskConfig {
 pub struct CrashOutcome {
     /// Sectors pending at the moment of the crash.
     pub pending_sectors: u64,
-    /// Of those, sectors written into the durable image.
+    /// Of those, sectors written into the durable image (torn ones included).
     pub kept: u64,
     /// Of those, sectors lost (not chosen, or past the durable length).
     pub lost: u64,
+    /// Of the kept, the sectors a sub-sector tear left part new and part old.
+    pub sub_sector_tears: u64,
 }
 
 /// A simulated disk. Cheap to clone: clones share one disk (an `Arc<Mutex<..>>` inside), so the
@@ -133,8 +150,12 @@ struct Inner {
     sectors: Sectors,
     /// Latent-bad sectors: reads covering one fail until a write covers it.
     latent: BTreeSet<u64>,
-    /// The sectors each write call since the last successful sync wrote, for counting tears.
+    /// The sectors each write call since the last successful sync wrote, for counting torn
+    /// writes.
     write_calls: Vec<Vec<u64>>,
+    /// The last storage call (reads and `len` aside) was a `set_len` that grew the file: under
+    /// [`LengthModel::OwnBarrier`] the next sync makes the length durable.
+    grew: bool,
     counts: FaultCounts,
     stats: IoStats,
 }
@@ -190,6 +211,7 @@ impl SimDisk {
             config,
             latent: BTreeSet::new(),
             write_calls: Vec::new(),
+            grew: false,
             counts: FaultCounts::default(),
             stats: IoStats::default(),
         };
@@ -208,21 +230,53 @@ impl SimDisk {
 
     /// Power cut: each pending sector is independently kept (written into the durable image) or
     /// lost, chosen by the seeded rng with probability 1/2 (so subsets, tears and reorders all
-    /// happen); pending is cleared; the durable length becomes the length as of the last
-    /// successful sync (synced `set_len` growth included; a kept sector past it is lost). The
-    /// disk stays usable afterwards (the machine rebooted): reads now see only the durable image.
+    /// happen); then each sector chosen is torn with probability `sub_sector_tear` (drawn after
+    /// every keep-or-lose choice, so a disk with tears off draws exactly as before); pending is
+    /// cleared; the length reverts to the durable length (synced growth included, as the
+    /// disk's [`LengthModel`] decides; a kept sector past it is lost). The disk stays usable
+    /// afterwards (the machine rebooted): reads now see only the durable image.
     pub fn crash(&self) -> CrashOutcome {
         let mut inner = self.lock();
         let pending = inner.sectors.pending_keys();
-        let chosen: BTreeSet<u64> = pending.into_iter().filter(|_| inner.rng.coin()).collect();
-        inner.crash_keeping(&mut |s| chosen.contains(&s))
+        let chosen: Vec<u64> = pending.into_iter().filter(|_| inner.rng.coin()).collect();
+        let (rate, ss) = (
+            inner.config.faults.sub_sector_tear,
+            inner.sectors.sector_size(),
+        );
+        let mut decided: BTreeMap<u64, Keep> = BTreeMap::new();
+        for s in chosen {
+            let torn = inner
+                .rng
+                .chance(rate)
+                .then(|| tear::draw(&mut inner.rng, ss));
+            decided.insert(s, torn.flatten().map_or(Keep::Whole, Keep::Torn));
+        }
+        inner.crash_keeping(&mut |s| decided.remove(&s).unwrap_or(Keep::Lost))
     }
 
     /// Like [`SimDisk::crash`] but keeping exactly the pending sectors for which
-    /// `keep(sector_index)` is true (asked once per pending sector, ascending). `keep` runs with
-    /// the disk locked: it must not call into this disk.
+    /// `keep(sector_index)` is true (asked once per pending sector, ascending), each whole: no
+    /// tears. `keep` runs with the disk locked: it must not call into this disk.
     pub fn crash_with(&self, keep: &mut dyn FnMut(u64) -> bool) -> CrashOutcome {
-        self.lock().crash_keeping(keep)
+        self.lock().crash_keeping(&mut |s| {
+            if keep(s) {
+                Keep::Whole
+            } else {
+                Keep::Lost
+            }
+        })
+    }
+
+    /// Make every pending sector and the current length durable, whatever the disk's
+    /// [`LengthModel`]: the harness's own barrier (the crash-state checker's database is
+    /// created durable before recording starts). Not a storage call: counted and charged as
+    /// nothing, and no fault applies.
+    pub fn make_all_durable(&self) {
+        let mut inner = self.lock();
+        let len = inner.sectors.len();
+        inner.sectors.sync(len);
+        inner.write_calls.clear();
+        inner.grew = false;
     }
 
     /// Sector indexes with unsynced data, ascending.
@@ -238,6 +292,23 @@ impl SimDisk {
     /// What reads currently see (durable + pending). Not counted as reads.
     pub fn image(&self) -> Vec<u8> {
         self.lock().sectors.image()
+    }
+
+    /// Bytes `offset..offset + n` of the durable image and of what reads see, each clipped to its
+    /// length: for the harness to tell what a crash did to a region. Not counted as reads.
+    pub fn peek(&self, offset: u64, n: u64) -> (Vec<u8>, Vec<u8>) {
+        let inner = self.lock();
+        let s = &inner.sectors;
+        let clip = |len: u64| {
+            vec![
+                0u8;
+                usize::try_from(len.saturating_sub(offset).min(n)).expect("a region fits memory")
+            ]
+        };
+        let (mut durable, mut visible) = (clip(s.durable_len()), clip(s.len()));
+        s.read_durable(offset, &mut durable);
+        s.read(offset, &mut visible);
+        (durable, visible)
     }
 
     /// Length as of the last successful sync (or crash).
@@ -286,7 +357,7 @@ impl SimDisk {
 }
 
 impl Inner {
-    fn crash_keeping(&mut self, keep: &mut dyn FnMut(u64) -> bool) -> CrashOutcome {
+    fn crash_keeping(&mut self, keep: &mut dyn FnMut(u64) -> Keep) -> CrashOutcome {
         let pending_before = self.sectors.pending_count();
         let applied = self.sectors.crash(keep);
         assert_eq!(
@@ -304,191 +375,19 @@ impl Inner {
             })
             .count() as u64;
         self.write_calls.clear();
+        self.grew = false;
         let outcome = CrashOutcome {
             pending_sectors: (kept.len() + lost.len()) as u64,
             kept: kept.len() as u64,
             lost: lost.len() as u64,
+            sub_sector_tears: applied.torn.len() as u64,
         };
         self.counts.crashes += 1;
         self.counts.sectors_kept_in_crash += outcome.kept;
         self.counts.sectors_lost_in_crash += outcome.lost;
         self.counts.torn_writes_in_crash += torn;
+        self.counts.sub_sector_tears += outcome.sub_sector_tears;
         outcome
-    }
-
-    /// The end of `offset..offset + n`, asserting the caller's arithmetic.
-    fn end_of(offset: u64, n: usize, call: &str) -> u64 {
-        offset.checked_add(n as u64).unwrap_or_else(|| {
-            panic!("{call}: offset {offset} + length {n} overflows u64 (caller bug)")
-        })
-    }
-
-    /// `Err(StorageFull)` (counted) when `end` is past the configured capacity.
-    fn check_capacity(&mut self, end: u64) -> io::Result<()> {
-        match self.config.faults.enospc_capacity {
-            Some(capacity) if end > capacity => {
-                self.counts.enospc += 1;
-                Err(io::Error::new(
-                    io::ErrorKind::StorageFull,
-                    format!("simulated ENOSPC: end {end} past capacity {capacity}"),
-                ))
-            }
-            _ => Ok(()),
-        }
-    }
-
-    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        let end = Self::end_of(offset, buf.len(), "read_at");
-        self.stats.reads += 1;
-        self.stats
-            .charge(self.config.cost.read_ns(buf.len() as u64));
-        if end > self.sectors.len() {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!(
-                    "read of {offset}..{end} past the end {}",
-                    self.sectors.len()
-                ),
-            ));
-        }
-        if self.rng.chance(self.config.faults.read_eio) {
-            self.counts.read_eio += 1;
-            return Err(eio(&format!("read of {offset}..{end}")));
-        }
-        let range = self.sectors.range_sectors(offset, buf.len() as u64);
-        if let Some(&bad) = self.latent.range(range).next() {
-            self.counts.latent_read_errors += 1;
-            return Err(eio(&format!("latent sector error at sector {bad}")));
-        }
-        let never_written = self.sectors.read(offset, buf);
-        if self.sectors.fill.garbage {
-            self.counts.garbage_sector_reads += never_written;
-        }
-        self.stats.bytes_read += buf.len() as u64;
-        Ok(())
-    }
-
-    fn write_at(&mut self, offset: u64, buf: &[u8]) -> io::Result<()> {
-        let n = buf.len() as u64;
-        let end = Self::end_of(offset, buf.len(), "write_at");
-        self.stats.writes += 1;
-        self.stats.charge(self.config.cost.write_ns(n));
-        if end > SIM_DISK_LEN_MAX {
-            return Err(too_large(end));
-        }
-        self.check_capacity(end)?;
-        if self.rng.chance(self.config.faults.write_eio) {
-            self.counts.write_eio += 1;
-            return Err(eio(&format!("write of {offset}..{end}")));
-        }
-        if n == 0 {
-            // Like `pwrite` of nothing: no data, no growth.
-            return Ok(());
-        }
-        let landing = self.misdirect_target(offset, n).unwrap_or(offset);
-        if end > self.sectors.len() {
-            self.sectors.grow(end);
-        }
-        let written = self.sectors.write(landing, buf);
-        for s in &written {
-            self.latent.remove(s);
-        }
-        if self.rng.chance(self.config.faults.latent) {
-            let bad = written[usize::try_from(self.rng.below(written.len() as u64))
-                .expect("an index into written")];
-            self.latent.insert(bad);
-            self.counts.latent_sectors += 1;
-        }
-        self.write_calls.push(written);
-        self.stats.bytes_written += n;
-        assert!(
-            self.sectors.len() >= end,
-            "a write leaves the length covering it"
-        );
-        Ok(())
-    }
-
-    /// Where a misdirected write of `n` bytes meant for `offset` lands instead: same position in
-    /// its sector, another sector, inside the length before the call. `None` when the write is not
-    /// misdirected (by chance, or because no other place fits).
-    fn misdirect_target(&mut self, offset: u64, n: u64) -> Option<u64> {
-        if !self.rng.chance(self.config.faults.misdirect) {
-            return None;
-        }
-        let ss = self.sectors.sector_size();
-        let (meant, in_sector) = (offset / ss, offset % ss);
-        let room = self.sectors.len().checked_sub(in_sector + n)?;
-        let last_start = room / ss; // landing sectors 0..=last_start keep the data inside the length
-        let others = last_start + 1 - u64::from(meant <= last_start);
-        if others == 0 {
-            return None;
-        }
-        let pick = self.rng.below(others);
-        let sector = if meant <= last_start && pick >= meant {
-            pick + 1
-        } else {
-            pick
-        };
-        assert_ne!(sector, meant);
-        self.counts.misdirected_writes += 1;
-        Some(sector * ss + in_sector)
-    }
-
-    fn sync(&mut self) -> io::Result<()> {
-        self.stats.syncs += 1;
-        if self.rng.chance(self.config.faults.sync_eio) {
-            self.counts.sync_eio += 1;
-            for s in self.sectors.pending_keys() {
-                if self.rng.coin() {
-                    self.sectors.drop_pending(s);
-                    self.counts.sectors_dropped_by_failed_sync += 1;
-                }
-            }
-            self.stats.charge(self.config.cost.sync_ns(0));
-            return Err(eio("fsync failed; some dirty sectors were dropped"));
-        }
-        if self.config.faults.lying_sync {
-            self.counts.lying_syncs += 1;
-            self.stats.charge(self.config.cost.sync_ns(0));
-            return Ok(());
-        }
-        let bytes = self.sectors.pending_bytes();
-        self.sectors.sync();
-        self.write_calls.clear();
-        self.stats.charge(self.config.cost.sync_ns(bytes));
-        if self.rng.chance(self.config.faults.bit_flip) {
-            self.flip_a_bit();
-        }
-        Ok(())
-    }
-
-    /// Flip one seeded bit of one seeded durable sector, if any sector is durable.
-    fn flip_a_bit(&mut self) {
-        let durable = self.sectors.durable_keys();
-        if durable.is_empty() {
-            return;
-        }
-        let index = usize::try_from(self.rng.below(durable.len() as u64)).expect("an index");
-        let s = durable[index];
-        let bit = self.rng.below(self.sectors.durable_valid_bytes(s) * 8);
-        self.sectors.flip_durable_bit(s, bit);
-        self.counts.bit_flips += 1;
-    }
-
-    fn set_len(&mut self, len: u64) -> io::Result<()> {
-        self.stats.set_lens += 1;
-        if len > SIM_DISK_LEN_MAX {
-            return Err(too_large(len));
-        }
-        self.check_capacity(len)?;
-        if len >= self.sectors.len() {
-            self.sectors.grow(len);
-        } else {
-            self.sectors.truncate(len);
-            let first_gone = self.sectors.sector_count(len);
-            drop(self.latent.split_off(&first_gone));
-        }
-        Ok(())
     }
 }
 

@@ -6,11 +6,14 @@
 //!
 //! Invariants (checked by `assert_invariants` after every change):
 //! - every stored sector is exactly `sector_size` bytes;
-//! - no pending sector lies at or past `sector_count(len)`; no durable sector at or past
-//!   `sector_count(durable_len)`;
+//! - no pending sector lies at or past `sector_count(len)`; a durable sector at or past
+//!   `sector_count(durable_len)` is one a sync wrote back without persisting the length
+//!   (`own-barrier`): on the media, but out of the durable length's reach, so a crash drops it
+//!   (none is left after a crash);
 //! - a durable sector at or past `hidden_from` is invisible (truncated since the last sync: the
 //!   truncation is not durable yet, but reads must not see the old bytes); every durable sector
-//!   at or past `sector_count(len)` is hidden.
+//!   at or past `sector_count(len)` is hidden;
+//! - `len_low` is the smallest length since the last sync or crash, at most `len`.
 //!
 //! Bytes past the length inside the last sector are don't-care: growing the length resets them to
 //! the never-written fill first, so shrink-then-grow never resurrects old bytes.
@@ -36,13 +39,25 @@ impl Fill {
     }
 }
 
+/// What a crash does with one pending sector.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Keep {
+    Lost,
+    Whole,
+    /// Kept, except these bytes of the sector, which keep their durable (old) content.
+    Torn(std::ops::Range<usize>),
+}
+
 /// What a crash did to the pending sectors.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CrashApplied {
-    /// Pending sectors written into the durable image, ascending.
+    /// Pending sectors written into the durable image (whole or torn), ascending.
     pub(crate) kept: Vec<u64>,
     /// Pending sectors dropped (not chosen, or past the durable length), ascending.
     pub(crate) lost: Vec<u64>,
+    /// Of `kept`, the sectors a tear left different from both their old and their new bytes,
+    /// ascending.
+    pub(crate) torn: Vec<u64>,
 }
 
 #[derive(Clone, Debug)]
@@ -52,6 +67,9 @@ pub(crate) struct Sectors {
     len: u64,
     /// Length as of the last successful sync (or crash).
     durable_len: u64,
+    /// Smallest length since the last sync or crash: a shrink below the durable length that a
+    /// sync persists even when it persists no growth.
+    len_low: u64,
     durable: BTreeMap<u64, Box<[u8]>>,
     pending: BTreeMap<u64, Box<[u8]>>,
     /// Durable sectors at or past this index are invisible until the next sync or crash.
@@ -71,6 +89,7 @@ impl Sectors {
             sector_size,
             len: 0,
             durable_len: 0,
+            len_low: 0,
             durable: BTreeMap::new(),
             pending: BTreeMap::new(),
             hidden_from: None,
@@ -105,14 +124,15 @@ impl Sectors {
         self.pending.len() as u64
     }
 
-    /// Bytes of pending data (whole sectors).
-    pub(crate) fn pending_bytes(&self) -> u64 {
-        self.pending.len() as u64 * self.sector_size
+    /// The smallest length since the last sync or crash.
+    pub(crate) fn len_low(&self) -> u64 {
+        self.len_low
     }
 
-    /// Sector indexes with durable data, ascending.
+    /// Sector indexes with durable data inside the durable length, ascending.
     pub(crate) fn durable_keys(&self) -> Vec<u64> {
-        self.durable.keys().copied().collect()
+        let inside = self.sector_count(self.durable_len);
+        self.durable.range(..inside).map(|(&s, _)| s).collect()
     }
 
     /// What reads see of sector `s`, or `None` when it reads as never written.
@@ -230,6 +250,7 @@ impl Sectors {
         drop(self.pending.split_off(&first_gone));
         self.hidden_from = Some(self.hidden_from.map_or(first_gone, |h| h.min(first_gone)));
         self.len = new_len;
+        self.len_low = self.len_low.min(new_len);
         self.assert_invariants();
     }
 
@@ -239,37 +260,77 @@ impl Sectors {
         assert!(dropped.is_some(), "sector {s} was not pending");
     }
 
-    /// Make every pending sector and the length durable. Returns the sectors made durable.
-    pub(crate) fn sync(&mut self) -> u64 {
+    /// Write every pending sector back to the media and make the length `durable_len` durable.
+    /// It is either the current length, or at most the smallest length since the last sync (a
+    /// truncation since then is persisted whole, never a length the file did not pass through);
+    /// in the second case sectors written back past it stay out of its reach until a later sync
+    /// persists a length covering them, and a crash before then drops them. Returns the sectors
+    /// written back.
+    pub(crate) fn sync(&mut self, durable_len: u64) -> u64 {
+        assert!(
+            durable_len == self.len || durable_len <= self.len_low,
+            "durable length {durable_len}: neither the length {} nor within the smallest length {} since the last sync",
+            self.len,
+            self.len_low
+        );
         if let Some(h) = self.hidden_from.take() {
             drop(self.durable.split_off(&h));
         }
         drop(self.durable.split_off(&self.sector_count(self.len)));
         let made_durable = self.pending.len() as u64;
         self.durable.append(&mut self.pending);
-        self.durable_len = self.len;
+        self.durable_len = durable_len;
+        self.len_low = self.len;
         self.assert_invariants();
         made_durable
     }
 
-    /// Power cut: each pending sector for which `keep` says so is written into the durable image,
-    /// unless it lies past the durable length (the length is durable only by sync, so such a
-    /// sector is lost with it). `keep` is asked about every pending sector, ascending. Afterwards
-    /// reads see only the durable image.
-    pub(crate) fn crash(&mut self, keep: &mut dyn FnMut(u64) -> bool) -> CrashApplied {
-        let durable_sectors = self.sector_count(self.durable_len);
-        let mut applied = CrashApplied::default();
-        for (s, bytes) in std::mem::take(&mut self.pending) {
-            let wanted = keep(s);
-            if wanted && s < durable_sectors {
-                self.durable.insert(s, bytes);
-                applied.kept.push(s);
-            } else {
-                applied.lost.push(s);
+    /// The bytes sector `s` had in the durable image (never-written fill when it has none).
+    fn durable_sector(&self, s: u64) -> Box<[u8]> {
+        match self.durable.get(&s) {
+            Some(bytes) => bytes.clone(),
+            None => {
+                let mut bytes = vec![0u8; in_sector(self.sector_size)].into_boxed_slice();
+                self.fill.fill(s, 0, &mut bytes);
+                bytes
             }
         }
+    }
+
+    /// Power cut: each pending sector is written into the durable image as `keep` says (whole,
+    /// or torn: part of it keeps its old bytes), unless it lies past the durable length (the
+    /// length is durable only by sync, so such a sector is lost with it). `keep` is asked about
+    /// every pending sector, ascending. Afterwards reads see only the durable image.
+    pub(crate) fn crash(&mut self, keep: &mut dyn FnMut(u64) -> Keep) -> CrashApplied {
+        let durable_sectors = self.sector_count(self.durable_len);
+        let mut applied = CrashApplied::default();
+        for (s, new) in std::mem::take(&mut self.pending) {
+            let wanted = keep(s);
+            if wanted == Keep::Lost || s >= durable_sectors {
+                applied.lost.push(s);
+                continue;
+            }
+            let bytes = match wanted {
+                Keep::Torn(old_part) => {
+                    let old = self.durable_sector(s);
+                    let mut bytes = new.clone();
+                    bytes[old_part.clone()].copy_from_slice(&old[old_part]);
+                    if bytes != new && bytes != old {
+                        applied.torn.push(s);
+                    }
+                    bytes
+                }
+                _ => new,
+            };
+            self.durable.insert(s, bytes);
+            applied.kept.push(s);
+        }
+        // Written back past the durable length: the length that reached it is gone.
+        drop(self.durable.split_off(&durable_sectors));
+        assert!(self.durable.range(durable_sectors..).next().is_none());
         self.hidden_from = None;
         self.len = self.durable_len;
+        self.len_low = self.len;
         self.assert_invariants();
         applied
     }
@@ -305,18 +366,34 @@ impl Sectors {
     pub(crate) fn durable_image(&self) -> Vec<u8> {
         let len = usize::try_from(self.durable_len).expect("image fits memory");
         let mut bytes = vec![0u8; len];
-        let ss = in_sector(self.sector_size);
-        for (i, chunk) in bytes.chunks_mut(ss).enumerate() {
-            let s = i as u64;
-            match self.durable.get(&s) {
-                Some(sector) => chunk.copy_from_slice(&sector[..chunk.len()]),
-                None => self.fill.fill(s, 0, chunk),
-            }
-        }
+        self.read_durable(0, &mut bytes);
         bytes
     }
 
+    /// Copy bytes `offset..offset + out.len()` of the durable image into `out`, which lies inside
+    /// the durable length.
+    pub(crate) fn read_durable(&self, offset: u64, out: &mut [u8]) {
+        assert!(
+            offset + out.len() as u64 <= self.durable_len,
+            "durable read past the durable length"
+        );
+        let mut done = 0usize;
+        while done < out.len() {
+            let pos = offset + done as u64;
+            let s = pos / self.sector_size;
+            let r = in_sector(pos % self.sector_size);
+            let take = (in_sector(self.sector_size) - r).min(out.len() - done);
+            let chunk = &mut out[done..done + take];
+            match self.durable.get(&s) {
+                Some(sector) => chunk.copy_from_slice(&sector[r..r + take]),
+                None => self.fill.fill(s, r, chunk),
+            }
+            done += take;
+        }
+    }
+
     fn assert_invariants(&self) {
+        assert!(self.len_low <= self.len, "low-water length past the length");
         if let Some((&last, _)) = self.pending.last_key_value() {
             assert!(
                 last < self.sector_count(self.len),
@@ -324,10 +401,6 @@ impl Sectors {
             );
         }
         if let Some((&last, _)) = self.durable.last_key_value() {
-            assert!(
-                last < self.sector_count(self.durable_len),
-                "durable sector {last} past the durable length"
-            );
             if last >= self.sector_count(self.len) {
                 let h = self
                     .hidden_from

@@ -27,6 +27,7 @@
 mod after_failure;
 mod group;
 mod hooks;
+mod live;
 mod recovery;
 mod session;
 
@@ -43,6 +44,7 @@ use crate::trace::Trace;
 use crate::verdict::{During, Stop, Verdict, Violation};
 use crashlab_engine::Counters;
 use crashlab_models::{DurabilityOracle, KvModel};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 /// Counts of what a run did.
@@ -64,6 +66,11 @@ pub struct RunStats {
     pub retries: u64,
     /// Writes a latched engine refused, as it documents, after a failed commit.
     pub latched_refusals: u64,
+    /// Integrity checks and whole-state comparisons run on the live database.
+    pub live_checks: u64,
+    /// The operations and engine calls the run made, by name (`seek absent`, `prev`, ...): what
+    /// of the engine's public surface the workload reached.
+    pub api_calls: BTreeMap<&'static str, u64>,
 }
 
 impl RunStats {
@@ -80,6 +87,15 @@ impl RunStats {
         self.groups.add(&other.groups);
         self.retries += other.retries;
         self.latched_refusals += other.latched_refusals;
+        self.live_checks += other.live_checks;
+        for (name, n) in &other.api_calls {
+            *self.api_calls.entry(name).or_default() += n;
+        }
+    }
+
+    /// Count one call of `name`.
+    pub(crate) fn called(&mut self, name: &'static str) {
+        *self.api_calls.entry(name).or_default() += 1;
     }
 }
 
@@ -93,6 +109,9 @@ pub struct Settings {
     /// Readers still open when a session ends (a reopen, a power cut, the end of the run) read
     /// their snapshot once more and must find what they began on.
     pub readers_checked_at_end: bool,
+    /// `check` operations run the engine's integrity check and a whole-state comparison on the
+    /// live database.
+    pub live_checks: bool,
 }
 
 impl Default for Settings {
@@ -100,6 +119,7 @@ impl Default for Settings {
         Settings {
             batched: false,
             readers_checked_at_end: true,
+            live_checks: true,
         }
     }
 }

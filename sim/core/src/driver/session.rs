@@ -2,11 +2,11 @@
 //! model, every commit told to the oracle, every event hashed into the trace.
 
 use super::{Driver, Hooks, SessionEnd, Step};
-use crate::adapter::{list_model, Ack, Engine, EngineError};
+use crate::adapter::{list_model, Ack, Engine, EngineError, Listing};
 use crate::apply::{apply_checked, model_apply, owned, Applied, ApplyFailure};
-use crate::op::{path_to_string, Name, Op, Path};
+use crate::op::{path_to_string, KeyRange, Name, Op, Path};
 use crate::verdict::{During, Verdict};
-use crashlab_models::{CommitOutcome, KvModel};
+use crashlab_models::{CommitOutcome, KvModel, ModelError};
 use std::rc::Rc;
 
 /// A commit's result: its summary, or the failure's message and the work that failed.
@@ -105,6 +105,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             self.hooks.op_started(index);
             self.next += 1;
             self.stats.ops_run += 1;
+            self.stats.called(op.kind());
             let next = match op {
                 Op::Group { .. } if self.latched.is_some() => {
                     Next::Go(self.write_while_latched(db.begin_write().map(drop))?)
@@ -191,6 +192,11 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             Op::Group { .. } => unreachable!("the session runs groups itself"),
             Op::Get { path, key } => self.get(db, writer, path, key)?,
             Op::Scan { path } => self.scan(db, writer, path)?,
+            Op::Range { path, range } => self.range(db, writer, path, range)?,
+            Op::Check => self.live_check(db, writer.is_some())?,
+            Op::NextSequence { path } if !self.settings.batched => {
+                self.next_sequence(db, writer, op, path)?
+            }
             data if self.settings.batched => self.gather(batch, data),
             data => self.apply(db, writer, data)?,
         };
@@ -381,6 +387,34 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         }
     }
 
+    /// Begin the write transaction if none is open. `Err` is the operation's result when it
+    /// could not begin (an I/O error, or a latched engine's refusal).
+    fn begin_on_demand<'db>(
+        &mut self,
+        db: &'db E,
+        writer: &mut Writer<'db, E>,
+    ) -> Step<Result<(), String>> {
+        if writer.is_some() {
+            return Ok(Ok(()));
+        }
+        if self.latched.is_some() {
+            return self
+                .write_while_latched(db.begin_write().map(drop))
+                .map(Err);
+        }
+        match db.begin_write() {
+            Ok(tx) => {
+                *writer = Some(Open {
+                    tx,
+                    model: self.oracle.current().clone(),
+                    ops: Vec::new(),
+                });
+                Ok(Ok(()))
+            }
+            Err(e) => self.engine_error(During::Begin, e).map(Err),
+        }
+    }
+
     /// A data operation in the write transaction (begun on demand).
     pub(super) fn apply<'db>(
         &mut self,
@@ -388,20 +422,8 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         writer: &mut Writer<'db, E>,
         op: &Op,
     ) -> Step<String> {
-        if writer.is_none() {
-            if self.latched.is_some() {
-                return self.write_while_latched(db.begin_write().map(drop));
-            }
-            match db.begin_write() {
-                Ok(tx) => {
-                    *writer = Some(Open {
-                        tx,
-                        model: self.oracle.current().clone(),
-                        ops: Vec::new(),
-                    })
-                }
-                Err(e) => return self.engine_error(During::Begin, e),
-            }
+        if let Err(result) = self.begin_on_demand(db, writer)? {
+            return Ok(result);
         }
         let Some(Open { tx, model, ops }) = writer.as_mut() else {
             unreachable!("the writer was just begun")
@@ -409,11 +431,111 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         ops.push(op.clone());
         match apply_checked(model, op, |op| E::apply(tx, op), EngineError::refusal) {
             Ok(Applied::Done) => Ok("ok".into()),
-            Ok(Applied::Refused(me)) => Ok(format!("refused {me:?}")),
+            Ok(Applied::Refused(me)) => {
+                if me == ModelError::TooDeep {
+                    self.stats.called("create past the nesting limit");
+                }
+                Ok(format!("refused {me:?}"))
+            }
             Err(ApplyFailure::Mismatch(detail)) => {
                 Err(self.violation(Verdict::ModelMismatch, detail))
             }
             Err(ApplyFailure::Engine(e)) => self.engine_error(During::Write, e),
+        }
+    }
+
+    /// Part of a bucket through the engine's cursor, in the write transaction if one is open.
+    fn range(
+        &mut self,
+        db: &E,
+        writer: &mut Writer<'_, E>,
+        path: &Path,
+        range: &KeyRange,
+    ) -> Step<String> {
+        let (got, bucket) = match writer {
+            Some(Open { tx, model, .. }) => (
+                E::range_in(tx, path, range),
+                model.bucket(&owned(path)).map(list_model),
+            ),
+            None => (
+                db.range(path, range),
+                self.oracle.current().bucket(&owned(path)).map(list_model),
+            ),
+        };
+        self.count_cursor_calls(range, bucket.as_ref());
+        let want = bucket.map(|l| range.select(&l));
+        match got {
+            Ok(got) if got == want => Ok(format!("{} items", want.map_or(0, |w| w.len()))),
+            Ok(got) => Err(self.violation(
+                Verdict::ModelMismatch,
+                format!(
+                    "range {}{range} read {:?} keys, the model {:?}",
+                    path_to_string(path),
+                    got.map(|g| g.len()),
+                    want.map(|w| w.len())
+                ),
+            )),
+            Err(e) => self.engine_error(During::Scan, e),
+        }
+    }
+
+    /// Which cursor calls a range makes, for the run's API coverage.
+    fn count_cursor_calls(&mut self, range: &KeyRange, bucket: Option<&Listing>) {
+        let start = if range.reverse {
+            &range.to
+        } else {
+            &range.from
+        };
+        let present = |k: &Name| bucket.is_some_and(|b| b.iter().any(|(key, _)| *key == k.0));
+        let call = match (start, range.reverse) {
+            (Some(k), _) if present(k) => "seek present",
+            (Some(_), _) => "seek absent",
+            (None, false) => "first",
+            (None, true) => "last",
+        };
+        self.stats.called(call);
+        self.stats
+            .called(if range.reverse { "prev" } else { "next" });
+    }
+
+    /// Increment a bucket's sequence: the value the engine returns is the model's.
+    fn next_sequence<'db>(
+        &mut self,
+        db: &'db E,
+        writer: &mut Writer<'db, E>,
+        op: &Op,
+        path: &Path,
+    ) -> Step<String> {
+        if let Err(result) = self.begin_on_demand(db, writer)? {
+            return Ok(result);
+        }
+        let Some(Open { tx, model, ops }) = writer.as_mut() else {
+            unreachable!("the writer was just begun")
+        };
+        ops.push(op.clone());
+        let mut next = model.clone();
+        let want = next.next_sequence(&owned(path));
+        match (E::next_sequence(tx, path), want) {
+            (Ok(got), Ok(want)) if got == want => {
+                *model = next;
+                Ok(format!("{got}"))
+            }
+            (Err(e), Err(want)) if e.refusal() == Some(want) => Ok(format!("refused {want:?}")),
+            (Ok(got), want) => Err(self.violation(
+                Verdict::ModelMismatch,
+                format!(
+                    "next-seq {} returned {got}, model {want:?}",
+                    path_to_string(path)
+                ),
+            )),
+            (Err(e), want) if e.refusal().is_some() => Err(self.violation(
+                Verdict::ModelMismatch,
+                format!(
+                    "next-seq {} refused: {e}; model {want:?}",
+                    path_to_string(path)
+                ),
+            )),
+            (Err(e), _) => self.engine_error(During::Write, e),
         }
     }
 }

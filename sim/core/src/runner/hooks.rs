@@ -24,6 +24,8 @@ pub struct RunnerHooks<E> {
     meta_len: u64,
     /// The control's storage, made at the first open (the disk is the driver's).
     storage: Option<ControlStorage>,
+    /// Power cuts that tore the engine's meta region, over the run.
+    torn_metas: u64,
     corruption: bool,
     timer_cuts: bool,
     /// What a session's background tasks share with the writer (one thread: madsim's scheduler).
@@ -42,6 +44,7 @@ impl<E: Engine> RunnerHooks<E> {
             control: cfg.profile.control(),
             meta_len: caps.meta_region_len,
             storage: None,
+            torn_metas: 0,
             corruption: cfg.profile == Profile::Corruption,
             timer_cuts: !caps.crash_is_process_crash,
             shared: Rc::new(RefCell::new(Shared::default())),
@@ -50,6 +53,14 @@ impl<E: Engine> RunnerHooks<E> {
             slept_ns: 0,
             engine: std::marker::PhantomData,
         }
+    }
+
+    /// Power cuts that left the engine's meta region
+    /// ([`Capabilities::meta_region_len`](crate::adapter::Capabilities): crashlab's two meta
+    /// pages, redb's header) neither as it was durable nor as last written: torn metas, by a
+    /// sub-sector tear or by keeping some of its sectors and not others.
+    pub fn torn_metas(&self) -> u64 {
+        self.torn_metas
     }
 
     fn take_news(&self) -> News {
@@ -74,10 +85,25 @@ impl<E: Engine> Hooks<E> for RunnerHooks<E> {
     }
 
     fn power_cut(&mut self, disk: &SimDisk) -> CrashOutcome {
-        if let Some(s) = &self.storage {
-            s.power_cut();
+        let (old, new) = disk.peek(0, self.meta_len);
+        let c = disk.crash();
+        if old != new {
+            let (after, _) = disk.peek(0, self.meta_len);
+            self.torn_metas += u64::from(after != old && after != new);
         }
-        disk.crash()
+        c
+    }
+
+    /// Creation is out of the run's scope (the driver creates before faults start): the file an
+    /// engine that syncs created is made durable, its length included, whatever the disk's
+    /// length model. crashlab's engine, like bbolt, creates its file by writing its first pages
+    /// and a data sync, which an `own-barrier` disk never makes reachable (its later growth goes
+    /// through `set_len` + sync). An engine whose crashes are process crashes (`no_sync`) synced
+    /// nothing, and its file stays as it left it.
+    fn created(&mut self, disk: &SimDisk) {
+        if self.timer_cuts {
+            disk.make_all_durable();
+        }
     }
 
     fn acknowledged(&mut self, current: &KvModel) {

@@ -30,6 +30,8 @@ pub struct Report {
     pub faults: FaultCounts,
     pub io: IoStats,
     pub image_hash: u64,
+    /// Power cuts that tore the engine's meta region (see [`RunnerHooks::torn_metas`]).
+    pub torn_metas: u64,
 }
 
 /// Run a case to its end or its first violation. An engine panic is a `panic` violation with
@@ -65,6 +67,7 @@ fn panicked_outside_the_run(detail: String) -> Report {
         faults: FaultCounts::default(),
         io: IoStats::default(),
         image_hash: 0,
+        torn_metas: 0,
     }
 }
 
@@ -95,18 +98,20 @@ async fn run_async<E: Engine>(cfg: &RunConfig<E::Config>, settings: Settings) ->
         faults: d.disk.fault_counts(),
         io: d.disk.io_stats(),
         image_hash: d.disk.image_hash(),
+        torn_metas: d.hooks.torn_metas(),
     }
 }
 
 /// The header of a run: every choice its seed made.
 pub fn header<C: EngineConfig>(cfg: &RunConfig<C>) -> String {
     format!(
-        "seed {} profile {} ops {} engine {}\n  options: {}\n  faults:  {}\n",
+        "seed {} profile {} ops {} engine {}\n  options: {}\n  faults:  {}\n  disk:    {}\n",
         cfg.seed,
         cfg.profile,
         cfg.ops.len(),
         C::ENGINE,
         cfg.engine.describe(),
-        crate::case::format_faults(&cfg.disk.faults)
+        crate::case::format_faults(&cfg.disk.faults),
+        crate::case::format_disk(&cfg.disk)
     )
 }

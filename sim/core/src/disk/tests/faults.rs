@@ -233,3 +233,121 @@ fn garbage_unwritten_is_seeded_and_not_zero() {
     assert_eq!(now[2 * SS + 4..3 * SS], first[2 * SS + 4..3 * SS]);
     assert_eq!(now[3 * SS..], first[3 * SS..]);
 }
+
+/// The sector `s` of `disk_with_16_pending` after a crash: its old byte (`1 + s`) and new byte
+/// (`100 + s`) per 8-byte unit.
+fn units_of(image: &[u8], s: usize) -> Vec<bool> {
+    let sector = &image[s * SS..(s + 1) * SS];
+    sector
+        .chunks(TEAR_GRAIN as usize)
+        .map(|unit| {
+            let new = unit.iter().all(|&b| b == 100 + s as u8);
+            assert!(
+                new || unit.iter().all(|&b| b == 1 + s as u8),
+                "sector {s}: a unit is whole"
+            );
+            new
+        })
+        .collect()
+}
+
+#[test]
+fn sub_sector_tears_keep_a_prefix_or_a_prefix_and_a_suffix_of_new_bytes() {
+    let (mut prefixes, mut middles, mut tears) = (0, 0, 0);
+    for seed in 0..20 {
+        let d = disk_with_16_pending(seed);
+        d.set_faults(FaultConfig {
+            sub_sector_tear: 1.0,
+            ..FaultConfig::none()
+        });
+        let outcome = d.crash();
+        let image = d.image();
+        for s in 0..16 {
+            let units = units_of(&image, s);
+            let runs = units.windows(2).filter(|w| w[0] != w[1]).count();
+            match (units.iter().all(|&n| n), units.iter().any(|&n| n), runs) {
+                (_, false, _) => {} // lost
+                (true, _, _) => panic!("seed {seed} sector {s}: kept whole at rate 1"),
+                (false, true, 1) => {
+                    assert!(units[0], "a prefix of new bytes");
+                    prefixes += 1;
+                }
+                (false, true, 2) => {
+                    assert!(units[0] && units[units.len() - 1], "a prefix and a suffix");
+                    middles += 1;
+                }
+                _ => panic!("seed {seed} sector {s}: {units:?}"),
+            }
+        }
+        assert_eq!(
+            outcome.sub_sector_tears, outcome.kept,
+            "seed {seed}: {outcome:?}"
+        );
+        assert_eq!(d.fault_counts().sub_sector_tears, outcome.kept);
+        tears += outcome.kept;
+        // Same seed, same calls: the same tears.
+        let again = disk_with_16_pending(seed);
+        again.set_faults(d.config().faults);
+        assert_eq!(again.crash(), outcome);
+        assert_eq!(again.image(), image);
+    }
+    assert_eq!(prefixes + middles, tears);
+    assert!(
+        prefixes > 30 && middles > 30,
+        "{prefixes} prefixes, {middles} middles"
+    );
+}
+
+#[test]
+fn tears_are_drawn_after_the_keep_or_lose_choice_and_never_by_crash_with() {
+    // The same seed keeps the same sectors with tears on or off: tears draw after every coin.
+    for seed in 0..20 {
+        let whole = disk_with_16_pending(seed);
+        let torn = disk_with_16_pending(seed);
+        torn.set_faults(FaultConfig {
+            sub_sector_tear: 0.5,
+            ..FaultConfig::none()
+        });
+        let (a, b) = (whole.crash(), torn.crash());
+        assert_eq!((a.kept, a.lost, a.sub_sector_tears), (b.kept, b.lost, 0));
+        let touched = |d: &SimDisk| -> Vec<bool> {
+            let image = d.image();
+            (0..16).map(|s| units_of(&image, s)[0]).collect()
+        };
+        assert_eq!(touched(&whole), touched(&torn), "seed {seed}");
+    }
+    let d = disk_with_16_pending(3);
+    d.set_faults(FaultConfig {
+        sub_sector_tear: 1.0,
+        ..FaultConfig::none()
+    });
+    let outcome = d.crash_with(&mut |_| true);
+    assert_eq!(outcome.sub_sector_tears, 0);
+    assert_eq!(d.image(), expected_after_keeping(&(0..16).collect()));
+}
+
+#[test]
+fn a_tear_that_changes_nothing_is_not_counted() {
+    // The new bytes differ from the old only in the first unit, which every tear keeps new: the
+    // sector ends up old (lost) or new (kept), never a third thing.
+    let mut new = vec![0u8; SS];
+    new[0] = 7;
+    let mut kept = 0;
+    for seed in 0..8 {
+        let d = disk(seed);
+        d.write_at(0, &[0u8; SS]).unwrap();
+        d.sync().unwrap();
+        d.write_at(0, &new).unwrap();
+        d.set_faults(FaultConfig {
+            sub_sector_tear: 1.0,
+            ..FaultConfig::none()
+        });
+        let c = d.crash();
+        assert_eq!(c.sub_sector_tears, 0, "seed {seed}: {c:?}");
+        assert_eq!(d.fault_counts().sub_sector_tears, 0);
+        let image = d.image();
+        assert!(image == new || image == [0u8; SS], "seed {seed}");
+        kept += c.kept;
+    }
+    assert!(kept > 0, "some seed keeps the sector");
+}

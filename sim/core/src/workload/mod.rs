@@ -5,6 +5,8 @@
 //! (overflow). Bursts of fill-then-delete fragment the freelist. Commits are frequent; rollbacks,
 //! long-lived readers, reopens and power cuts are sprinkled in.
 
+mod surface;
+
 use crate::adapter::Capabilities;
 use crate::op::{Name, Op, Path};
 use crate::rng::SimRng;
@@ -91,6 +93,8 @@ pub fn generate(seed: u64, count: usize, crashes: bool, caps: &Capabilities) -> 
     if caps.concurrent_callers {
         add_groups(seed, &mut ops);
     }
+    surface::add(seed, &mut ops, buckets, caps);
+    add_live_checks(seed, &mut ops);
     ops.truncate(count);
     ops
 }
@@ -110,6 +114,26 @@ fn add_reader_patterns(seed: u64, ops: &mut Vec<Op>) {
         out.push(op);
         if after > 0.0 && r.chance(after) {
             out.push(Op::BeginReader);
+        }
+    }
+    *ops = out;
+}
+
+/// Live integrity checks at seeded points: after commits, after rollbacks, and while readers
+/// are open (a check right after a reader begins runs beside it).
+fn add_live_checks(seed: u64, ops: &mut Vec<Op>) {
+    let mut r = SimRng::derive(seed, "live checks");
+    let mut out = Vec::with_capacity(ops.len() + ops.len() / 16);
+    for op in ops.drain(..) {
+        let after = match op {
+            Op::Commit => 0.08,
+            Op::Rollback => 0.3,
+            Op::BeginReader => 0.15,
+            _ => 0.0,
+        };
+        out.push(op);
+        if after > 0.0 && r.chance(after) {
+            out.push(Op::Check);
         }
     }
     *ops = out;

@@ -1,0 +1,121 @@
+//! The engine's public surface beyond get, scan and put: cursor ranges (seek to present and
+//! absent keys, first, last, next, prev, limits), bucket sequences, and nesting up to and past
+//! the limit. Each from a stream of its own, inserted into the generated operations, so the
+//! operations a seed drew before these existed keep their order.
+
+use super::{key, path};
+use crate::adapter::Capabilities;
+use crate::op::{KeyRange, Name, Op, Path};
+use crate::rng::SimRng;
+use crashlab_models::BUCKET_DEPTH_MAX;
+
+/// Insert the surface operations an engine with `caps` supports.
+pub(super) fn add(seed: u64, ops: &mut Vec<Op>, buckets: &[&[&str]], caps: &Capabilities) {
+    add_ranges(seed, ops, buckets);
+    if caps.sequences {
+        add_sequences(seed, ops);
+    }
+    if caps.nested_buckets {
+        add_deep_nesting(seed, ops);
+    }
+}
+
+/// A range read after some reads and writes, over the same bucket or another.
+fn add_ranges(seed: u64, ops: &mut Vec<Op>, buckets: &[&[&str]]) {
+    let mut r = SimRng::derive(seed, "ranges");
+    let mut out = Vec::with_capacity(ops.len() + ops.len() / 8);
+    for op in ops.drain(..) {
+        let after = matches!(op, Op::Get { .. } | Op::Scan { .. } | Op::Commit);
+        out.push(op);
+        if after && r.chance(0.25) {
+            out.push(Op::Range {
+                path: path(&mut r, buckets),
+                range: key_range(&mut r),
+            });
+        }
+    }
+    *ops = out;
+}
+
+/// A bound that names a key of the workload's universe (often present) or a key between two of
+/// them (never present: a seek lands on the next key).
+fn bound(r: &mut SimRng) -> Option<Name> {
+    match r.below(3) {
+        0 => None,
+        1 => Some(key(r)),
+        _ => Some(Name::new(format!("{}x", key(r)))),
+    }
+}
+
+fn key_range(r: &mut SimRng) -> KeyRange {
+    let (a, b) = (bound(r), bound(r));
+    // Ordered, so most ranges hold something; an inverted range is kept now and then.
+    let (from, to) = match (&a, &b) {
+        (Some(x), Some(y)) if x.0 > y.0 && !r.chance(0.1) => (b, a),
+        _ => (a, b),
+    };
+    KeyRange {
+        from,
+        to,
+        reverse: r.chance(0.5),
+        limit: r.chance(0.4).then(|| r.below(6) as u32),
+    }
+}
+
+/// Sequences: a put is sometimes followed by the bucket's next sequence number, and a few
+/// buckets have theirs set (near `u64::MAX` too, so it wraps).
+fn add_sequences(seed: u64, ops: &mut Vec<Op>) {
+    let mut r = SimRng::derive(seed, "sequences");
+    let mut out = Vec::with_capacity(ops.len() + ops.len() / 16);
+    for op in ops.drain(..) {
+        let path = match &op {
+            Op::Put { path, .. } => Some(path.clone()),
+            _ => None,
+        };
+        out.push(op);
+        let Some(path) = path else { continue };
+        match r.below(100) {
+            0..=7 => out.push(Op::NextSequence { path }),
+            8 => {
+                let value = *r.pick(&[0, 41, u64::MAX - 1, u64::MAX]);
+                out.push(Op::SetSequence { path, value });
+            }
+            _ => {}
+        }
+    }
+    *ops = out;
+}
+
+/// For some seeds, a chain of buckets as deep as the engine allows, one bucket past it (refused),
+/// a value at the bottom read back through a range, and the chain deleted later.
+fn add_deep_nesting(seed: u64, ops: &mut Vec<Op>) {
+    let mut r = SimRng::derive(seed, "deep nesting");
+    if !r.chance(0.15) || ops.len() < 4 {
+        return;
+    }
+    let at = r.range(3, ops.len() as u64) as usize;
+    let chain: Path = std::iter::once(Name::new("deep"))
+        .chain((2..=BUCKET_DEPTH_MAX).map(|d| Name::new(format!("n{d}"))))
+        .collect();
+    let mut fragment: Vec<Op> = (1..=chain.len())
+        .map(|d| Op::CreateBucket(chain[..d].to_vec()))
+        .collect();
+    fragment.push(Op::Commit);
+    let mut past = chain.clone();
+    past.push(Name::new("past"));
+    fragment.push(Op::CreateBucket(past));
+    fragment.push(Op::Put {
+        path: chain.clone(),
+        key: Name::new("bottom"),
+        len: r.range(0, 3000) as u32,
+        version: u32::MAX,
+    });
+    fragment.push(Op::Commit);
+    fragment.push(Op::Range {
+        path: chain,
+        range: KeyRange::default(),
+    });
+    let end = r.range(at as u64, ops.len() as u64) as usize;
+    ops.insert(end, Op::DeleteBucket(vec![Name::new("deep")]));
+    ops.splice(at..at, fragment);
+}
