@@ -3,8 +3,8 @@
 
 mod common;
 
-use crashlab_engine::inspect::{self, Image};
 use crashlab_engine::{Db, FileStorage, FreelistKind, Options};
+use crashlab_format::inspect::{self, Image};
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> PathBuf {
@@ -44,7 +44,10 @@ fn assert_fixture(name: &str, options: Options) {
     let (walked, problems) = inspect::dump(&image).expect("inspect dump");
     assert!(problems.is_empty(), "{name}: {problems:?}");
     assert_eq!(walked, want, "{name}: inspect::dump");
-    assert!(inspect::check(&image).unwrap().is_empty(), "{name}");
+    assert!(
+        crashlab_engine::Db::check_image(&image).unwrap().is_empty(),
+        "{name}"
+    );
 }
 
 #[test]

@@ -19,7 +19,12 @@ fn opts() -> Options {
 
 fn small_value(bytes: Vec<u8>) -> Result<Option<Vec<u8>>, Error> {
     let db = Db::open(MemStorage::from_bytes(bytes), opts())?;
-    db.view(|tx| tx.bucket(b"small")?.expect("bucket").get(b"commit"))
+    db.view(|tx| {
+        tx.bucket(b"small")?
+            .expect("bucket")
+            .get(b"commit")
+            .map(|v| v.map(|v| v.to_vec()))
+    })
 }
 
 #[test]
@@ -148,11 +153,12 @@ fn exercise(bytes: Vec<u8>, read_only: bool) {
         let root = tx.root()?;
         let mut c = root.cursor();
         let mut it = c.first()?;
-        while let Some((name, _)) = it {
-            if let Some(b) = root.bucket(&name)? {
+        while let Some(entry) = it {
+            if let Some(b) = root.bucket(entry.key())? {
                 let mut bc = b.cursor();
                 let mut x = bc.last()?;
-                while let Some((k, v)) = x {
+                while let Some(entry) = x {
+                    let (k, v) = entry.to_item();
                     if v.is_none() {
                         let _ = b.bucket(&k)?;
                     }
@@ -203,7 +209,7 @@ fn readable_keys(db: &Db) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
         };
         for key in sample_keys() {
             if let Ok(v) = a.get(&key) {
-                out.push((key, v));
+                out.push((key, v.map(|v| v.to_vec())));
             }
         }
         Ok(())
@@ -235,7 +241,11 @@ fn assert_no_worse(bytes: Vec<u8>, before: usize, readable: &[(Vec<u8>, Option<V
             assert!(!matches!(a.get(key), Ok(Some(_))), "{key:?} was deleted");
         }
         for (key, value) in readable.iter().filter(|(k, _)| !deleted(k)) {
-            assert_eq!(&a.get(key)?, value, "{key:?} read before the write");
+            assert_eq!(
+                a.get(key)?.as_deref(),
+                value.as_deref(),
+                "{key:?} read before the write"
+            );
         }
         Ok(())
     })

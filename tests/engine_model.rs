@@ -87,8 +87,8 @@ fn snapshot(tx: &ReadTx<'_>) -> State {
     let mut stack: Vec<Path> = Vec::new();
     let mut c = tx.cursor().unwrap();
     let mut it = c.first().unwrap();
-    while let Some((name, _)) = it {
-        stack.push(vec![name]);
+    while let Some(e) = it {
+        stack.push(vec![e.key().to_vec()]);
         it = c.next().unwrap();
     }
     while let Some(p) = stack.pop() {
@@ -100,7 +100,8 @@ fn snapshot(tx: &ReadTx<'_>) -> State {
         let mut values = BTreeMap::new();
         let mut c = b.cursor();
         let mut it = c.first().unwrap();
-        while let Some((k, v)) = it {
+        while let Some(e) = it {
+            let (k, v) = e.to_item();
             match v {
                 Some(v) => {
                     values.insert(k, v);
@@ -153,7 +154,10 @@ fn apply(tx: &mut WriteTx<'_>, m: &mut KvModel, op: &Op, salt: usize) {
         Op::Put(p, k, n) => {
             let v = value_of(k, *n, salt);
             let got = match tx.bucket_path_mut(&refs(p)).unwrap() {
-                Some(mut b) => b.put(k, &v).map_err(to_model).map(|()| b.get(k).unwrap()),
+                Some(mut b) => b
+                    .put(k, &v)
+                    .map_err(to_model)
+                    .map(|()| b.get(k).unwrap().map(|v| v.to_vec())),
                 None => Err(ModelError::BucketNotFound),
             };
             let want = m.put(p, k, &v).map(|()| Some(v));
@@ -166,7 +170,7 @@ fn apply(tx: &mut WriteTx<'_>, m: &mut KvModel, op: &Op, salt: usize) {
             };
             assert_eq!(got, m.delete(p, k), "{op:?}");
             if let Some(b) = tx.bucket_path_mut(&refs(p)).unwrap() {
-                assert_eq!(b.get(k).unwrap(), None, "deleted key still readable");
+                assert!(b.get(k).unwrap().is_none(), "deleted key still readable");
             }
         }
         Op::NextSequence(p) => {

@@ -12,8 +12,9 @@
 //!
 //! Runs are seeded: `FREELIST_MODEL_SEED=<n>` replays or explores another seed.
 
-use crashlab_engine::freelist::{decode_page, encode_page, Freelist, FreelistKind};
-use crashlab_engine::{PageId, PageSpan, TxId};
+use crashlab_engine::internals::{Freelist, PageSpan};
+use crashlab_engine::{FreelistKind, PageId, TxId};
+use crashlab_format::freelist::{decode_page, encode_page};
 use crashlab_models::freelist::FreelistModel;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;

@@ -49,12 +49,13 @@ fn hundred_thousand_keys_survive_reopen_byte_for_byte() {
     db.view(|tx| {
         let b = tx.bucket(b"data")?.expect("bucket");
         for i in 0..KEYS {
-            assert_eq!(b.get(&key(i))?, Some(value(i)), "key {i}");
+            assert_eq!(b.get(&key(i))?.as_deref(), Some(&value(i)[..]), "key {i}");
         }
         let (mut n, mut c) = (0u32, b.cursor());
         let mut it = c.first()?;
         let mut prev: Option<Vec<u8>> = None;
-        while let Some((k, _)) = it {
+        while let Some(e) = it {
+            let k = e.key().to_vec();
             assert!(prev.as_deref() < Some(k.as_slice()), "cursor order");
             prev = Some(k);
             n += 1;
@@ -95,7 +96,7 @@ fn readers_see_stable_snapshots_while_a_writer_commits() {
     })
     .unwrap();
     let read = |b: &crashlab_engine::Bucket<'_>, k: &[u8]| -> u64 {
-        u64::from_le_bytes(b.get(k).unwrap().unwrap().try_into().unwrap())
+        u64::from_le_bytes(b.get(k).unwrap().unwrap()[..].try_into().unwrap())
     };
     let stop = Arc::new(AtomicBool::new(false));
     let readers: Vec<_> = (0..3)

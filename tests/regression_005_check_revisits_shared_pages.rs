@@ -13,9 +13,10 @@
 //! walked it again once per path. A cursor step that does not move past the key it started from
 //! is now `Corrupted`, so iteration stops at the first repeat.
 
-use crashlab_engine::meta::Meta;
-use crashlab_engine::node::{Body, BranchItem, Child, LeafItem, Node};
-use crashlab_engine::{freelist, Db, MemStorage, Options, PageId, TxId};
+use crashlab_engine::{Db, MemStorage, Options, PageId, TxId};
+use crashlab_format::freelist;
+use crashlab_format::meta::Meta;
+use crashlab_format::node::{Body, BranchItem, Child, LeafItem, Node};
 
 const PS: u32 = 512;
 
@@ -121,8 +122,9 @@ fn a_cursor_refuses_to_walk_a_shared_leaf_twice() {
             db.view(|tx| {
                 let b = tx.bucket(b"b")?.expect("bucket b");
                 let mut c = b.cursor();
-                let mut keys = vec![c.first()?.expect("a first key").0];
-                while let Some((k, _)) = c.next()? {
+                let mut keys = vec![c.first()?.expect("a first key").key().to_vec()];
+                while let Some(e) = c.next()? {
+                    let k = e.key().to_vec();
                     keys.push(k);
                 }
                 Ok(keys)

@@ -20,8 +20,8 @@
 
 mod common;
 
-use crashlab_engine::inspect::{self, Image, PageBody, PageUse};
 use crashlab_engine::{Corruption, Db, Error, MemStorage, Options, PageId, Storage};
+use crashlab_format::inspect::{self, Image, PageBody, PageUse};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -71,7 +71,11 @@ fn read_back(bytes: Vec<u8>, path: &[Vec<u8>], key: &[u8]) -> Option<Vec<u8>> {
     let db = Db::open(MemStorage::from_bytes(bytes), Options::default()).expect("reopen");
     db.view(|tx| {
         let path: Vec<&[u8]> = path.iter().map(Vec::as_slice).collect();
-        tx.bucket_path(&path)?.expect("bucket").get(key)
+        Ok(tx
+            .bucket_path(&path)?
+            .expect("bucket")
+            .get(key)?
+            .map(|v| v.to_vec()))
     })
     .expect("the committed bucket reads")
 }

@@ -12,9 +12,9 @@
 //! with no txid left is refused with `Error::TxIdExhausted` before anything is written, and
 //! `check()` reports such a meta.
 
-use crashlab_engine::inspect::{self, Image};
-use crashlab_engine::meta::fnv1a64;
 use crashlab_engine::{Db, Error, MemStorage, Options, PageId, TxId};
+use crashlab_format::inspect::Image;
+use crashlab_format::meta::fnv1a64;
 
 const PS: usize = 4096;
 
@@ -40,8 +40,13 @@ fn file_with_txid(txid: u64, options: &Options) -> Vec<u8> {
 }
 
 fn value(db: &Db, key: &[u8]) -> Option<Vec<u8>> {
-    db.view(|tx| tx.bucket(b"b")?.expect("bucket").get(key))
-        .unwrap()
+    db.view(|tx| {
+        tx.bucket(b"b")?
+            .expect("bucket")
+            .get(key)
+            .map(|v| v.map(|v| v.to_vec()))
+    })
+    .unwrap()
 }
 
 fn exhausted_problem() -> String {
@@ -94,7 +99,7 @@ fn the_last_txid_commits_once_and_then_refuses_without_losing_it() {
 
     // `crashlab db check` (the inspect path, a read-only open) reports it too.
     let image = Image::open(MemStorage::from_bytes(before)).unwrap();
-    let problems: Vec<String> = inspect::check(&image)
+    let problems: Vec<String> = crashlab_engine::Db::check_image(&image)
         .unwrap()
         .iter()
         .map(|p| p.to_string())

@@ -19,10 +19,10 @@
 //! counts every byte the process allocates (a counting global allocator) while each entry point
 //! handles such files, and asserts a bound far below what the claims would cost.
 
-use crashlab_engine::inspect::{self, Image};
 use crashlab_engine::limits::MAX_FREE_IDS;
-use crashlab_engine::meta::fnv1a64;
 use crashlab_engine::{Corruption, Db, Error, FileStorage, FreelistKind, Options, PageId, TxId};
+use crashlab_format::inspect::{self, Image};
+use crashlab_format::meta::fnv1a64;
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 use std::alloc::System;
 use std::fs::OpenOptions;
@@ -109,8 +109,13 @@ fn image(path: &Path) -> Image {
 }
 
 fn value(db: &Db) -> Option<Vec<u8>> {
-    db.view(|tx| tx.bucket(b"b")?.expect("bucket").get(b"k"))
-        .unwrap()
+    db.view(|tx| {
+        tx.bucket(b"b")?
+            .expect("bucket")
+            .get(b"k")
+            .map(|v| v.map(|v| v.to_vec()))
+    })
+    .unwrap()
 }
 
 /// Every entry point on a sparse file that claims `high_water` pages, nearly all free.
@@ -142,7 +147,7 @@ fn sparse_claims_cost_what_the_file_holds(dir: &Path, page_size: u32) {
     // `crashlab db check` and `db stats`, `db pages`, `db dump`.
     bounded(&what("inspect"), || {
         let image = image(&path);
-        assert_eq!(inspect::check(&image).unwrap(), vec![]);
+        assert_eq!(crashlab_engine::Db::check_image(&image).unwrap(), vec![]);
         let stats = inspect::stats(&image).unwrap();
         let used = stats.branch.pages + stats.leaf.pages;
         assert_eq!(stats.meta_pages, 2);
@@ -221,7 +226,7 @@ fn overflow_and_count_claims_are_refused_without_allocating(dir: &Path) {
         other => panic!("expected OverflowBeyondContents, got {other:?}"),
     }
     bounded("check with an overflow claim", || {
-        let problems = inspect::check(&image(&path)).unwrap();
+        let problems = crashlab_engine::Db::check_image(&image(&path)).unwrap();
         assert!(
             problems
                 .iter()
@@ -253,7 +258,7 @@ fn overflow_and_count_claims_are_refused_without_allocating(dir: &Path) {
         "{err:?}"
     );
     bounded("check with a freelist count claim", || {
-        let problems = inspect::check(&image(&path)).unwrap();
+        let problems = crashlab_engine::Db::check_image(&image(&path)).unwrap();
         assert!(
             problems.iter().any(|p| p.page == Some(PageId(page))),
             "{problems:?}"

@@ -14,8 +14,8 @@
 //! reference is a field of its own: `ChildOutOfRange { child, .. }`, `ReachedTwice { target }`,
 //! `ChildOutsideSeparators { child, .. }`.
 
-use crashlab_engine::inspect::{self, Image};
 use crashlab_engine::{Corruption, Db, Error, MemStorage, Options, PageId};
+use crashlab_format::inspect::{self, Image};
 
 const BAD: u64 = 4461319140530639695;
 
@@ -71,7 +71,12 @@ fn a_bad_child_pointer_names_the_branch_and_the_value_apart() {
     let hwm = db.meta().high_water;
     // A read routed through the bad pointer.
     let err = db
-        .view(|tx| tx.bucket(b"grow")?.expect("bucket").get(b"g20"))
+        .view(|tx| {
+            tx.bucket(b"grow")?
+                .expect("bucket")
+                .get(b"g20")
+                .map(|v| v.map(|v| v.to_vec()))
+        })
         .unwrap_err();
     assert_bad_reference(&err, hwm);
     // A write routed through it, refused in its transaction.

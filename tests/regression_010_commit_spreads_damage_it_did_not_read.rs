@@ -45,7 +45,12 @@ fn flipped(at: usize, x: u8) -> Vec<u8> {
 }
 
 fn get(db: &Db, key: &[u8]) -> crashlab_engine::Result<Option<Vec<u8>>> {
-    db.view(|tx| tx.bucket(b"a")?.expect("bucket a").get(key))
+    db.view(|tx| {
+        tx.bucket(b"a")?
+            .expect("bucket a")
+            .get(key)
+            .map(|v| v.map(|v| v.to_vec()))
+    })
 }
 
 /// Run `write` on `bytes`; if it commits, reopen and return the reopened database with the

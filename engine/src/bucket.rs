@@ -10,69 +10,18 @@
 //! sequence, and the sub-buckets opened in this transaction. Sub-bucket edits reach the parent
 //! only at commit, when each dirty child is written and its new header put into the parent.
 
-use crate::cursor::{Cursor, CursorItem};
+use crate::cursor::Cursor;
+use crate::entry::{CursorItem, Value};
 use crate::error::{Corruption, Error, Result};
-use crate::limits::{MAX_BUCKET_DEPTH, MAX_KEY_SIZE, MAX_VALUE_SIZE};
-use crate::node::{Body, Child, LeafItem, Node, BUCKET_HEADER_SIZE};
-use crate::page::{self, LEAF_FLAG_BUCKET};
+use crate::iter::Iter;
 use crate::tree::{self, NodeRef, Reader};
-use crate::types::{PageId, PageSpan};
+use crashlab_format::bucket::{decode_header, encode_header, BucketRoot, Header};
+use crashlab_format::limits::{MAX_BUCKET_DEPTH, MAX_KEY_SIZE, MAX_VALUE_SIZE};
+use crashlab_format::node::{Body, Child, LeafItem, Node};
+use crashlab_format::page::LEAF_FLAG_BUCKET;
+use crashlab_format::types::{PageId, PageSpan};
 use std::collections::BTreeMap;
-use std::sync::Arc;
-
-/// A decoded bucket header plus, for an inline bucket, its root leaf.
-pub(crate) enum BucketRoot {
-    Page(PageId),
-    Inline(Arc<Node>),
-}
-
-pub(crate) struct Header {
-    pub root: BucketRoot,
-    pub sequence: u64,
-    /// The page the header was read from (a leaf, or the meta for the root bucket): a root
-    /// reference outside the file is damage there.
-    pub from: PageId,
-}
-
-/// Decode a bucket value found in leaf page `page`.
-pub(crate) fn decode_header(value: &[u8], page: PageId) -> Result<Header> {
-    if value.len() < BUCKET_HEADER_SIZE {
-        return Err(Error::corrupted(page, Corruption::BucketHeaderTooShort));
-    }
-    let root = PageId(page::read_u64(value, 0));
-    let sequence = page::read_u64(value, 8);
-    let root = if root.0 == 0 {
-        let node = Node::decode(&value[BUCKET_HEADER_SIZE..], PageId(0), page)?;
-        if !node.is_leaf() {
-            return Err(Error::corrupted(page, Corruption::InlineNotLeaf));
-        }
-        BucketRoot::Inline(Arc::new(node))
-    } else {
-        BucketRoot::Page(root)
-    };
-    Ok(Header {
-        root,
-        sequence,
-        from: page,
-    })
-}
-
-/// A bucket value: its header, and for an inline bucket the leaf image after it. An inline leaf
-/// that [`Node::decode`] would reject is refused (nothing is built) with the reason.
-pub(crate) fn encode_header(
-    root: PageId,
-    sequence: u64,
-    inline: Option<&Node>,
-) -> Result<Vec<u8>, Corruption> {
-    let extra = inline.map_or(0, Node::size);
-    let mut v = vec![0u8; BUCKET_HEADER_SIZE + extra];
-    page::write_u64(&mut v, 0, root.0);
-    page::write_u64(&mut v, 8, sequence);
-    if let Some(n) = inline {
-        n.encode(&mut v[BUCKET_HEADER_SIZE..], PageId(0), u32::MAX)?;
-    }
-    Ok(v)
-}
+use std::ops::{RangeBounds, RangeFull};
 
 fn check_key(key: &[u8]) -> Result<()> {
     if key.is_empty() {
@@ -121,12 +70,10 @@ impl<'a> Bucket<'a> {
         Ok(Bucket::new(rd, root, h.sequence))
     }
 
-    /// The value stored under `key`; `None` when absent or when the key names a sub-bucket.
-    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let value = tree::lookup_with(self.root.clone(), key, &self.rd, |it, _| {
-            (!it.is_bucket()).then(|| it.value.clone())
-        })?;
-        Ok(value.flatten())
+    /// The value stored under `key`, borrowed for the transaction's life; `None` when absent or
+    /// when the key names a sub-bucket.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Value<'a>>> {
+        value_of(tree::find(self.root.clone(), key, &self.rd)?)
     }
 
     /// The sub-bucket `name`, if it exists.
@@ -144,9 +91,26 @@ impl<'a> Bucket<'a> {
         Cursor::new(self.rd, self.root.clone())
     }
 
+    /// Every key in order (sub-buckets' values are `None`), borrowed for the transaction's life.
+    pub fn iter(&self) -> Iter<'a> {
+        self.range::<RangeFull>(..)
+    }
+
+    /// The keys within `range` in order, from either end: `bucket.range(&b"a"[..]..&b"m"[..])`.
+    pub fn range<'k, R: RangeBounds<&'k [u8]>>(&self, range: R) -> Iter<'a> {
+        Iter::new(self.cursor(), self.cursor(), range)
+    }
+
     pub fn sequence(&self) -> u64 {
         self.sequence
     }
+}
+
+/// The value a lookup found, unless the key names a sub-bucket.
+fn value_of(found: Option<(NodeRef<'_>, usize)>) -> Result<Option<Value<'_>>> {
+    Ok(found
+        .filter(|(leaf, i)| !tree::leaf_items(leaf)[*i].is_bucket())
+        .map(|(leaf, i)| Value::new(leaf, i)))
 }
 
 /// A bucket's state inside a write transaction.
@@ -227,12 +191,10 @@ impl<'a> BucketMut<'a> {
         })
     }
 
-    /// The value stored under `key`, including this transaction's own writes.
-    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self
-            .lookup(key)?
-            .filter(|it| !it.is_bucket())
-            .map(|it| it.value))
+    /// The value stored under `key`, including this transaction's own writes, borrowed until
+    /// the bucket is next changed.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Value<'_>>> {
+        value_of(tree::find(self.root_ref()?, key, &self.rd)?)
     }
 
     /// Insert or replace `key`.
@@ -320,16 +282,20 @@ impl<'a> BucketMut<'a> {
         Ok(Cursor::new(self.rd, self.root_ref()?))
     }
 
-    /// Every key and value in order (sub-buckets have `None` values).
+    /// Every key in order, including this transaction's own writes.
+    pub fn iter(&self) -> Result<Iter<'_>> {
+        self.range::<RangeFull>(..)
+    }
+
+    /// The keys within `range` in order, including this transaction's own writes.
+    pub fn range<'k, R: RangeBounds<&'k [u8]>>(&self, range: R) -> Result<Iter<'_>> {
+        Ok(Iter::new(self.cursor()?, self.cursor()?, range))
+    }
+
+    /// Every key and value in order (sub-buckets have `None` values), copied: for a caller that
+    /// keeps them past the bucket's next change.
     pub fn items(&self) -> Result<Vec<CursorItem>> {
-        let mut c = self.cursor()?;
-        let mut out = Vec::new();
-        let mut cur = c.first()?;
-        while let Some(it) = cur {
-            out.push(it);
-            cur = c.next()?;
-        }
-        Ok(out)
+        self.iter()?.map(|e| e.map(|e| e.to_item())).collect()
     }
 
     pub fn sequence(&self) -> u64 {
@@ -481,7 +447,7 @@ fn free_tree(t: &BucketTree, rd: &Reader<'_>, freed: &mut Vec<PageSpan>) -> Resu
             Child::Node(n) => n,
         };
         let page = rd.page_of(node);
-        if depth > crate::limits::MAX_TREE_DEPTH {
+        if depth > crashlab_format::limits::MAX_TREE_DEPTH {
             return Err(Error::corrupted(page, Corruption::TreeTooDeep));
         }
         // A negative control: an emptied root is taken for a new inline bucket's (see
@@ -550,7 +516,7 @@ fn free_stored_subtree(
     // (page, tree level, the page that references it)
     let mut stack = vec![(root.0, 0usize, root.1)];
     while let Some((id, level, from)) = stack.pop() {
-        if level > crate::limits::MAX_TREE_DEPTH {
+        if level > crashlab_format::limits::MAX_TREE_DEPTH {
             return Err(Error::corrupted(from, Corruption::TreeTooDeep));
         }
         let node = rd.node(id, from)?;

@@ -9,34 +9,20 @@
 
 use crate::db::Db;
 use crate::error::{Error, Result};
-use crate::freelist;
 use crate::freelist::Freelist;
-use crate::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
-use crate::node::{Body, Child};
-use crate::page::PageKind;
-use crate::pageset::PageSet;
 use crate::rebuild::bucket_roots;
-use crate::types::{PageId, PageSpan};
-use std::fmt;
-
-/// One inconsistency found by [`Db::check`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Problem {
-    pub page: Option<PageId>,
-    pub message: String,
-}
-
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.page {
-            Some(p) => write!(f, "page {p}: {}", self.message),
-            None => write!(f, "{}", self.message),
-        }
-    }
-}
+use crashlab_format::freelist;
+use crashlab_format::inspect::{self, Image};
+use crashlab_format::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
+use crashlab_format::meta::Meta;
+use crashlab_format::node::{Body, Child};
+use crashlab_format::page::PageKind;
+use crashlab_format::pageset::PageSet;
+use crashlab_format::problem::{Problem, Report};
+use crashlab_format::types::PageId;
 
 /// What `e` says went wrong at `page`, without repeating the page number a [`Problem`] shows.
-pub(crate) fn reason_at(page: PageId, e: &Error) -> String {
+fn reason_at(page: PageId, e: &Error) -> String {
     match e {
         Error::Corrupted { page: p, reason } if *p == page => reason.to_string(),
         _ => e.to_string(),
@@ -44,67 +30,24 @@ pub(crate) fn reason_at(page: PageId, e: &Error) -> String {
 }
 
 /// The page a corruption error names.
-pub(crate) fn e_page(e: &Error) -> Option<PageId> {
+fn e_page(e: &Error) -> Option<PageId> {
     match e {
         Error::Corrupted { page, .. } => Some(*page),
         _ => None,
     }
 }
 
-/// Enough problems to diagnose any file; past this the report says it stopped.
-const PROBLEMS_MAX: usize = 10_000;
-
-/// Problems found so far, at most [`PROBLEMS_MAX`] of them.
-#[derive(Default)]
-pub(crate) struct Report {
-    problems: Vec<Problem>,
-    /// The first page the storage could not read: the check is then incomplete, which is an
-    /// I/O error, not a problem of the file's contents.
-    unreadable: Option<Error>,
+/// Reading errors into a [`Report`]: damage is a problem; an I/O error leaves the check
+/// incomplete and is returned instead (see [`Report::into_result`]).
+trait AddError {
+    fn add_error(&mut self, page: PageId, context: &str, e: Error);
 }
 
-impl Report {
-    pub fn into_problems(self) -> Vec<Problem> {
-        self.problems
-    }
-
-    /// Whether the report has stopped taking problems.
-    pub fn is_full(&self) -> bool {
-        self.problems.len() > PROBLEMS_MAX
-    }
-
-    /// The same problem for every page of `span`, until the report is full: a run as long as a
-    /// high-water mark claims costs at most [`PROBLEMS_MAX`] steps.
-    pub fn add_each(&mut self, span: PageSpan, message: &str) {
-        for p in span.ids() {
-            if self.is_full() {
-                return;
-            }
-            self.add(Some(p), message);
-        }
-    }
-
-    /// What reading `page` failed with: damage is a problem; an I/O error leaves the check
-    /// incomplete and is returned instead.
-    pub fn add_error(&mut self, page: PageId, context: &str, e: Error) {
-        if matches!(e, Error::Io { .. }) {
-            self.unreadable.get_or_insert(e);
-        } else {
-            self.add(Some(page), format!("{context}{}", reason_at(page, &e)));
-        }
-    }
-
-    pub fn add(&mut self, page: Option<PageId>, message: impl Into<String>) {
-        if self.problems.len() < PROBLEMS_MAX {
-            self.problems.push(Problem {
-                page,
-                message: message.into(),
-            });
-        } else if self.problems.len() == PROBLEMS_MAX {
-            self.problems.push(Problem {
-                page: None,
-                message: "too many problems; stopped".into(),
-            });
+impl AddError for Report {
+    fn add_error(&mut self, page: PageId, context: &str, e: Error) {
+        match e {
+            Error::Io { op, source } => self.unreadable(op, source),
+            e => self.add(Some(page), format!("{context}{}", reason_at(page, &e))),
         }
     }
 }
@@ -121,6 +64,20 @@ struct Visit {
 }
 
 impl Db {
+    /// Every problem [`Db::check`] finds in the snapshot of the meta `image` uses (none:
+    /// consistent). The file is opened read-only. A damaged freelist page, or (without a
+    /// persisted freelist) a tree the rebuild cannot walk, would fail a normal open; here the
+    /// free set is then taken from the inspection's tolerant walk instead, so the check runs and
+    /// lists that damage with everything else.
+    pub fn check_image(image: &Image) -> Result<Vec<Problem>> {
+        let free_pages = |meta: &Meta| -> Result<PageSet> {
+            let w = inspect::walk(image.reader(), meta, &mut ())?;
+            Ok(inspect::unreached(&w.reached, meta.high_water))
+        };
+        let db = Db::open_for_check(image.storage(), &free_pages)?;
+        db.check()
+    }
+
     /// Check the whole database; an empty list means consistent. Waits for a running write
     /// transaction (do not call it while holding one on the same thread). A page the storage
     /// cannot read fails the check with that I/O error, after every readable page was checked:
@@ -129,10 +86,7 @@ impl Db {
         let writer = self.lock_writer();
         let meta = self.meta();
         let hwm = meta.high_water;
-        let mut report = Report {
-            problems: Vec::new(),
-            unreadable: None,
-        };
+        let mut report = Report::default();
         if meta.txid_exhausted() {
             // Nothing is wrong with the pages, but no commit can follow: a wrapped txid would
             // overwrite this meta and lose the commit that made it.
@@ -151,15 +105,12 @@ impl Db {
         for gap in accounted.gaps(PageId(2), hwm) {
             report.add_each(gap, "unreachable and not free");
         }
-        match report.unreadable {
-            Some(e) => Err(e),
-            None => Ok(report.problems),
-        }
+        Ok(report.into_result()?)
     }
 
     fn check_freelist_page(
         &self,
-        meta: &crate::meta::Meta,
+        meta: &Meta,
         memory: &PageSet,
         reached: &mut PageSet,
         report: &mut Report,
@@ -188,7 +139,7 @@ impl Db {
                     report.add(Some(id), why);
                 }
             }
-            Err(e) => report.add_error(id, "", e),
+            Err(e) => report.add_error(id, "", e.into()),
         }
     }
 
@@ -289,7 +240,7 @@ impl Db {
     }
 }
 
-fn check_bounds(node: &crate::node::Node, v: &Visit, report: &mut Report) {
+fn check_bounds(node: &crashlab_format::node::Node, v: &Visit, report: &mut Report) {
     let (first, last) = match &node.body {
         Body::Leaf(items) => (items.first().map(|i| &i.key), items.last().map(|i| &i.key)),
         Body::Branch(items) => (items.first().map(|i| &i.key), items.last().map(|i| &i.key)),

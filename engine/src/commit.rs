@@ -14,19 +14,21 @@
 //! commit's allocations, and after a failed write or sync nothing is known about the disk, so
 //! the only safe continuation is to reopen and read the truth back.
 
-use crate::bucket::{encode_header, BucketTree};
+use crate::bucket::BucketTree;
 use crate::counters::Counters;
 use crate::error::{Corruption, Error, Result};
-use crate::freelist::{self, Freelist};
-use crate::limits::MAX_FREE_IDS;
-use crate::meta::Meta;
-use crate::node::{Body, Child, LeafItem, Node};
-use crate::page::LEAF_FLAG_BUCKET;
+use crate::freelist::Freelist;
 use crate::presize::{PresizePolicy, SizedBuf};
 use crate::spill::{self, SpillSink};
 use crate::tree::{self, Reader};
 use crate::tx::WriteTx;
-use crate::types::{PageId, PageSpan, TxId};
+use crashlab_format::bucket::encode_header;
+use crashlab_format::freelist;
+use crashlab_format::limits::MAX_FREE_IDS;
+use crashlab_format::meta::Meta;
+use crashlab_format::node::{Body, Child, LeafItem, Node};
+use crashlab_format::page::LEAF_FLAG_BUCKET;
+use crashlab_format::types::{PageId, PageSpan, TxId};
 use std::sync::Arc;
 
 /// Collects a commit's allocations, frees and encoded pages.
@@ -89,7 +91,15 @@ impl SpillSink for Sink<'_> {
     }
 }
 
-pub(crate) fn commit(tx: &mut WriteTx<'_>) -> Result<()> {
+impl WriteTx<'_> {
+    /// Write everything and make it durable (unless `no_sync`).
+    pub fn commit(mut self) -> Result<()> {
+        self.finished = true;
+        commit(&mut self)
+    }
+}
+
+fn commit(tx: &mut WriteTx<'_>) -> Result<()> {
     if let Some(reason) = &tx.writer.latched {
         return Err(Error::Latched(reason.clone()));
     }
@@ -97,7 +107,7 @@ pub(crate) fn commit(tx: &mut WriteTx<'_>) -> Result<()> {
         Ok(()) => Ok(()),
         Err(e) => {
             // A negative control forgets to latch (see `DebugHooks`).
-            if !tx.db.options().debug.no_latch {
+            if !tx.db.options().hooks().no_latch {
                 tx.writer.latched = Some(e.to_string());
             }
             tx.db.count_rollback();
@@ -114,7 +124,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     let mut sink = Sink {
         freelist: &mut writer.freelist,
         txid: tx.txid,
-        page_size: db.page_size(),
+        page_size: db.pager().page_size(),
         fill_percent: opts.fill_percent,
         presize: opts.presize,
         high_water: tx.base.high_water,
@@ -123,7 +133,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         dirty_bytes: 0,
         nodes: Vec::new(),
         counters: Counters::default(),
-        leak_freed: opts.debug.leak_freed_pages,
+        leak_freed: opts.hooks().leak_freed_pages,
     };
     for span in tx.freed.drain(..) {
         sink.free(span)?;
@@ -222,7 +232,7 @@ fn check_references(sink: &Sink<'_>) -> Result<()> {
             Body::Leaf(items) => {
                 for it in items.iter().filter(|it| it.is_bucket()) {
                     // A bucket value holds its root page first (0 for an inline bucket).
-                    let root = PageId(crate::page::read_u64(&it.value, 0));
+                    let root = PageId(crashlab_format::page::read_u64(&it.value, 0));
                     if root.0 != 0 && sink.freelist.is_free_or_pending(root) {
                         return Err(refused(root));
                     }
@@ -294,7 +304,7 @@ fn inlineable(n: &Node, page_size: u32) -> bool {
 /// The page a commit's meta goes to: slot `txid % 2`, so the other slot keeps the last durable
 /// meta — unless a negative control pins every commit to slot 0.
 fn meta_slot(meta: &Meta, opts: &crate::Options) -> PageId {
-    if opts.debug.meta_same_slot {
+    if opts.hooks().meta_same_slot {
         PageId(0)
     } else {
         meta.slot()
@@ -452,7 +462,7 @@ fn sync(storage: &dyn crate::Storage, opts: &crate::Options, c: &mut Counters) -
 mod tests {
     use super::{grow_to, serialise_runs, Run};
     use crate::presize::{BufferWork, PresizePolicy, SizedBuf};
-    use crate::types::PageId;
+    use crashlab_format::types::PageId;
 
     /// Pages 2, 3–4 (an overflow node), 5 and 7 of 512 bytes: 2560 bytes in two runs.
     fn dirty() -> Vec<(PageId, Vec<u8>)> {

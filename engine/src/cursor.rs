@@ -1,32 +1,23 @@
-//! Ordered iteration over one bucket: first, last, seek, next, prev.
+//! Ordered iteration over one bucket: first, last, seek, next, prev. Each step hands out an
+//! [`Entry`] that borrows the leaf it is in (no copy, no allocation); `iter.rs` wraps a cursor
+//! as an `Iterator` over a key range.
 //!
 //! A cursor keeps the path from the root to its current leaf position as a stack. It sees the
 //! transaction's own uncommitted writes (owned nodes) and the snapshot's pages alike. Empty
 //! leaves, which only exist in memory before a commit rebalances them, are skipped.
 //! The stack never grows past [`MAX_TREE_DEPTH`].
 
+use crate::entry::Entry;
 use crate::error::{Corruption, Error, Result};
-use crate::limits::MAX_TREE_DEPTH;
-use crate::node::{Body, LeafItem};
 use crate::tree::{child_index, NodeRef, Reader};
+use crashlab_format::limits::MAX_TREE_DEPTH;
+use crashlab_format::node::Body;
 use std::cmp::Ordering;
-
-/// One key of a bucket: a value, or a nested bucket (whose value is `None`, as in bbolt).
-pub type CursorItem = (Vec<u8>, Option<Vec<u8>>);
 
 pub struct Cursor<'a> {
     rd: Reader<'a>,
     root: NodeRef<'a>,
     stack: Vec<(NodeRef<'a>, usize)>,
-}
-
-fn item_of(it: &LeafItem) -> CursorItem {
-    let value = if it.is_bucket() {
-        None
-    } else {
-        Some(it.value.clone())
-    };
-    (it.key.clone(), value)
 }
 
 impl<'a> Cursor<'a> {
@@ -38,8 +29,17 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// The key the cursor sits on, if it sits on one.
+    pub(crate) fn key(&self) -> Option<&[u8]> {
+        let (node, idx) = self.stack.last()?;
+        match &node.body {
+            Body::Leaf(items) => items.get(*idx).map(|it| it.key.as_slice()),
+            Body::Branch(_) => None,
+        }
+    }
+
     /// The smallest key.
-    pub fn first(&mut self) -> Result<Option<CursorItem>> {
+    pub fn first(&mut self) -> Result<Option<Entry<'a>>> {
         self.stack.clear();
         self.push(self.root.clone(), 0)?;
         self.descend(false)?;
@@ -47,7 +47,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// The largest key.
-    pub fn last(&mut self) -> Result<Option<CursorItem>> {
+    pub fn last(&mut self) -> Result<Option<Entry<'a>>> {
         self.stack.clear();
         let root = self.root.clone();
         let last = root.len().saturating_sub(1);
@@ -57,7 +57,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// The first key ≥ `key`.
-    pub fn seek(&mut self, key: &[u8]) -> Result<Option<CursorItem>> {
+    pub fn seek(&mut self, key: &[u8]) -> Result<Option<Entry<'a>>> {
         self.stack.clear();
         let mut node = self.root.clone();
         loop {
@@ -89,7 +89,7 @@ impl<'a> Cursor<'a> {
         clippy::should_implement_trait,
         reason = "a cursor step is fallible and repositions; bbolt's name is the one users know"
     )]
-    pub fn next(&mut self) -> Result<Option<CursorItem>> {
+    pub fn next(&mut self) -> Result<Option<Entry<'a>>> {
         let from = self.stack.last().cloned();
         if let Some(top) = self.stack.last_mut() {
             top.1 += 1;
@@ -100,7 +100,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// The key before the current one.
-    pub fn prev(&mut self) -> Result<Option<CursorItem>> {
+    pub fn prev(&mut self) -> Result<Option<Entry<'a>>> {
         let from = self.stack.last().cloned();
         let item = self.step_back()?;
         self.check_order(from, &item, Ordering::Less)?;
@@ -113,10 +113,10 @@ impl<'a> Cursor<'a> {
     fn check_order(
         &self,
         from: Option<(NodeRef<'a>, usize)>,
-        item: &Option<CursorItem>,
+        item: &Option<Entry<'a>>,
         expected: Ordering,
     ) -> Result<()> {
-        let (Some((node, idx)), Some((key, _)), Some((now, _))) = (from, item, self.stack.last())
+        let (Some((node, idx)), Some(entry), Some((now, _))) = (from, item, self.stack.last())
         else {
             return Ok(());
         };
@@ -124,7 +124,7 @@ impl<'a> Cursor<'a> {
             return Ok(());
         };
         match items.get(idx) {
-            Some(before) if key.as_slice().cmp(&before.key) != expected => Err(Error::corrupted(
+            Some(before) if entry.key().cmp(&before.key) != expected => Err(Error::corrupted(
                 self.rd.page_of(now),
                 Corruption::CursorOrder,
             )),
@@ -132,7 +132,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn step_back(&mut self) -> Result<Option<CursorItem>> {
+    fn step_back(&mut self) -> Result<Option<Entry<'a>>> {
         loop {
             let Some((_, idx)) = self.stack.last_mut() else {
                 return Ok(None);
@@ -197,14 +197,14 @@ impl<'a> Cursor<'a> {
     }
 
     /// Make the top of the stack point at a real leaf entry, moving forward across leaves.
-    fn settle_forward(&mut self) -> Result<Option<CursorItem>> {
+    fn settle_forward(&mut self) -> Result<Option<Entry<'a>>> {
         loop {
             let Some((node, idx)) = self.stack.last() else {
                 return Ok(None);
             };
             if let Body::Leaf(items) = &node.body {
-                if let Some(it) = items.get(*idx) {
-                    return Ok(Some(item_of(it)));
+                if *idx < items.len() {
+                    return Ok(Some(Entry::new(node.clone(), *idx)));
                 }
             }
             // Past the end of this node: pop to the nearest ancestor with a next child.
@@ -223,14 +223,14 @@ impl<'a> Cursor<'a> {
     }
 
     /// Like `settle_forward`, moving backward.
-    fn settle_backward(&mut self) -> Result<Option<CursorItem>> {
+    fn settle_backward(&mut self) -> Result<Option<Entry<'a>>> {
         loop {
             let Some((node, idx)) = self.stack.last() else {
                 return Ok(None);
             };
             if let Body::Leaf(items) = &node.body {
-                if let Some(it) = items.get(*idx) {
-                    return Ok(Some(item_of(it)));
+                if *idx < items.len() {
+                    return Ok(Some(Entry::new(node.clone(), *idx)));
                 }
             }
             loop {

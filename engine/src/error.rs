@@ -2,11 +2,13 @@
 //!
 //! Errors for the world (I/O, corrupt bytes, misuse reachable from the public API) are values;
 //! programmer errors are assertions. Every corruption error names the page whose bytes showed
-//! the damage and a typed [`Corruption`] reason (which names any other page involved).
+//! the damage and a typed [`Corruption`] reason (which names any other page involved). The format
+//! layer's errors (`crashlab_format::Error`) convert into this one variant for variant, with the
+//! same texts.
 
-pub use crate::corruption::{Corruption, RangeEdge};
-use crate::limits::MAX_TXID;
-use crate::types::{PageId, TxId};
+pub use crashlab_format::corruption::{Corruption, RangeEdge};
+use crashlab_format::limits::MAX_TXID;
+use crashlab_format::types::{PageId, TxId};
 use std::io;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -110,6 +112,31 @@ impl Error {
         match self {
             Error::Corrupted { reason, .. } => Some(reason),
             _ => None,
+        }
+    }
+}
+
+impl From<crashlab_format::Error> for Error {
+    fn from(e: crashlab_format::Error) -> Error {
+        use crashlab_format::Error as F;
+        match e {
+            F::Io { op, source } => Error::Io { op, source },
+            F::Corrupted { page, reason } => Error::Corrupted { page, reason },
+            F::ChecksumMismatch {
+                page,
+                stored,
+                computed,
+            } => Error::ChecksumMismatch {
+                page,
+                stored,
+                computed,
+            },
+            F::NoValidMeta { meta0, meta1 } => Error::NoValidMeta {
+                meta0: Box::new(Error::from(*meta0)),
+                meta1: Box::new(Error::from(*meta1)),
+            },
+            F::Truncated { len, needed } => Error::Truncated { len, needed },
+            F::TooManyFreeIds { what, count, max } => Error::TooManyFreeIds { what, count, max },
         }
     }
 }

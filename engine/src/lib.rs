@@ -10,59 +10,82 @@
 //! db.update(|tx| {
 //!     let mut users = tx.create_bucket(b"users")?;
 //!     users.put(b"alice", b"1")?;
+//!     users.put(b"bob", b"2")?;
 //!     Ok(())
 //! })?;
-//! let v = db.view(|tx| tx.bucket(b"users")?.expect("exists").get(b"alice"))?;
-//! assert_eq!(v.as_deref(), Some(&b"1"[..]));
+//! db.view(|tx| {
+//!     let users = tx.bucket(b"users")?.expect("exists");
+//!     // Reads borrow from the transaction: no copy.
+//!     assert_eq!(users.get(b"alice")?.as_deref(), Some(&b"1"[..]));
+//!     let keys: Vec<Vec<u8>> = users
+//!         .range(&b"b"[..]..)
+//!         .map(|e| e.map(|e| e.key().to_vec()))
+//!         .collect::<Result<_, _>>()?;
+//!     assert_eq!(keys, [b"bob".to_vec()]);
+//!     Ok(())
+//! })?;
 //! assert!(db.check()?.is_empty());
 //! # Ok::<(), crashlab_engine::Error>(())
 //! ```
 //!
-//! Layers, lowest first (a layer never uses a higher one): `presize`, `types`, `pageset`,
-//! `page`, `meta`, `freelist`, `node`, `pager`, `tree`, `spill`, `cursor`, `bucket`, `tx`,
-//! `commit`, `db`, `check`, `inspect` (read-only views of an untrusted file, for `crashlab db`).
-//! `error` and `corruption` (the typed reasons of a corruption error) are shared by all of them.
-//! `FORMAT.md` next to this crate describes the bytes and the commit protocol.
+//! The public surface is the user API: [`Db`], its transactions ([`ReadTx`], [`WriteTx`]),
+//! buckets ([`Bucket`], [`BucketMut`]), cursors and iterators ([`Cursor`], [`Iter`]) with what
+//! they borrow ([`Value`], [`Entry`]), [`Error`], [`Options`], [`Counters`], [`Storage`] and
+//! batched writes ([`batch`]). The on-disk codecs, the untrusting page reader and the
+//! inspection of a file are the `crashlab-format` crate, below this one.
+//!
+//! Layers, lowest first (a layer never uses a higher one; `crashlab-format` is below them
+//! all): `presize`, `error`, `counters`, `batch/write_batch`, `options`, `storage`, `freelist`,
+//! `pager`, `tree`, `spill`, `entry`, `cursor`, `iter`, `bucket`, `shared`, `tx`, `commit`,
+//! `rebuild`, `db`, `batch/call`, `batch/apply`, `check`. `FORMAT.md` next to this crate
+//! describes the bytes and the commit protocol.
 #![forbid(unsafe_code)]
 
 pub mod batch;
 mod bucket;
 mod check;
 mod commit;
-pub mod corruption;
-pub mod counters;
+mod counters;
 mod cursor;
 mod db;
-pub mod error;
-pub mod freelist;
-pub mod inspect;
-pub mod limits;
-pub mod meta;
-pub mod node;
-pub mod options;
-pub mod page;
+mod entry;
+mod error;
+mod freelist;
+mod iter;
+mod options;
 mod pager;
-pub mod pageset;
-pub mod presize;
+mod presize;
 mod rebuild;
+mod shared;
 mod spill;
 pub mod storage;
 mod tree;
 mod tx;
-pub mod types;
+
+pub use crashlab_format::limits;
 
 pub use bucket::{Bucket, BucketMut};
-pub use check::Problem;
 pub use counters::Counters;
-pub use cursor::{Cursor, CursorItem};
+pub use crashlab_format::meta::Meta;
+pub use crashlab_format::problem::Problem;
+pub use crashlab_format::types::{PageId, TxId};
+pub use cursor::Cursor;
 pub use db::Db;
-pub use error::{Corruption, Error, Result};
+pub use entry::{CursorItem, Entry, Value};
+pub use error::{Corruption, Error, RangeEdge, Result};
 pub use freelist::FreelistKind;
-#[doc(hidden)]
+pub use iter::Iter;
+#[cfg(feature = "debug-hooks")]
 pub use options::DebugHooks;
 pub use options::Options;
-pub use pageset::PageSet;
-pub use presize::{PresizePolicy, SizedBuf};
+pub use presize::{BufferWork, PresizePolicy};
 pub use storage::{FileStorage, MemStorage, Storage};
 pub use tx::{ReadTx, WriteTx};
-pub use types::{PageId, PageSpan, TxId};
+
+/// Engine internals a model test drives directly (the in-memory freelist, diffed against the
+/// reference model in `crashlab-models`). Only with the `internals` feature; not an API.
+#[cfg(feature = "internals")]
+pub mod internals {
+    pub use crate::freelist::Freelist;
+    pub use crashlab_format::types::PageSpan;
+}

@@ -3,8 +3,8 @@
 use crate::batch::MergeStrategy;
 use crate::error::{Error, Result};
 use crate::freelist::FreelistKind;
-use crate::page;
 use crate::presize::PresizePolicy;
+use crashlab_format::page;
 use std::time::Duration;
 
 /// How a database is opened. Every field is part of a simulation's recorded configuration, so
@@ -38,14 +38,15 @@ pub struct Options {
     pub presize: PresizePolicy,
     /// Deliberate bugs for crashlab's negative controls. Every flag is off by default and no
     /// user has a reason to turn one on: they exist so the crash-state checker can prove it sees
-    /// each bug. Not part of the public API.
-    #[doc(hidden)]
+    /// each bug. Only with the `debug-hooks` feature (the simulator's crates enable it); without
+    /// it every hook is off and compiled out.
+    #[cfg(feature = "debug-hooks")]
     pub debug: DebugHooks,
 }
 
 /// Deliberate bugs, each off unless a negative-control test turns it on (see
-/// `crashlab check --control`). Each names the protection it removes.
-#[doc(hidden)]
+/// `crashlab check --control`). Each names the protection it removes. Reachable only with the
+/// `debug-hooks` feature.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DebugHooks {
     /// Write every commit's meta to slot 0 instead of slot `txid % 2`: a torn meta write then
@@ -94,12 +95,23 @@ impl Default for Options {
             max_batch_delay: Duration::from_millis(10),
             merge_strategy: MergeStrategy::Append,
             presize: PresizePolicy::Estimate,
+            #[cfg(feature = "debug-hooks")]
             debug: DebugHooks::default(),
         }
     }
 }
 
 impl Options {
+    /// The negative controls in force: all off without the `debug-hooks` feature, so the checks
+    /// of them fold away.
+    #[inline]
+    pub(crate) fn hooks(&self) -> DebugHooks {
+        #[cfg(feature = "debug-hooks")]
+        return self.debug;
+        #[cfg(not(feature = "debug-hooks"))]
+        return DebugHooks::default();
+    }
+
     pub(crate) fn validate(&self) -> Result<()> {
         if !page::page_size_valid(self.page_size) {
             return Err(Error::InvalidOptions(format!(

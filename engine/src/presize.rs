@@ -133,11 +133,8 @@ impl SizedBuf {
         self.bytes.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
-    }
-
     /// The capacity asked for so far.
+    #[cfg(test)]
     pub fn capacity(&self) -> usize {
         self.capacity
     }
@@ -224,6 +221,18 @@ impl SizedBuf {
         self.bytes.reserve_exact(capacity - self.len());
         self.capacity = capacity;
         debug_assert!(self.bytes.capacity() >= self.capacity);
+    }
+}
+
+impl crashlab_format::page::ByteSink for SizedBuf {
+    fn len(&self) -> usize {
+        SizedBuf::len(self)
+    }
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        SizedBuf::extend_from_slice(self, bytes);
+    }
+    fn zero_fill_to(&mut self, len: usize) {
+        SizedBuf::zero_fill_to(self, len);
     }
 }
 

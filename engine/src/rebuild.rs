@@ -8,15 +8,15 @@
 //! limits is a typed corruption error: a free set built from a corrupt tree would hand out live
 //! pages.
 
-use crate::bucket::{decode_header, BucketRoot};
 use crate::counters::Counters;
 use crate::error::{Corruption, Error, Result};
-use crate::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
-use crate::meta::Meta;
-use crate::node::{Body, Child, LeafItem};
 use crate::pager::Pager;
-use crate::pageset::PageSet;
-use crate::types::PageId;
+use crashlab_format::bucket::{decode_header, BucketRoot};
+use crashlab_format::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
+use crashlab_format::meta::Meta;
+use crashlab_format::node::{Body, Child, LeafItem};
+use crashlab_format::pageset::PageSet;
+use crashlab_format::types::PageId;
 
 /// Sub-bucket roots referenced by the bucket items of a leaf (inline buckets are searched for
 /// nested paged buckets too, bounded by `MAX_BUCKET_DEPTH`).

@@ -9,10 +9,10 @@
 //! neighbour whose range grows when an emptied child goes is checked first.
 
 use crate::error::{Corruption, Error, Result};
-use crate::limits::MAX_TREE_DEPTH;
-use crate::node::{split_points, Body, BranchItem, Child, Node};
 use crate::tree::{materialize, too_deep, OwnedRange, Range, Reader};
-use crate::types::{PageId, PageSpan};
+use crashlab_format::limits::MAX_TREE_DEPTH;
+use crashlab_format::node::{split_points, Body, BranchItem, Child, Node};
+use crashlab_format::types::{PageId, PageSpan};
 use std::sync::Arc;
 
 /// Everything commit needs while it rewrites trees: where pages come from, where freed pages
@@ -310,8 +310,14 @@ fn spill(
 
 fn split_body(body: Body, sink: &mut dyn SpillSink) -> Vec<Body> {
     let sizes: Vec<usize> = match &body {
-        Body::Leaf(items) => items.iter().map(crate::node::leaf_item_size).collect(),
-        Body::Branch(items) => items.iter().map(crate::node::branch_item_size).collect(),
+        Body::Leaf(items) => items
+            .iter()
+            .map(crashlab_format::node::leaf_item_size)
+            .collect(),
+        Body::Branch(items) => items
+            .iter()
+            .map(crashlab_format::node::branch_item_size)
+            .collect(),
     };
     let cuts = split_points(&sizes, sink.page_size() as usize, sink.fill_percent());
     if cuts.is_empty() {

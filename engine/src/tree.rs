@@ -15,10 +15,10 @@
 //! writes again — in order, inside its range, encodable — before a byte of it is written.
 
 use crate::error::{Corruption, Error, RangeEdge, Result};
-use crate::limits::MAX_TREE_DEPTH;
-use crate::node::{Body, BranchItem, Child, LeafItem, Node};
 use crate::pager::Pager;
-use crate::types::PageId;
+use crashlab_format::limits::MAX_TREE_DEPTH;
+use crashlab_format::node::{Body, BranchItem, Child, LeafItem, Node};
+use crashlab_format::types::PageId;
 use std::ops::Deref;
 use std::sync::Arc;
 
@@ -186,6 +186,19 @@ pub fn lookup_with<T>(
     rd: &Reader<'_>,
     f: impl FnOnce(&LeafItem, PageId) -> T,
 ) -> Result<Option<T>> {
+    Ok(find(root, key, rd)?.map(|(leaf, i)| {
+        let page = rd.page_of(&leaf);
+        f(&leaf_items(&leaf)[i], page)
+    }))
+}
+
+/// The leaf that holds `key` and its index there, if the key is there: what a read borrows
+/// from (a [`NodeRef`] keeps a cached leaf alive without copying it).
+pub fn find<'a>(
+    root: NodeRef<'a>,
+    key: &[u8],
+    rd: &Reader<'_>,
+) -> Result<Option<(NodeRef<'a>, usize)>> {
     let mut node = root;
     for _ in 0..MAX_TREE_DEPTH {
         match &node.body {
@@ -197,15 +210,20 @@ pub fn lookup_with<T>(
                 node = node.child(i, rd)?;
             }
             Body::Leaf(items) => {
-                let page = rd.page_of(&node);
-                return Ok(items
-                    .binary_search_by(|it| it.key.as_slice().cmp(key))
-                    .ok()
-                    .map(|i| f(&items[i], page)));
+                let found = items.binary_search_by(|it| it.key.as_slice().cmp(key));
+                return Ok(found.ok().map(|i| (node, i)));
             }
         }
     }
     Err(too_deep(rd.page_of(&node)))
+}
+
+/// The items of a leaf node (a programmer error on a branch).
+pub fn leaf_items(node: &Node) -> &[LeafItem] {
+    match &node.body {
+        Body::Leaf(items) => items,
+        Body::Branch(_) => panic!("leaf_items on a branch"),
+    }
 }
 
 /// Turn a page reference read from page `from` into an owned node (taken from the cache or

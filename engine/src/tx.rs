@@ -1,24 +1,25 @@
 //! Transactions. A read transaction pins one meta (its snapshot) for its whole life; the one
 //! write transaction at a time edits owned copies of the nodes it touches and commits them with
-//! the protocol in `commit.rs`.
+//! the protocol in `commit.rs` (where `WriteTx::commit` is defined).
 
-use crate::bucket::{Bucket, BucketMut, BucketRoot, BucketTree, Header};
+use crate::bucket::{Bucket, BucketMut, BucketTree};
 use crate::cursor::Cursor;
-use crate::db::{Db, WriterState};
 use crate::error::Result;
-use crate::meta::Meta;
+use crate::shared::{Shared, WriteStart, WriterState};
 use crate::tree::{NodeRef, Reader};
-use crate::types::{PageSpan, TxId};
+use crashlab_format::bucket::{BucketRoot, Header};
+use crashlab_format::meta::Meta;
+use crashlab_format::types::{PageSpan, TxId};
 use std::sync::MutexGuard;
 
 /// A read-only snapshot. Dropping it releases the snapshot.
 pub struct ReadTx<'db> {
-    db: &'db Db,
+    db: &'db Shared,
     meta: Meta,
 }
 
 impl<'db> ReadTx<'db> {
-    pub(crate) fn new(db: &'db Db, meta: Meta) -> ReadTx<'db> {
+    pub(crate) fn new(db: &'db Shared, meta: Meta) -> ReadTx<'db> {
         ReadTx { db, meta }
     }
 
@@ -35,7 +36,7 @@ impl<'db> ReadTx<'db> {
             pager: self.db.pager(),
             high_water: self.meta.high_water,
             root: self.meta.root,
-            debug: self.db.options().debug,
+            debug: self.db.options().hooks(),
         }
     }
 
@@ -81,7 +82,7 @@ impl Drop for ReadTx<'_> {
 
 /// The single write transaction. Dropping it without `commit` rolls it back.
 pub struct WriteTx<'db> {
-    pub(crate) db: &'db Db,
+    pub(crate) db: &'db Shared,
     pub(crate) writer: MutexGuard<'db, WriterState>,
     /// The snapshot this transaction started from.
     pub(crate) base: Meta,
@@ -95,13 +96,9 @@ pub struct WriteTx<'db> {
 }
 
 impl<'db> WriteTx<'db> {
-    /// A write transaction on `base` that will commit as `txid` (`base.txid` + 1).
-    pub(crate) fn new(
-        db: &'db Db,
-        writer: MutexGuard<'db, WriterState>,
-        base: Meta,
-        txid: TxId,
-    ) -> Self {
+    /// A write transaction on `start.base` that will commit as `start.txid` (`base.txid` + 1).
+    pub(crate) fn new(db: &'db Shared, start: WriteStart<'db>) -> Self {
+        let WriteStart { writer, base, txid } = start;
         assert!(txid > base.txid, "a commit's txid follows its base's");
         let h = Header {
             root: BucketRoot::Page(base.root),
@@ -129,7 +126,7 @@ impl<'db> WriteTx<'db> {
             pager: self.db.pager(),
             high_water: self.base.high_water,
             root: self.base.root,
-            debug: self.db.options().debug,
+            debug: self.db.options().hooks(),
         }
     }
 
@@ -176,12 +173,6 @@ impl<'db> WriteTx<'db> {
         let rd = self.reader();
         let root = NodeRef::of_child(&self.root.root, &rd, self.root.home)?;
         Ok(Cursor::new(rd, root))
-    }
-
-    /// Write everything and make it durable (unless `no_sync`).
-    pub fn commit(mut self) -> Result<()> {
-        self.finished = true;
-        crate::commit::commit(&mut self)
     }
 
     /// Discard every change.

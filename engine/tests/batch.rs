@@ -17,7 +17,7 @@ fn opts(strategy: MergeStrategy) -> Options {
 
 fn value(db: &Db, path: &[&[u8]], key: &[u8]) -> Option<Vec<u8>> {
     db.view(|tx| match tx.bucket_path(path)? {
-        Some(b) => b.get(key),
+        Some(b) => Ok(b.get(key)?.map(|v| v.to_vec())),
         None => Ok(None),
     })
     .unwrap()
@@ -135,7 +135,8 @@ fn dump(db: &Db) -> Vec<(Vec<u8>, Vec<u8>)> {
             if let Some(b) = tx.bucket_path(&[b"users", &[b'g', group]])? {
                 let mut c = b.cursor();
                 let mut it = c.first()?;
-                while let Some((k, v)) = it {
+                while let Some(e) = it {
+                    let (k, v) = e.to_item();
                     out.push((k, v.unwrap_or_default()));
                     it = c.next()?;
                 }

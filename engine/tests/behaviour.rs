@@ -30,29 +30,30 @@ fn cursor_walks_a_multi_level_tree_both_ways_and_seeks() {
     db.view(|tx| {
         let b = tx.bucket(b"b")?.unwrap();
         let mut c = b.cursor();
-        assert_eq!(c.first()?.unwrap().0, key(0));
+        assert_eq!(c.first()?.unwrap().key(), key(0));
         assert_eq!(c.prev()?, None, "nothing before the first key");
-        assert_eq!(c.last()?.unwrap().0, key(1998));
+        assert_eq!(c.last()?.unwrap().key(), key(1998));
         assert_eq!(c.next()?, None, "nothing after the last key");
         // Backward over the whole bucket visits every key once, in order.
         let mut n = 1;
         let mut prev = key(1998);
         c.last()?;
-        while let Some((k, _)) = c.prev()? {
+        while let Some(e) = c.prev()? {
+            let k = e.key().to_vec();
             assert!(k < prev);
             prev = k;
             n += 1;
         }
         assert_eq!(n, 1000);
         // Seek to an absent key lands on the next one; past the end gives nothing.
-        assert_eq!(c.seek(&key(1001))?.unwrap().0, key(1002));
-        assert_eq!(c.seek(&key(1002))?.unwrap().0, key(1002));
-        assert_eq!(c.seek(b"")?.unwrap().0, key(0));
+        assert_eq!(c.seek(&key(1001))?.unwrap().key(), key(1002));
+        assert_eq!(c.seek(&key(1002))?.unwrap().key(), key(1002));
+        assert_eq!(c.seek(b"")?.unwrap().key(), key(0));
         assert_eq!(c.seek(b"99999")?, None);
         // After a seek, next and prev continue from there.
         c.seek(&key(501))?;
-        assert_eq!(c.next()?.unwrap().0, key(504));
-        assert_eq!(c.prev()?.unwrap().0, key(502));
+        assert_eq!(c.next()?.unwrap().key(), key(504));
+        assert_eq!(c.prev()?.unwrap().key(), key(502));
         Ok(())
     })
     .unwrap();
@@ -112,7 +113,8 @@ fn bucket_goes_inline_to_paged_and_back() {
     drop(db);
     let db = Db::open(mem, Options::default()).unwrap();
     assert_eq!(
-        db.view(|tx| tx.bucket(b"b")?.unwrap().get(b"k")).unwrap(),
+        db.view(|tx| Ok(tx.bucket(b"b")?.unwrap().get(b"k")?.map(|v| v.to_vec())))
+            .unwrap(),
         Some(b"small".to_vec())
     );
     assert_eq!(db.check().unwrap(), vec![]);
@@ -374,7 +376,14 @@ fn failed_commit_with_no_freelist_sync_rebuilds_on_reopen() {
         "rebuilt free set is consistent"
     );
     let n = db
-        .view(|tx| Ok(tx.bucket(b"b")?.unwrap().cursor().first()?.map(|(k, _)| k)))
+        .view(|tx| {
+            Ok(tx
+                .bucket(b"b")?
+                .unwrap()
+                .cursor()
+                .first()?
+                .map(|e| e.key().to_vec()))
+        })
         .unwrap();
     assert!(
         n == Some(key(0)) || n == Some(key(250)),
@@ -434,7 +443,10 @@ fn the_deepest_buckets_the_writer_allows_reopen_and_check_clean() {
             let db = Db::open(mem, opts).unwrap();
             assert_eq!(db.check().unwrap(), vec![], "reopened");
             let got = db
-                .view(|tx| tx.bucket_path(&refs)?.expect("chain").get(&key(0)))
+                .view(|tx| {
+                    let chain = tx.bucket_path(&refs)?.expect("chain");
+                    Ok(chain.get(&key(0))?.map(|v| v.to_vec()))
+                })
                 .unwrap();
             assert_eq!(got.as_deref(), Some(&[7u8; 40][..]));
         }

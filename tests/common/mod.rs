@@ -1,8 +1,8 @@
 //! Helpers shared by the workspace tests: dumping a database to the fixture JSON shape.
 #![allow(dead_code)]
 
-pub use crashlab_engine::inspect::{hex, Dump};
 use crashlab_engine::{Bucket, Db, Result};
+pub use crashlab_format::inspect::{hex, Dump};
 use std::collections::BTreeMap;
 
 /// The contents as the engine's read API (transactions, buckets, cursors) sees them, in the shape
@@ -16,9 +16,10 @@ pub fn dump(db: &Db) -> Result<Dump> {
         let root = tx.root()?;
         let mut cur = root.cursor();
         let mut item = cur.first()?;
-        while let Some((name, _)) = item {
-            let b = root.bucket(&name)?.expect("top-level keys are buckets");
-            dump_bucket(&b, hex(&name), &mut out)?;
+        while let Some(entry) = item {
+            let name = entry.key();
+            let b = root.bucket(name)?.expect("top-level keys are buckets");
+            dump_bucket(&b, hex(name), &mut out)?;
             item = cur.next()?;
         }
         Ok(())
@@ -33,7 +34,8 @@ fn dump_bucket(b: &Bucket<'_>, path: String, out: &mut Dump) -> Result<()> {
     let mut keys = BTreeMap::new();
     let mut cur = b.cursor();
     let mut item = cur.first()?;
-    while let Some((k, v)) = item {
+    while let Some(entry) = item {
+        let (k, v) = entry.to_item();
         match v {
             Some(v) => {
                 keys.insert(hex(&k), hex(&v));

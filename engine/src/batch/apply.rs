@@ -6,22 +6,62 @@
 //! call runs alone. A put creates missing buckets along its path; a delete in a missing bucket
 //! does nothing.
 
+pub use super::call::{BatchFn, Call};
 use super::core::BatchOutcome;
 use super::group::CallResult;
 use super::{MergeStrategy, MergeWork, Record, WriteBatch};
 use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::presize::PresizePolicy;
+use crate::shared::lock;
 use crate::tx::WriteTx;
-use std::sync::Arc;
 
-/// A function run inside a batch's write transaction. It may run more than once.
-pub type BatchFn = Arc<dyn Fn(&mut WriteTx<'_>) -> Result<()> + Send + Sync>;
+impl Db {
+    /// Run `f` in a write transaction shared with concurrent callers: one transaction and one
+    /// sync for all of them (bbolt's `Batch`). If `f` fails, the shared transaction is rolled
+    /// back, `f` runs again alone and only its caller gets its error; the other functions run
+    /// again together. **`f` may therefore run more than once**: keep its effects inside the
+    /// transaction. `Ok` means the last run of `f` was committed.
+    pub fn batch<F>(&self, f: F) -> Result<()>
+    where
+        F: Fn(&mut WriteTx<'_>) -> Result<()> + Send + Sync + 'static,
+    {
+        let f: BatchFn = std::sync::Arc::new(f);
+        self.submit(Call::Fn(f))
+    }
 
-/// One caller's contribution to a batch.
-pub enum Call {
-    Fn(BatchFn),
-    Write(WriteBatch),
+    /// Apply `batch` atomically. Concurrent `write` (and `batch`) calls share one transaction and
+    /// one sync; their batches are merged by `Options::merge_strategy`. A put creates missing
+    /// buckets along its path; a delete in a missing bucket does nothing. If a record fails, only
+    /// its caller gets the error and the others are retried together.
+    ///
+    /// What `batch`'s buffer cost to build is added to the buffer counters.
+    pub fn write(&self, batch: WriteBatch) -> Result<()> {
+        lock(&self.merge_work).buffer.add(&batch.buffer_work());
+        self.submit(Call::Write(batch))
+    }
+
+    fn submit(&self, call: Call) -> Result<()> {
+        let run = |calls: &[Call]| {
+            let mut work = MergeWork::default();
+            let outcome = run_batch(self, calls, &mut work);
+            self.add_merge_work(&work);
+            outcome
+        };
+        let result = self.group.submit(call, &run);
+        finish_call(self, result)
+    }
+
+    /// Count merge work done by a batch front end of the caller's own (one that drives the
+    /// sans-IO coalescer in `batch::core` and runs batches with `batch::apply`, as crashlab's
+    /// simulator does), so [`Db::counters`] shows it as it shows `Db::write`'s.
+    pub fn add_merge_work(&self, work: &MergeWork) {
+        let mut total = lock(&self.merge_work);
+        total.bytes_copied += work.bytes_copied;
+        total.records_decoded += work.records_decoded;
+        total.records_encoded += work.records_encoded;
+        total.buffer.add(&work.buffer);
+    }
 }
 
 /// Apply every record of `batch` in `tx`; on failure, the index of the failing record.
@@ -97,7 +137,7 @@ pub fn run_batch_observed(
             }
         };
         if let Some((index, e)) = failed {
-            if db.options().debug.batch_keeps_failed_call {
+            if db.options().hooks().batch_keeps_failed_call {
                 // A negative control: the rollback is forgotten (see `DebugHooks`).
                 before_commit();
                 let _ = tx.commit();
@@ -108,7 +148,7 @@ pub fn run_batch_observed(
         }
     }
     // A negative control (see `DebugHooks::lone_call_skips_data_sync`).
-    tx.skip_data_sync = db.options().debug.lone_call_skips_data_sync && calls.len() == 1;
+    tx.skip_data_sync = db.options().hooks().lone_call_skips_data_sync && calls.len() == 1;
     before_commit();
     match tx.commit() {
         Ok(()) => (BatchOutcome::Committed, None),

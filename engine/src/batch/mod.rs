@@ -4,9 +4,11 @@
 //!   end and the simulator.
 //! - [`group`]: the threaded front end behind `Db::batch` and `Db::write`.
 //! - `write_batch`: [`WriteBatch`], an encoded record buffer, and its two merge strategies.
-//! - [`apply`]: running a batch of calls against a `Db` (used by `Db::batch` and `Db::write`).
+//! - [`call`]: one caller's contribution to a batch.
+//! - [`apply`]: running a batch of calls against a `Db`, and `Db::batch` and `Db::write`.
 
 pub mod apply;
+pub mod call;
 pub mod core;
 pub mod group;
 mod sync;

@@ -42,8 +42,8 @@
 //! copied by growth and sizing steps ([`WriteBatch::buffer_work`]).
 #![deny(clippy::indexing_slicing, clippy::unwrap_used)]
 
-use crate::limits::MAX_BUCKET_DEPTH;
 use crate::presize::{BufferWork, PresizePolicy, SizedBuf, GROW_INITIAL_CAPACITY};
+use crashlab_format::limits::MAX_BUCKET_DEPTH;
 
 /// Bytes of the header: the record count, u32 LE.
 pub const HEADER_SIZE: usize = 4;

@@ -9,8 +9,8 @@
 //! the metas and are never free).
 
 use super::FreeSet;
-use crate::pageset::PageSet;
-use crate::types::PageId;
+use crashlab_format::pageset::PageSet;
+use crashlab_format::types::PageId;
 
 #[derive(Clone, Debug, Default)]
 pub(super) struct ArrayFreeSet {

@@ -16,8 +16,8 @@
 //! free ids; `count` is the sum of the sizes; every id is >= 2.
 
 use super::FreeSet;
-use crate::pageset::PageSet;
-use crate::types::PageId;
+use crashlab_format::pageset::PageSet;
+use crashlab_format::types::PageId;
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Clone, Debug, Default)]

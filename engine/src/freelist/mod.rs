@@ -21,17 +21,13 @@
 
 mod array;
 mod hashmap;
-mod page;
-
-pub use page::{
-    decode_page, encode_page, encode_page_into, page_count_for, page_extent, unencodable,
-};
 
 use crate::error::{Error, Result};
-use crate::limits::MAX_FREE_IDS;
-use crate::pageset::PageSet;
-use crate::types::{PageId, PageSpan, TxId};
 use array::ArrayFreeSet;
+pub use crashlab_format::corruption::FreeRefusal;
+use crashlab_format::limits::MAX_FREE_IDS;
+use crashlab_format::pageset::PageSet;
+use crashlab_format::types::{PageId, PageSpan, TxId};
 use hashmap::HashmapFreeSet;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -44,34 +40,6 @@ pub enum FreelistKind {
     Array,
     /// Spans indexed by start, end and size; exact fit, else best fit (see `hashmap.rs`).
     Hashmap,
-}
-
-/// Why [`Freelist::try_free`] refused a span.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FreeRefusal {
-    MetaPage(PageId),
-    AlreadyFree(PageId),
-    AlreadyPending(PageId),
-}
-
-impl FreeRefusal {
-    pub fn page(self) -> PageId {
-        match self {
-            FreeRefusal::MetaPage(p)
-            | FreeRefusal::AlreadyFree(p)
-            | FreeRefusal::AlreadyPending(p) => p,
-        }
-    }
-}
-
-impl std::fmt::Display for FreeRefusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FreeRefusal::MetaPage(p) => write!(f, "cannot free meta page {p}"),
-            FreeRefusal::AlreadyFree(p) => write!(f, "page {p} already freed (it is free)"),
-            FreeRefusal::AlreadyPending(p) => write!(f, "page {p} already freed (it is pending)"),
-        }
-    }
 }
 
 /// Deterministic cost counters of the freelist.
@@ -160,10 +128,6 @@ impl Freelist {
         }
     }
 
-    pub fn kind(&self) -> FreelistKind {
-        self.kind
-    }
-
     /// Replace the free set with `free_ids` (sorted ascending, unique, every id >= 2, none
     /// pending). Pending is kept. (bbolt `Init`)
     pub fn init(&mut self, free_ids: &[PageId]) {
@@ -211,6 +175,10 @@ impl Freelist {
     /// Reload from the id list of a persisted freelist page: free = ids minus every pending id.
     /// (bbolt `NoSyncReload`/`Reload`: used after a failed commit, when the in-memory free set
     /// may have handed out pages the disk still considers free.)
+    #[cfg_attr(
+        not(any(test, feature = "internals")),
+        expect(dead_code, reason = "driven only by the freelist model test")
+    )]
     pub fn reload(&mut self, ids: &[PageId]) {
         let free: Vec<PageId> = ids
             .iter()
@@ -256,6 +224,10 @@ impl Freelist {
     /// Pages freed by write tx `txid`: they become pending under `txid`. Every page of the span
     /// inherits the allocating txid recorded for its first page. Freeing a page twice is a
     /// programmer error here; use [`Freelist::try_free`] where the span comes from disk.
+    #[cfg_attr(
+        not(any(test, feature = "internals")),
+        expect(dead_code, reason = "driven only by the freelist model test")
+    )]
     pub fn free(&mut self, txid: TxId, span: PageSpan) {
         if let Err(refusal) = self.try_free(txid, span) {
             panic!("{refusal}");
@@ -314,6 +286,10 @@ impl Freelist {
 
     /// Forget what write tx `txid` freed and the allocations it made (bbolt `Rollback`). Pages
     /// it allocated stay out of the free set; the engine reloads the free set for that.
+    #[cfg_attr(
+        not(any(test, feature = "internals")),
+        expect(dead_code, reason = "driven only by the freelist model test")
+    )]
     pub fn rollback(&mut self, txid: TxId) {
         for page in self.pending.remove(&txid).unwrap_or_default() {
             self.pending_index.remove(&page.id);
@@ -368,6 +344,10 @@ impl Freelist {
 
     /// Check every invariant of the module header. O(free + pending); for tests and verify
     /// modes, panics on the first violation.
+    #[cfg_attr(
+        not(any(test, feature = "internals")),
+        expect(dead_code, reason = "driven only by the freelist model test")
+    )]
     pub fn verify(&self) {
         let free = self.free_ids();
         assert!(

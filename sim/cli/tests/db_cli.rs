@@ -1,8 +1,8 @@
 //! `crashlab db` as a user meets it: the bbolt fixtures dumped exactly, damaged copies checked,
 //! unreadable files refused with exit code 2, and a simulator disk image inspected.
 
-use crashlab_engine::inspect::{self, Image, PageBody, PageRun, PageUse};
 use crashlab_engine::{Db, FileStorage, Options};
+use crashlab_format::inspect::{self, Image, PageBody, PageRun, PageUse};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

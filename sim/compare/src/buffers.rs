@@ -12,7 +12,7 @@
 use super::{quiet_disk, Scale, Table};
 use crate::shapes::workload::{BatchBuilder, GethWorkload, IavlWorkload};
 use crate::shapes::BUCKET;
-use crashlab_engine::presize::BufferWork;
+use crashlab_engine::BufferWork;
 use crashlab_engine::{Counters, Db, Options, PresizePolicy};
 use std::time::Duration;
 

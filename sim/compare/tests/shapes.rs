@@ -122,7 +122,7 @@ fn read_version(db: &Db, version: u64) -> BTreeMap<Vec<u8>, Vec<u8>> {
         let b = tx.bucket(BUCKET)?.expect("bucket");
         let mut root_key = vec![b'r'];
         root_key.extend_from_slice(&version.to_be_bytes());
-        let mut stack = vec![b.get(&root_key)?.expect("root record")];
+        let mut stack = vec![b.get(&root_key)?.expect("root record").to_vec()];
         while let Some(node_key) = stack.pop() {
             let record = b.get(&node_key)?.expect("every referenced node is stored");
             match decode(&record) {

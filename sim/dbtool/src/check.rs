@@ -4,7 +4,8 @@
 //! design, and open then uses the other slot, which is the one checked.
 
 use super::{describe, Outcome, CLEAN, DAMAGED};
-use crashlab_engine::inspect::{self, Image};
+use crashlab_engine::Db;
+use crashlab_format::inspect::Image;
 use std::io::Write;
 use std::path::Path;
 
@@ -27,7 +28,7 @@ pub(super) fn print(image: &Image, file: &Path, out: &mut dyn Write) -> Outcome 
             image.in_use()
         )?;
     }
-    let problems = inspect::check(image)?;
+    let problems = Db::check_image(image)?;
     for p in &problems {
         writeln!(out, "{p}")?;
     }

@@ -1,7 +1,7 @@
 //! `crashlab db dump`: every bucket and key/value, as text or (`--json`) in the fixture shape.
 
 use super::{report_damage, show, Outcome};
-use crashlab_engine::inspect::{self, Dump, Image};
+use crashlab_format::inspect::{self, Dump, Image};
 use std::io::{self, Write};
 
 pub(super) fn print(

@@ -1,8 +1,8 @@
 //! `crashlab db info`: the page size and both meta pages, and which one is in use.
 
 use super::{describe, show, Outcome, CLEAN};
-use crashlab_engine::inspect::{Image, MetaSlot};
-use crashlab_engine::meta::Meta;
+use crashlab_format::inspect::{Image, MetaSlot};
+use crashlab_format::meta::Meta;
 use std::io::Write;
 use std::path::Path;
 

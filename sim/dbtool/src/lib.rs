@@ -18,8 +18,9 @@ mod show;
 mod stats;
 
 use clap::Subcommand;
-use crashlab_engine::inspect::Image;
-use crashlab_engine::{Error, FileStorage, Problem};
+use crashlab_engine::{FileStorage, Problem};
+use crashlab_format::inspect::Image;
+use crashlab_format::Error;
 use crashlab_sim::input::Refusal;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -70,13 +71,23 @@ pub const UNREADABLE: u8 = 2;
 
 /// Why a command stopped early.
 enum Failure {
-    Read(Error),
+    /// The file could not be read (the reason, in a user's words).
+    Read(String),
     Write(io::Error),
 }
 
 impl From<Error> for Failure {
     fn from(e: Error) -> Failure {
-        Failure::Read(e)
+        Failure::Read(describe(&e))
+    }
+}
+
+impl From<crashlab_engine::Error> for Failure {
+    fn from(e: crashlab_engine::Error) -> Failure {
+        Failure::Read(match e {
+            crashlab_engine::Error::Corrupted { reason, .. } => reason.to_string(),
+            e => e.to_string(),
+        })
     }
 }
 
@@ -118,7 +129,7 @@ pub fn run_to(cmd: &DbCommand, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     };
     match outcome {
         Ok(code) => code,
-        Err(Failure::Read(e)) => complain(err, file, &format!("cannot read: {}", describe(&e))),
+        Err(Failure::Read(why)) => complain(err, file, &format!("cannot read: {why}")),
         // The reader went away (`| head`): nothing is wrong with the file.
         Err(Failure::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => CLEAN,
         Err(Failure::Write(e)) => complain(err, file, &format!("cannot write the output: {e}")),
@@ -153,7 +164,7 @@ fn open(file: &Path) -> Result<Image, String> {
     })
 }
 
-/// An engine error in a sentence that does not repeat the page a caller already names.
+/// A format error in a sentence that does not repeat the page a caller already names.
 fn describe(e: &Error) -> String {
     match e {
         Error::Corrupted { reason, .. } => reason.to_string(),

@@ -1,11 +1,11 @@
 //! `crashlab db pages`: one line per page or run of pages; `--page N`: one page in full.
 
 use super::{describe, report_damage, show, Outcome, CLEAN, UNREADABLE};
-use crashlab_engine::inspect::{self, Image, PageBody, PageMap, PageRun, PageUse};
-use crashlab_engine::meta::Meta;
-use crashlab_engine::node::{BranchItem, Child, LeafItem, BUCKET_HEADER_SIZE};
-use crashlab_engine::page::{self, PAGE_HEADER_SIZE};
-use crashlab_engine::{Error, PageId};
+use crashlab_format::inspect::{self, Image, PageBody, PageMap, PageRun, PageUse};
+use crashlab_format::meta::Meta;
+use crashlab_format::node::{BranchItem, Child, LeafItem, BUCKET_HEADER_SIZE};
+use crashlab_format::page::{self, PAGE_HEADER_SIZE};
+use crashlab_format::{Error, PageId};
 use std::io::Write;
 
 /// Key and value bytes shown per element of `--page`.

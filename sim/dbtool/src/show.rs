@@ -1,8 +1,8 @@
 //! Bytes and names for people. Every form is unambiguous, and bucket names have no spaces, so
 //! the columns of `pages` and `stats` split on whitespace.
 
-use crashlab_engine::inspect::hex;
 use crashlab_engine::PageId;
+use crashlab_format::inspect::hex;
 
 /// A key or value: `"text"` when every byte is printable ASCII other than `"` and `\`, else
 /// `0x` and hex; at most `max` bytes, then `…` when some were left out.

@@ -2,7 +2,7 @@
 //! one line per bucket with its tree depth.
 
 use super::{report_damage, show, Outcome};
-use crashlab_engine::inspect::{self, Image, NodeUsage, Stats};
+use crashlab_format::inspect::{self, Image, NodeUsage, Stats};
 use std::io::{self, Write};
 
 pub(super) fn print(image: &Image, out: &mut dyn Write, err: &mut dyn Write) -> Outcome {

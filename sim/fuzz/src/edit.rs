@@ -117,7 +117,7 @@ impl Op {
     pub fn write(at: u64, bytes: &[u8]) -> Op {
         Op::Write {
             at,
-            hex: crashlab_engine::inspect::hex(bytes),
+            hex: crashlab_format::inspect::hex(bytes),
         }
     }
 

@@ -6,12 +6,12 @@
 //! The parse trusts nothing it reads either (a base is a file like any other): every offset is
 //! bounds-checked, each page is entered once, and nothing recurses.
 
-use crashlab_engine::meta::{Meta, META_SIZE};
-use crashlab_engine::page::{
+use crashlab_format::meta::{Meta, META_SIZE};
+use crashlab_format::page::{
     read_u16, read_u32, read_u64, ELEMENT_SIZE, FLAG_BRANCH, FLAG_FREELIST, FLAG_LEAF,
     LEAF_FLAG_BUCKET, PAGE_HEADER_SIZE,
 };
-use crashlab_engine::types::PageId;
+use crashlab_format::types::PageId;
 use std::collections::{BTreeMap, BTreeSet};
 
 const HEADER: u64 = PAGE_HEADER_SIZE as u64;

@@ -4,8 +4,8 @@
 
 use crate::edit::unhex;
 use crate::rng::FuzzRng;
-use crashlab_engine::inspect::{hex, Dump};
 use crashlab_engine::{Bucket, Db, ReadTx, Result};
+use crashlab_format::inspect::{hex, Dump};
 use std::collections::BTreeMap;
 
 /// Bucket names from the top level down; the root bucket is the empty path.
@@ -225,7 +225,7 @@ fn walk(b: &Bucket<'_>, bounds: ReadBounds, backward: bool) -> Result<Walked> {
             return Ok(Walked::Runaway);
         }
         if seen <= bounds.items {
-            out.push(it);
+            out.push(it.to_item());
         }
         item = if backward { c.prev()? } else { c.next()? };
     }
@@ -259,7 +259,7 @@ fn probe(
     keys.push(rng.bytes_in(1, 12));
     for k in keys {
         let want_get = sorted.get(k.as_slice()).and_then(|v| (*v).clone());
-        let got = b.get(&k)?;
+        let got = b.get(&k)?.map(|v| v.to_vec());
         if got != want_get {
             reading.disagreements.push(format!(
                 "bucket {}: get {} disagrees with the walk",
@@ -268,7 +268,7 @@ fn probe(
             ));
         }
         let want_seek = sorted.range(k.as_slice()..).next().map(|(k, _)| k.to_vec());
-        let got = b.cursor().seek(&k)?.map(|(k, _)| k);
+        let got = b.cursor().seek(&k)?.map(|e| e.key().to_vec());
         if got != want_seek {
             reading.disagreements.push(format!(
                 "bucket {}: seek {} disagrees with the walk",

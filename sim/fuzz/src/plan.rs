@@ -6,9 +6,9 @@
 use crate::edit::unhex;
 use crate::model::{Contents, Path};
 use crate::rng::FuzzRng;
-use crashlab_engine::inspect::hex;
 use crashlab_engine::limits::MAX_KEY_SIZE;
 use crashlab_engine::{Result, WriteTx};
+use crashlab_format::inspect::hex;
 use serde::{Deserialize, Serialize};
 
 /// Most deletes in one commit.

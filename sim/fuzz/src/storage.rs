@@ -6,9 +6,9 @@
 //! crash test: every write is durable at once).
 
 use crate::image::FileImage;
-use crashlab_engine::meta::Meta;
-use crashlab_engine::page::{read_u16, FLAG_META};
 use crashlab_engine::Storage;
+use crashlab_format::meta::Meta;
+use crashlab_format::page::{read_u16, FLAG_META};
 use serde::{Deserialize, Serialize};
 use std::io;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};

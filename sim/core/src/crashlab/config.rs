@@ -164,7 +164,7 @@ fn parse_options(s: &str) -> Result<Options, String> {
             _ => return Err(format!("unknown option `{k}`")),
         }
     }
-    if !crashlab_engine::page::page_size_valid(o.page_size) {
+    if !crashlab_format::page::page_size_valid(o.page_size) {
         return Err(format!(
             "page_size {} is not a power of two in [512, 65536]",
             o.page_size

@@ -96,9 +96,11 @@ impl Engine for CrashlabDb {
 
     fn get(&self, path: &Path, key: &Name) -> Result<Option<Vec<u8>>, EngineError> {
         let refs = path_refs(path);
-        let got = self
-            .db
-            .view(|tx| tx.bucket_path(&refs)?.map(|b| b.get(&key.0)).transpose())?;
+        let got = self.db.view(|tx| {
+            tx.bucket_path(&refs)?
+                .map(|b| owned(b.get(&key.0)))
+                .transpose()
+        })?;
         Ok(got.flatten())
     }
 
@@ -124,7 +126,7 @@ impl Engine for CrashlabDb {
     ) -> Result<Option<Vec<u8>>, EngineError> {
         let got = tx
             .bucket_path_mut(&path_refs(path))
-            .and_then(|b| b.map(|b| b.get(&key.0)).transpose())?;
+            .and_then(|b| b.map(|b| owned(b.get(&key.0))).transpose())?;
         Ok(got.flatten())
     }
 
@@ -250,4 +252,11 @@ pub(crate) fn engine_apply(tx: &mut WriteTx<'_>, op: &Op) -> Result<(), Error> {
         Op::NextSequence { path } => next_sequence(tx, path).map(drop),
         other => unreachable!("{other} is not a data operation"),
     }
+}
+
+/// A value read from the engine, copied out of the transaction it borrows from.
+fn owned(
+    got: crashlab_engine::Result<Option<crashlab_engine::Value<'_>>>,
+) -> crashlab_engine::Result<Option<Vec<u8>>> {
+    got.map(|v| v.map(|v| v.to_vec()))
 }

@@ -11,7 +11,7 @@ pub(crate) fn list_bucket(b: &Bucket<'_>) -> Result<Listing, Error> {
     let mut out = Vec::new();
     let mut it = c.first()?;
     while let Some(item) = it {
-        out.push(item);
+        out.push(item.to_item());
         it = c.next()?;
     }
     Ok(out)
@@ -32,10 +32,10 @@ pub(crate) fn read_range(mut c: Cursor<'_>, range: &KeyRange) -> Result<Listing,
     };
     let mut out = Vec::new();
     while let Some(item) = it {
-        if out.len() >= limit || !range.contains(&item.0) {
+        if out.len() >= limit || !range.contains(item.key()) {
             break;
         }
-        out.push(item);
+        out.push(item.to_item());
         it = if range.reverse { c.prev()? } else { c.next()? };
     }
     Ok(out)

@@ -7,9 +7,9 @@ use crate::edit::{Edit, MutationKind, Op};
 use crate::image::FileImage;
 use crate::layout::Layout;
 use crate::rng::FuzzRng;
-use crashlab_engine::meta::{Meta, META_SIZE};
-use crashlab_engine::page::{PAGE_HEADER_SIZE, PAGE_SIZE_MAX, PAGE_SIZE_MIN};
-use crashlab_engine::types::{PageId, TxId};
+use crashlab_format::meta::{Meta, META_SIZE};
+use crashlab_format::page::{PAGE_HEADER_SIZE, PAGE_SIZE_MAX, PAGE_SIZE_MIN};
+use crashlab_format::types::{PageId, TxId};
 
 /// A byte offset to damage: inside a node page half the time, else anywhere in use.
 fn offset(t: &Target<'_>, rng: &mut FuzzRng) -> u64 {
@@ -61,8 +61,8 @@ pub(super) fn byte_write(t: &Target<'_>, rng: &mut FuzzRng) -> Edit {
 /// `Meta::encode`, so that no sanity check the engine may keep there stands between a mutation
 /// and the field value it wants (a txid of 2^64 - 1, a page size of 0).
 pub(super) fn meta_bytes(m: &Meta) -> [u8; META_SIZE] {
-    use crashlab_engine::meta::{fnv1a64, MAGIC, VERSION};
-    use crashlab_engine::page::{write_u32 as put32, write_u64 as put64};
+    use crashlab_format::meta::{fnv1a64, MAGIC, VERSION};
+    use crashlab_format::page::{write_u32 as put32, write_u64 as put64};
     let mut b = [0u8; META_SIZE];
     put32(&mut b, 0, MAGIC);
     put32(&mut b, 4, VERSION);

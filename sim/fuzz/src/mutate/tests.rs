@@ -60,8 +60,8 @@ fn every_kind_is_drawn_and_edits_replay_to_the_same_bytes() {
 
 #[test]
 fn meta_edits_keep_the_checksum_valid() {
-    use crashlab_engine::meta::Meta;
-    use crashlab_engine::types::PageId;
+    use crashlab_format::meta::Meta;
+    use crashlab_format::types::PageId;
     let mut pool = pool();
     let file = pool.get(&Base::Generated { seed: 3 }).unwrap();
     let l = file.layout.as_ref().unwrap();
@@ -109,8 +109,8 @@ fn deep_stacks_of_mutations_never_panic_the_mutators() {
 
 #[test]
 fn meta_bytes_are_the_engines_encoding() {
-    use crashlab_engine::meta::Meta;
-    use crashlab_engine::types::TxId;
+    use crashlab_format::meta::Meta;
+    use crashlab_format::types::TxId;
     for txid in [0, 1, 7, 1 << 40] {
         let m = Meta::fresh(4096, TxId(txid));
         assert_eq!(file::meta_bytes(&m), m.encode());

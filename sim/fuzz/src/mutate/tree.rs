@@ -5,7 +5,7 @@ use super::{page_value, u16_value, u32_value, write_u16, write_u32, write_u64, T
 use crate::edit::{Edit, MutationKind, Op};
 use crate::layout::{Layout, NodeImage};
 use crate::rng::FuzzRng;
-use crashlab_engine::page::{FLAG_BRANCH, FLAG_FREELIST, FLAG_LEAF, FLAG_META};
+use crashlab_format::page::{FLAG_BRANCH, FLAG_FREELIST, FLAG_LEAF, FLAG_META};
 
 /// Little-endian u64 (or shorter) at `at` of the damaged file; 0 past the end.
 pub(super) fn read_le(t: &Target<'_>, at: u64, width: usize) -> u64 {

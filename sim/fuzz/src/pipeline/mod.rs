@@ -23,9 +23,9 @@ use crate::outcome::{judge_error, Counts, Failure, FailureKind, Outcome};
 use crate::plan::{Plan, PlanText};
 use crate::rng::FuzzRng;
 use crate::storage::{Control, FuzzStorage};
-use crashlab_engine::inspect::{self, Dump, Image};
-use crashlab_engine::page::PAGE_SIZE_MIN;
 use crashlab_engine::{Db, Error, FreelistKind, Options, PageId, Problem};
+use crashlab_format::inspect::{self, Dump, Image};
+use crashlab_format::page::PAGE_SIZE_MIN;
 use serde::{Deserialize, Serialize};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -166,13 +166,14 @@ impl Run<'_> {
     fn inspect(&mut self) -> Step<Before> {
         let mut before = Before::default();
         self.stage = "inspect-open";
-        let Some(image) = self.ok(Image::open(self.storage.clone()))? else {
+        let image = Image::open(self.storage.clone()).map_err(Error::from);
+        let Some(image) = self.ok(image)? else {
             return Ok(before);
         };
         self.counts.bump("inspect-opened");
         before.page_size = image.page_size();
         self.stage = "inspect-check";
-        let problems = inspect::check(&image);
+        let problems = Db::check_image(&image);
         before.problems = self.ok(problems)?.map(|p| p.len());
         match before.problems {
             Some(0) => self.counts.bump("inspect-clean"),
@@ -180,13 +181,13 @@ impl Run<'_> {
             None => {}
         }
         self.stage = "inspect-stats";
-        let stats = inspect::stats(&image);
+        let stats = inspect::stats(&image).map_err(Error::from);
         self.ok(stats)?;
         self.stage = "inspect-pages";
-        let map = inspect::page_map(&image);
+        let map = inspect::page_map(&image).map_err(Error::from);
         self.ok(map)?;
         self.stage = "inspect-dump";
-        let dump = inspect::dump(&image);
+        let dump = inspect::dump(&image).map_err(Error::from);
         before.dump = self.ok(dump)?.map(|(d, _)| d);
         self.stage = "inspect-page";
         let file_pages = image.file_pages();
@@ -195,7 +196,7 @@ impl Run<'_> {
             ids.push(self.rng.below(file_pages.max(1)));
         }
         for id in ids {
-            match inspect::page_detail(&image, PageId(id)) {
+            match inspect::page_detail(&image, PageId(id)).map_err(Error::from) {
                 Ok(_) => {}
                 // Asked for a page past the end: naming it is the answer, not a wrong page.
                 Err(e) if id >= file_pages => self

@@ -11,8 +11,8 @@ use super::{Before, Run, Step};
 use crate::model::{self, show, Contents, Path};
 use crate::outcome::{Failure, FailureKind};
 use crate::plan::Plan;
-use crashlab_engine::inspect::{self, hex, Dump, Image};
 use crashlab_engine::{Db, Options, Problem};
+use crashlab_format::inspect::{self, hex, Dump, Image};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What the commits of one input acknowledged.
@@ -99,7 +99,8 @@ impl Run<'_> {
     fn after(&mut self) -> Step<After> {
         self.stage = "verify-inspect";
         let inspected = Image::open(self.storage.clone())
-            .and_then(|i| Ok((inspect::check(&i)?, inspect::dump(&i)?.0)));
+            .map_err(crashlab_engine::Error::from)
+            .and_then(|i| Ok((Db::check_image(&i)?, inspect::dump(&i)?.0)));
         let (problems, dump) = match inspected {
             Ok((p, d)) => (Ok(p), Some(d)),
             Err(e) => {
@@ -281,7 +282,7 @@ fn lost_keys(before: &Dump, after: &Dump, touched: &BTreeSet<(String, String)>) 
 fn read_back(db: &Db, path: &Path, key: &[u8]) -> Result<Option<Vec<u8>>, String> {
     let names: Vec<&[u8]> = path.iter().map(Vec::as_slice).collect();
     let r = db.view(|tx| match tx.bucket_path(&names)? {
-        Some(b) => b.get(key),
+        Some(b) => Ok(b.get(key)?.map(|v| v.to_vec())),
         None => Ok(None),
     });
     r.map_err(|e| e.to_string())

@@ -5,8 +5,8 @@
 
 use super::walk::{Visitor, Walk};
 use super::Image;
-use crate::check::Problem;
 use crate::error::Result;
+use crate::problem::Problem;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -50,7 +50,7 @@ impl Visitor for Keys {
 /// what could be read and misses what lies under the damaged pages.
 pub fn dump(image: &Image) -> Result<(Dump, Vec<Problem>)> {
     let mut keys = Keys::default();
-    let walk = super::walk::walk(image.pager(), &image.meta(), &mut keys)?;
+    let walk = super::walk::walk(image.reader(), &image.meta(), &mut keys)?;
     let mut dump = Dump {
         page_size: image.page_size(),
         ..Dump::default()

@@ -1,5 +1,13 @@
-use super::*;
-use crate::{Db, MemStorage, Options};
+//! The inspection views of `crashlab_format::inspect` on files this engine writes: a dump, the
+//! page map, statistics, damaged metas and freelist pages, and the engine's check of an image.
+
+use crashlab_engine::{Db, MemStorage, Options};
+use crashlab_format::inspect::*;
+use crashlab_format::{Error, PageId, Result};
+
+fn check(image: &Image) -> crashlab_engine::Result<Vec<crashlab_engine::Problem>> {
+    Db::check_image(image)
+}
 
 const PS: u32 = 512;
 

@@ -51,7 +51,7 @@ pub(crate) struct Survey {
 
 impl Survey {
     pub fn take(image: &Image, visitor: &mut dyn Visitor) -> Result<Survey> {
-        let mut walk = walk(image.pager(), &image.meta(), visitor)?;
+        let mut walk = walk(image.reader(), &image.meta(), visitor)?;
         let free = FreeState::read(image, &walk.reached, &mut walk.report)?;
         Ok(Survey { walk, free })
     }

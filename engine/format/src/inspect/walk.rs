@@ -9,13 +9,13 @@
 //! over its pages, and memory follows the pages read, not the high-water mark a meta claims.
 
 use crate::bucket::{decode_header, BucketRoot};
-use crate::check::{e_page, reason_at, Problem, Report};
 use crate::error::{Error, Result};
 use crate::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
 use crate::meta::Meta;
 use crate::node::{Body, Child, LeafItem, Node};
-use crate::pager::Pager;
 use crate::pageset::PageSet;
+use crate::problem::{e_page, reason_at, Problem, Report};
+use crate::read::PageReader;
 use crate::types::{PageId, PageSpan};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -81,14 +81,14 @@ impl Buckets {
 }
 
 /// A branch or leaf page the walk entered.
-pub(crate) struct PageVisit<'n> {
+pub struct PageVisit<'n> {
     pub span: PageSpan,
     pub node: &'n Node,
     pub bucket: usize,
 }
 
 /// What a view collects during the walk.
-pub(crate) trait Visitor {
+pub trait Visitor {
     fn page(&mut self, _visit: &PageVisit<'_>) {}
     /// A plain key of bucket `bucket`.
     fn item(&mut self, _bucket: usize, _key: &[u8], _value: &[u8]) {}
@@ -96,7 +96,7 @@ pub(crate) trait Visitor {
 
 impl Visitor for () {}
 
-pub(crate) struct Walk {
+pub struct Walk {
     pub buckets: Buckets,
     /// Branch, leaf and overflow pages entered, and damaged pages referenced.
     pub reached: PageSet,
@@ -123,7 +123,7 @@ enum Work {
 
 /// Walk every bucket of the snapshot `meta` (whose high-water mark the caller checked against
 /// the file length).
-pub(crate) fn walk(pager: &Pager, meta: &Meta, visitor: &mut dyn Visitor) -> Result<Walk> {
+pub fn walk(pager: &PageReader, meta: &Meta, visitor: &mut dyn Visitor) -> Result<Walk> {
     let root = BucketInfo {
         parent: None,
         name: Vec::new(),
@@ -178,7 +178,7 @@ impl Walk {
 
     fn enter(
         &mut self,
-        pager: &Pager,
+        pager: &PageReader,
         high_water: PageId,
         (id, bucket, level, from): (PageId, usize, usize, PageId),
         visitor: &mut dyn Visitor,
@@ -193,7 +193,7 @@ impl Walk {
             return Ok(());
         }
         let node = match pager.node(id, high_water, from) {
-            Ok(node) => node,
+            Ok(node) => Arc::new(node),
             Err(e @ Error::Io { .. }) => return Err(e),
             Err(e) => {
                 let at = e_page(&e).unwrap_or(id);
@@ -310,7 +310,7 @@ impl Walk {
 }
 
 /// Pages in `[2, high_water)` not in `reached`, as runs.
-pub(crate) fn unreached(reached: &PageSet, high_water: PageId) -> PageSet {
+pub fn unreached(reached: &PageSet, high_water: PageId) -> PageSet {
     let mut out = PageSet::new();
     for gap in reached.gaps(PageId(2), high_water) {
         out.insert(gap.start, gap.end());

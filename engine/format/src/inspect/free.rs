@@ -9,12 +9,12 @@
 
 use super::walk::{unreached, walk};
 use super::Image;
-use crate::check::{reason_at, Report};
 use crate::error::{Error, Result};
 use crate::freelist;
 use crate::meta::Meta;
 use crate::page::PageKind;
 use crate::pageset::PageSet;
+use crate::problem::{reason_at, Report};
 use crate::types::{PageId, PageSpan};
 
 pub(crate) struct FreeState {
@@ -62,7 +62,7 @@ impl FreeState {
             // past the file's are not the file's to describe.
             return Ok(());
         }
-        let old = walk(image.pager(), previous, &mut ())?;
+        let old = walk(image.reader(), previous, &mut ())?;
         let mut used = old.reached;
         if previous.has_freelist() {
             if let (Some(s), _) = read_freelist(image, previous, &mut Report::default())? {
@@ -81,7 +81,7 @@ fn read_freelist(
     meta: &Meta,
     report: &mut Report,
 ) -> Result<(Option<PageSpan>, Vec<PageId>)> {
-    let pager = image.pager();
+    let pager = image.reader();
     let page = meta.freelist;
     let buf = match pager.read_span(page, meta.high_water, &[PageKind::Freelist]) {
         Ok(buf) => buf,

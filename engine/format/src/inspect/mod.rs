@@ -1,21 +1,6 @@
 //! Read-only inspection of a database file that is not trusted to be well formed: both metas, a
-//! map of every page, statistics, a full dump and the engine's `check`. `crashlab db` prints
-//! these.
-//!
-//! ```
-//! use crashlab_engine::inspect::{self, Image};
-//! use crashlab_engine::{Db, MemStorage, Options};
-//!
-//! let mem = MemStorage::new();
-//! let db = Db::open(mem.clone(), Options::default())?;
-//! db.update(|tx| tx.create_bucket(b"users")?.put(b"alice", b"1"))?;
-//! drop(db);
-//! let image = Image::open(mem)?;
-//! let (dump, problems) = inspect::dump(&image)?;
-//! assert!(problems.is_empty());
-//! assert_eq!(dump.buckets["7573657273"]["616c696365"], "31");
-//! # Ok::<(), crashlab_engine::Error>(())
-//! ```
+//! map of every page, statistics and a full dump. `crashlab db` prints these; the engine's own
+//! `check` of such a file is `crashlab_engine::Db::check_image`.
 //!
 //! Invariants:
 //! - Nothing here writes to the storage.
@@ -37,27 +22,23 @@
 //! [`MAX_TREE_DEPTH`]: crate::limits::MAX_TREE_DEPTH
 //! [`MAX_BUCKET_DEPTH`]: crate::limits::MAX_BUCKET_DEPTH
 
-mod check;
 mod dump;
 mod free;
 mod pages;
 mod stats;
 mod survey;
-#[cfg(test)]
-mod tests;
 mod walk;
 
-pub use check::check;
 pub use dump::{dump, hex, Dump};
 pub use pages::{page_detail, page_map, PageBody, PageDetail, PageMap, PageRun, PageUse};
 pub use stats::{stats, NodeUsage, Stats};
-pub use walk::{BucketInfo, Buckets};
+pub use walk::{unreached, walk, BucketInfo, Buckets, PageVisit, Visitor, Walk};
 
-use crate::db::{choose_meta, detect_page_size, read_slots};
 use crate::error::{Error, Result};
 use crate::meta::{Meta, META_SIZE};
 use crate::page::PAGE_HEADER_SIZE;
-use crate::pager::Pager;
+use crate::read::PageReader;
+use crate::read::{choose_meta, detect_page_size, read_slots};
 use crate::storage::Storage;
 use crate::types::PageId;
 use std::sync::Arc;
@@ -85,7 +66,7 @@ impl MetaSlot {
 /// An opened database file: its page size, both metas and the one in use.
 pub struct Image {
     storage: Arc<dyn Storage>,
-    pager: Pager,
+    reader: PageReader,
     file_len: u64,
     slots: [MetaSlot; 2],
     meta: Meta,
@@ -93,7 +74,7 @@ pub struct Image {
 }
 
 impl Image {
-    /// Read the metas of `storage` and choose one as [`crate::Db::open`] would. Fails with
+    /// Read the metas of `storage` and choose one as the engine's open would. Fails with
     /// `Truncated` (empty, or shorter than the high-water mark), `NoValidMeta` or `Io`.
     pub fn open(storage: impl Storage + 'static) -> Result<Image> {
         let storage: Arc<dyn Storage> = Arc::new(storage);
@@ -121,10 +102,10 @@ impl Image {
         } else {
             PageId(1)
         };
-        let pager = Pager::new(Box::new(storage.clone()), page_size, 0);
+        let reader = PageReader::new(Box::new(storage.clone()), page_size);
         Ok(Image {
             storage,
-            pager,
+            reader,
             file_len,
             slots,
             meta,
@@ -133,7 +114,7 @@ impl Image {
     }
 
     pub fn page_size(&self) -> u32 {
-        self.pager.page_size()
+        self.reader.page_size()
     }
 
     pub fn file_len(&self) -> u64 {
@@ -166,11 +147,13 @@ impl Image {
         (meta.txid < self.meta.txid).then_some(meta)
     }
 
-    pub(crate) fn pager(&self) -> &Pager {
-        &self.pager
+    /// The untrusting reader of the file's pages (it caches nothing).
+    pub fn reader(&self) -> &PageReader {
+        &self.reader
     }
 
-    pub(crate) fn storage(&self) -> Arc<dyn Storage> {
+    /// The storage the image reads.
+    pub fn storage(&self) -> Arc<dyn Storage> {
         self.storage.clone()
     }
 }

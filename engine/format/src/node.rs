@@ -16,7 +16,8 @@
 //! sizes, branch children written first): a node assembled from a damaged tree can fail a
 //! commit, never be written as a page no reader could decode.
 
-use crate::error::{Corruption, Error, Result};
+use crate::corruption::Corruption;
+use crate::error::{Error, Result};
 use crate::page::{
     self, PageHeader, PageKind, ELEMENT_SIZE, FLAG_BRANCH, FLAG_LEAF, LEAF_FLAG_BUCKET,
     PAGE_HEADER_SIZE,

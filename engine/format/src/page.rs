@@ -12,7 +12,11 @@
 //! Invariants: a decoded header's `flags` is a single known type; `overflow` never reaches past
 //! the high-water mark (checked by callers that know it).
 
-use crate::error::{Corruption, Error, Result};
+use crate::corruption::Corruption;
+use crate::error::{Error, Result};
+pub use crate::kind::{
+    PageKind, ELEMENT_SIZE, FLAG_BRANCH, FLAG_FREELIST, FLAG_LEAF, FLAG_META, LEAF_FLAG_BUCKET,
+};
 use crate::types::PageId;
 
 pub const PAGE_HEADER_SIZE: usize = 16;
@@ -21,57 +25,6 @@ pub const PAGE_HEADER_SIZE: usize = 16;
 /// allocation small; the lower bound leaves room for a meta page and a few elements.
 pub const PAGE_SIZE_MIN: u32 = 512;
 pub const PAGE_SIZE_MAX: u32 = 65536;
-
-pub const FLAG_BRANCH: u16 = 0x01;
-pub const FLAG_LEAF: u16 = 0x02;
-pub const FLAG_META: u16 = 0x04;
-pub const FLAG_FREELIST: u16 = 0x10;
-
-/// Leaf element flag: the value is a bucket header (a sub-bucket), not user data.
-pub const LEAF_FLAG_BUCKET: u32 = 0x01;
-
-/// Size of a branch or leaf element header.
-pub const ELEMENT_SIZE: usize = 16;
-
-/// The type of a page, decoded from its flags.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PageKind {
-    Branch,
-    Leaf,
-    Meta,
-    Freelist,
-}
-
-impl PageKind {
-    pub fn flags(self) -> u16 {
-        match self {
-            PageKind::Branch => FLAG_BRANCH,
-            PageKind::Leaf => FLAG_LEAF,
-            PageKind::Meta => FLAG_META,
-            PageKind::Freelist => FLAG_FREELIST,
-        }
-    }
-
-    /// bbolt compares flags with `==`: a page carries exactly one type flag.
-    pub fn from_flags(flags: u16) -> Option<PageKind> {
-        match flags {
-            FLAG_BRANCH => Some(PageKind::Branch),
-            FLAG_LEAF => Some(PageKind::Leaf),
-            FLAG_META => Some(PageKind::Meta),
-            FLAG_FREELIST => Some(PageKind::Freelist),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            PageKind::Branch => "branch",
-            PageKind::Leaf => "leaf",
-            PageKind::Meta => "meta",
-            PageKind::Freelist => "freelist",
-        }
-    }
-}
 
 /// A decoded page header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,6 +86,32 @@ impl PageHeader {
 /// Whether `size` is an accepted page size.
 pub fn page_size_valid(size: u32) -> bool {
     size.is_power_of_two() && (PAGE_SIZE_MIN..=PAGE_SIZE_MAX).contains(&size)
+}
+
+/// Where an encoder appends bytes: a `Vec<u8>`, or a buffer of the caller's that counts its own
+/// growth (the engine's pre-sized buffers).
+pub trait ByteSink {
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    fn extend_from_slice(&mut self, bytes: &[u8]);
+    /// Append zero bytes up to `len` (nothing if already that long).
+    fn zero_fill_to(&mut self, len: usize);
+}
+
+impl ByteSink for Vec<u8> {
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        Vec::extend_from_slice(self, bytes);
+    }
+    fn zero_fill_to(&mut self, len: usize) {
+        if len > Vec::len(self) {
+            self.resize(len, 0);
+        }
+    }
 }
 
 // Little-endian field access. Callers guarantee bounds (asserted: a violation is a programmer

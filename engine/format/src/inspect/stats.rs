@@ -4,8 +4,8 @@
 use super::survey::{PageUse, Survey};
 use super::walk::{Buckets, PageVisit, Visitor};
 use super::Image;
-use crate::check::Problem;
 use crate::error::Result;
+use crate::problem::Problem;
 use crate::types::PageId;
 
 /// Branch or leaf nodes: how many, how many pages, how full.

@@ -8,9 +8,8 @@
 //! variant; the `Display` text is for people and stays stable, because the simulator hashes it
 //! into trace hashes.
 
-use crate::freelist::FreeRefusal;
+use crate::kind::PageKind;
 use crate::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
-use crate::page::PageKind;
 use crate::types::PageId;
 
 /// Which bound of a parent's range a child's keys break.
@@ -20,6 +19,35 @@ pub enum RangeEdge {
     Below,
     /// A key at or above the next separator.
     AtOrAbove,
+}
+
+/// Why a page could not be freed: it is a meta page, or already free or pending. Only a tree
+/// that references a page twice makes a commit free one again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FreeRefusal {
+    MetaPage(PageId),
+    AlreadyFree(PageId),
+    AlreadyPending(PageId),
+}
+
+impl FreeRefusal {
+    pub fn page(self) -> PageId {
+        match self {
+            FreeRefusal::MetaPage(p)
+            | FreeRefusal::AlreadyFree(p)
+            | FreeRefusal::AlreadyPending(p) => p,
+        }
+    }
+}
+
+impl std::fmt::Display for FreeRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FreeRefusal::MetaPage(p) => write!(f, "cannot free meta page {p}"),
+            FreeRefusal::AlreadyFree(p) => write!(f, "page {p} already freed (it is free)"),
+            FreeRefusal::AlreadyPending(p) => write!(f, "page {p} already freed (it is pending)"),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -130,7 +158,7 @@ pub enum Corruption {
     // --- Freelist pages.
     #[error(
         "expected freelist flags {:#06x}, found {flags:#06x}",
-        crate::page::FLAG_FREELIST
+        crate::kind::FLAG_FREELIST
     )]
     FreelistFlags { flags: u16 },
     #[error("freelist count escape without a count")]

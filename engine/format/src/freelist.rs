@@ -19,10 +19,10 @@
 //! more than [`MAX_FREE_IDS`] ids; on success its ids are ascending, unique, >= 2 and below the
 //! high-water mark.
 
-use crate::error::{Corruption, Error, Result};
+use crate::corruption::Corruption;
+use crate::error::{Error, Result};
 use crate::limits::MAX_FREE_IDS;
-use crate::page::{read_u64, PageHeader, FLAG_FREELIST, PAGE_HEADER_SIZE};
-use crate::presize::SizedBuf;
+use crate::page::{read_u64, ByteSink, PageHeader, FLAG_FREELIST, PAGE_HEADER_SIZE};
 use crate::types::PageId;
 
 /// `count` field value meaning "the real count is the first u64 of the data".
@@ -55,15 +55,15 @@ pub fn page_count_for(id_count: u64, page_size: u32) -> u64 {
 pub fn encode_page(start: PageId, ids: &[PageId], page_size: u32) -> Vec<u8> {
     let pages = page_count_for(ids.len() as u64, page_size);
     let len = usize::try_from(pages * u64::from(page_size)).expect("freelist page fits memory");
-    let mut buf = SizedBuf::with_capacity(len);
+    let mut buf = Vec::with_capacity(len);
     encode_page_into(&mut buf, start, ids, page_size, pages);
-    buf.into_vec()
+    buf
 }
 
 /// Append the freelist page for `ids` at `start` to `buf`, spread over `pages` pages (at least
 /// `page_count_for(ids.len())`; the header's overflow says `pages - 1`), zero-filled to the end.
 pub fn encode_page_into(
-    buf: &mut SizedBuf,
+    buf: &mut impl ByteSink,
     start: PageId,
     ids: &[PageId],
     page_size: u32,

@@ -19,7 +19,8 @@
 //! `root` and `freelist` (unless the sentinel) lie in `[2, pgid)`. bbolt checks only the first
 //! three; the range checks keep a checksum-valid but nonsensical meta from steering reads.
 
-use crate::error::{Corruption, Error, Result};
+use crate::corruption::Corruption;
+use crate::error::{Error, Result};
 use crate::page::{self, PageHeader, FLAG_META, PAGE_HEADER_SIZE};
 use crate::types::{PageId, TxId};
 

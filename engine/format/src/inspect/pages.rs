@@ -5,12 +5,13 @@ pub use super::survey::PageUse;
 use super::survey::Survey;
 use super::walk::{Buckets, PageVisit, Visitor};
 use super::Image;
-use crate::check::Problem;
-use crate::error::{Corruption, Error, Result};
+use crate::corruption::Corruption;
+use crate::error::{Error, Result};
 use crate::freelist;
 use crate::meta::Meta;
 use crate::node::{Body, BranchItem, LeafItem, Node};
 use crate::page::{PageHeader, PageKind};
+use crate::problem::Problem;
 use crate::types::PageId;
 use std::collections::BTreeMap;
 
@@ -189,7 +190,7 @@ pub enum PageBody {
 /// Page `id` as it is in the file, whatever the metas say about it (it may lie past the
 /// high-water mark). Fails when it lies past the end of the file or a read fails.
 pub fn page_detail(image: &Image, id: PageId) -> Result<PageDetail> {
-    let pager = image.pager();
+    let pager = image.reader();
     if id.0 >= image.file_pages() {
         let pages = image.file_pages();
         return Err(Error::corrupted(id, Corruption::PastFileEnd { pages }));
@@ -216,7 +217,7 @@ pub fn page_detail(image: &Image, id: PageId) -> Result<PageDetail> {
 /// A branch, leaf or freelist page with its overflow pages, decoded.
 fn decode_span(image: &Image, id: PageId, kind: PageKind) -> Result<PageBody> {
     let end_of_file = PageId(image.file_pages());
-    let buf = image.pager().read_span(id, end_of_file, &[kind])?;
+    let buf = image.reader().read_span(id, end_of_file, &[kind])?;
     if kind == PageKind::Freelist {
         let ids = freelist::decode_page(&buf, id, image.meta().high_water)?;
         return Ok(PageBody::Freelist(ids));

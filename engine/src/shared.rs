@@ -1,0 +1,141 @@
+//! What a database's transactions share: the page cache, the options, the published meta with
+//! the open readers, the writer's state (the freelist) and the counters. [`Db`](crate::Db) owns
+//! one, with the batch front end on top; transactions and the commit protocol reach it and
+//! nothing above it.
+//!
+//! Concurrency: one writer at a time (the `writer` mutex, held by the write transaction for its
+//! whole life, guards the freelist); any number of readers. A reader registers its snapshot's
+//! txid under the `published` lock, so the writer's view of open readers (used to release
+//! pending pages) and the current meta change atomically.
+
+use crate::counters::Counters;
+use crate::error::{Error, Result};
+use crate::freelist::{Freelist, FreelistCounters};
+use crate::options::Options;
+use crate::pager::Pager;
+use crashlab_format::meta::Meta;
+use crashlab_format::types::{PageSpan, TxId};
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
+
+pub(crate) struct Published {
+    pub meta: Meta,
+    /// Open readers by the txid of their snapshot, with how many share it.
+    pub readers: BTreeMap<TxId, usize>,
+}
+
+pub(crate) struct WriterState {
+    pub freelist: Freelist,
+    /// The pages of the persisted freelist the current meta points at.
+    pub freelist_span: Option<PageSpan>,
+    pub file_len: u64,
+    pub latched: Option<String>,
+}
+
+pub(crate) struct Shared {
+    pub pager: Pager,
+    pub options: Options,
+    pub published: Mutex<Published>,
+    pub writer: Mutex<WriterState>,
+    pub counters: Mutex<Counters>,
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic in another thread does not make the guarded bookkeeping unusable.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A write transaction about to begin: the writer's lock, the meta it builds on and its txid.
+pub(crate) struct WriteStart<'s> {
+    pub writer: MutexGuard<'s, WriterState>,
+    pub base: Meta,
+    pub txid: TxId,
+}
+
+impl Shared {
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    pub fn pager(&self) -> &Pager {
+        &self.pager
+    }
+
+    /// The meta of the last commit.
+    pub fn meta(&self) -> Meta {
+        lock(&self.published).meta
+    }
+
+    /// Register a reader of the current snapshot and return its meta.
+    pub fn register_read(&self) -> Meta {
+        let mut p = lock(&self.published);
+        let meta = p.meta;
+        *p.readers.entry(meta.txid).or_insert(0) += 1;
+        meta
+    }
+
+    pub fn end_read(&self, txid: TxId) {
+        let mut p = lock(&self.published);
+        match p.readers.get_mut(&txid) {
+            Some(n) if *n > 1 => *n -= 1,
+            Some(_) => {
+                p.readers.remove(&txid);
+            }
+            None => debug_assert!(false, "reader {txid} ended twice"),
+        }
+    }
+
+    /// Take the writer's lock (waiting for the current write transaction), refuse if the
+    /// database latched or has no txid left, and release the pending pages no open reader can
+    /// see.
+    pub fn start_write(&self) -> Result<WriteStart<'_>> {
+        if self.options.read_only {
+            return Err(Error::InvalidOptions("database opened read-only".into()));
+        }
+        let mut writer = lock(&self.writer);
+        if let Some(reason) = &writer.latched {
+            return Err(Error::Latched(reason.clone()));
+        }
+        let (meta, readers) = {
+            let p = lock(&self.published);
+            (p.meta, p.readers.keys().copied().collect::<Vec<_>>())
+        };
+        // Refused before anything changes: a wrapped txid would overwrite the meta in use.
+        let txid = meta
+            .txid
+            .next()
+            .ok_or(Error::TxIdExhausted { txid: meta.txid })?;
+        // A negative control releases as if no reader were open (see `DebugHooks`).
+        let readers = if self.options.hooks().reuse_pages_under_readers {
+            Vec::new()
+        } else {
+            readers
+        };
+        writer.freelist.release_pending(&readers);
+        Ok(WriteStart {
+            writer,
+            base: meta,
+            txid,
+        })
+    }
+
+    pub fn lock_writer(&self) -> MutexGuard<'_, WriterState> {
+        lock(&self.writer)
+    }
+
+    pub fn count_rollback(&self) {
+        lock(&self.counters).rollbacks += 1;
+    }
+
+    /// Publish a durable commit: new readers see `meta` from now on.
+    pub fn finish_commit(&self, meta: Meta, delta: Counters, fl: FreelistCounters) {
+        {
+            let mut c = lock(&self.counters);
+            c.accumulate(&delta);
+            c.freelist_allocate_calls = fl.allocate_calls;
+            c.freelist_scan_steps = fl.allocate_scan_steps;
+            c.freelist_ids_moved = fl.ids_moved;
+        }
+        lock(&self.published).meta = meta;
+    }
+}
