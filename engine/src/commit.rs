@@ -16,12 +16,13 @@
 
 use crate::bucket::{encode_header, BucketTree};
 use crate::counters::Counters;
-use crate::error::{Corruption, Error, Result};
-use crate::freelist::{self, Freelist};
+use crate::error::{Corruption, Error, Invariant, Result};
+use crate::freelist::{self, FreeRefusal, Freelist};
 use crate::limits::MAX_FREE_IDS;
 use crate::meta::Meta;
 use crate::node::{Body, Child, LeafItem, Node};
 use crate::page::LEAF_FLAG_BUCKET;
+use crate::pageset::PageSet;
 use crate::presize::{PresizePolicy, SizedBuf};
 use crate::spill::{self, SpillSink};
 use crate::tree::{self, Reader};
@@ -47,6 +48,12 @@ struct Sink<'w> {
     counters: Counters,
     /// A negative control forgets every page this commit frees (see `DebugHooks`).
     leak_freed: bool,
+    /// The pages this commit freed so far: a page refused as pending that is among them was
+    /// freed twice by this commit, which [`commit`] tells apart from a file that references it
+    /// twice.
+    freed_here: PageSet,
+    /// A negative control frees the commit's first freed span twice (see `DebugHooks`).
+    double_free: bool,
 }
 
 impl SpillSink for Sink<'_> {
@@ -72,9 +79,23 @@ impl SpillSink for Sink<'_> {
         if self.leak_freed {
             return Ok(());
         }
-        self.freelist
-            .try_free(self.txid, span)
-            .map_err(|refusal| Error::corrupted(refusal.page(), Corruption::FreedTwice { refusal }))
+        match self.freelist.try_free(self.txid, span) {
+            Ok(()) => {
+                self.freed_here.insert(span.start, span.end());
+                if std::mem::take(&mut self.double_free) {
+                    return self.free(span);
+                }
+                Ok(())
+            }
+            Err(FreeRefusal::AlreadyPending(page)) if self.freed_here.contains(page) => {
+                let txid = self.txid;
+                Err(Error::Invariant(Invariant::FreedTwice { txid, page }))
+            }
+            Err(refusal) => Err(Error::corrupted(
+                refusal.page(),
+                Corruption::FreedTwice { refusal },
+            )),
+        }
     }
     fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>, from: PageId) {
         self.dirty_bytes += bytes.len();
@@ -96,6 +117,7 @@ pub(crate) fn commit(tx: &mut WriteTx<'_>) -> Result<()> {
     match commit_inner(tx) {
         Ok(()) => Ok(()),
         Err(e) => {
+            let e = file_or_engine(tx, e);
             // A negative control forgets to latch (see `DebugHooks`).
             if !tx.db.options().debug.no_latch {
                 tx.writer.latched = Some(e.to_string());
@@ -106,9 +128,31 @@ pub(crate) fn commit(tx: &mut WriteTx<'_>) -> Result<()> {
     }
 }
 
+/// A page this commit freed twice is the engine's own bug unless the file references it twice
+/// (then the commit freed it once per reference, and the file is damaged): ask the file.
+fn file_or_engine(tx: &WriteTx<'_>, e: Error) -> Error {
+    match e {
+        Error::Invariant(Invariant::FreedTwice { page, .. })
+            if tx
+                .db
+                .file_reaches_twice(tx.base.root, tx.base.high_water, page) =>
+        {
+            Error::corrupted(page, Corruption::ReachedTwice { target: page })
+        }
+        e => e,
+    }
+}
+
 fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     let db = tx.db;
     let opts = db.options().clone();
+    // A negative control: an engine panic at a chosen commit (see `DebugHooks`).
+    let panic_at = opts.debug.panic_in_commit_txid;
+    assert!(
+        panic_at == 0 || panic_at != tx.txid.0,
+        "debug hook: the commit of tx {} panics",
+        tx.txid
+    );
     let rd = tx.reader();
     let writer = &mut *tx.writer;
     let mut sink = Sink {
@@ -124,6 +168,8 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         nodes: Vec::new(),
         counters: Counters::default(),
         leak_freed: opts.debug.leak_freed_pages,
+        freed_here: PageSet::new(),
+        double_free: opts.debug.double_free_in_commit,
     };
     for span in tx.freed.drain(..) {
         sink.free(span)?;

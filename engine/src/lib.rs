@@ -56,7 +56,7 @@ pub use check::Problem;
 pub use counters::Counters;
 pub use cursor::{Cursor, CursorItem};
 pub use db::Db;
-pub use error::{Corruption, Error, Result};
+pub use error::{Corruption, Error, Invariant, Result};
 pub use freelist::FreelistKind;
 #[doc(hidden)]
 pub use options::DebugHooks;

@@ -73,6 +73,12 @@ pub struct DebugHooks {
     /// key or sub-bucket deleted) forgets to free that root's pages, as if it were a new inline
     /// bucket's: they leak.
     pub emptied_bucket_leaks: bool,
+    /// The commit frees the first span it frees a second time: the engine's own
+    /// double free, which it must report as a broken invariant, not as a damaged file.
+    pub double_free_in_commit: bool,
+    /// The commit of this transaction id panics (0: never): a stand-in for any engine panic,
+    /// which every driver must report as a violation with a case, never crash on.
+    pub panic_in_commit_txid: u64,
 }
 
 impl Default for Options {

@@ -76,7 +76,10 @@ async fn run_async<E: Engine>(cfg: &RunConfig<E::Config>, settings: Settings) ->
     let hooks = RunnerHooks::<E>::new(cfg);
     let mut d = Driver::<E, _>::new(cfg, disk, settings, hooks);
     let outcome = match guard::catch_future(d.drive()).await {
-        Err(panic) => d.violation(Verdict::Panic, panic).into_outcome(),
+        Err(panic) => {
+            let detail = format!("the engine panicked: {panic} ({})", d.during());
+            d.violation(Verdict::Panic, detail).into_outcome()
+        }
         Ok(Ok(())) => Outcome::Ok,
         // The engine keeps no checksums on data pages (bbolt's format): under the corruption
         // profile a wrong answer is undetected corruption the disk caused, not a broken promise.
