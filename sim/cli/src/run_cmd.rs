@@ -175,6 +175,7 @@ impl WithEngine for Shrink {
             ));
         }
         let s = shrink::<E>(&case.run, self.budget);
+        let crash = s.crash_words();
         let shrunk = Case {
             run: s.run,
             expect: Expect::Violation,
@@ -193,6 +194,10 @@ impl WithEngine for Shrink {
             out.display(),
             out.display()
         );
+        match crash {
+            Some(words) => println!("minimal crash state: {words}"),
+            None => println!("no power cut precedes the violation: no crash state to minimise"),
+        }
         ExitCode::SUCCESS
     }
 }
