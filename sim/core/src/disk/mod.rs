@@ -256,7 +256,9 @@ impl SimDisk {
         let mut did = CrashPin::default();
         for s in applied.kept {
             match decided.get(&s) {
-                Some(Keep::Torn(old)) if applied.torn.contains(&s) => did.torn.push((s, old.clone())),
+                Some(Keep::Torn(old)) if applied.torn.contains(&s) => {
+                    did.torn.push((s, old.clone()))
+                }
                 _ => did.keep.push(s),
             }
         }
@@ -372,7 +374,10 @@ impl Inner {
     fn draw_crash(&mut self) -> BTreeMap<u64, Keep> {
         let pending = self.sectors.pending_keys();
         let chosen: Vec<u64> = pending.into_iter().filter(|_| self.rng.coin()).collect();
-        let (rate, ss) = (self.config.faults.sub_sector_tear, self.sectors.sector_size());
+        let (rate, ss) = (
+            self.config.faults.sub_sector_tear,
+            self.sectors.sector_size(),
+        );
         let mut decided = BTreeMap::new();
         for s in chosen {
             let torn = self.rng.chance(rate).then(|| tear::draw(&mut self.rng, ss));

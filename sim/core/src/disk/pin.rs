@@ -161,7 +161,11 @@ impl FromStr for PinnedCut {
                 "keep" if v == "none" => pin.keep.clear(),
                 "keep" => pin.keep = v.split(',').map(|w| num(k, w)).collect::<Result<_, _>>()?,
                 "torn" => pin.torn = v.split(',').map(parse_tear).collect::<Result<_, _>>()?,
-                _ => return Err(format!("unknown power-cut word `{k}` (expected cut, keep, torn)")),
+                _ => {
+                    return Err(format!(
+                        "unknown power-cut word `{k}` (expected cut, keep, torn)"
+                    ))
+                }
             }
         }
         let cut = cut.filter(|&c| c >= 1).ok_or_else(|| {
