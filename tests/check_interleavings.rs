@@ -1,6 +1,6 @@
 //! The crash-state checker under every interleaving of concurrent callers: each group of the
 //! workload pinned to every schedule its coalescer allows, each schedule checked with every
-//! crash state. Control (k) — a batch commit of a single call skips its data sync — is a bug
+//! crash state. Control (m) — a batch commit of a single call skips its data sync — is a bug
 //! that only a schedule committing a call alone shows; the timing of these callers puts all
 //! three in one commit, so a check of the timing's one schedule passes it, while the
 //! interleavings find it, and every finding replays from its case.
@@ -28,7 +28,7 @@ fn interleavings(cfg: &CheckConfig<Options>, limit: usize) -> Interleavings<Opti
 }
 
 /// A group seed none of whose calls fails by design (a failed call is run again alone), whose
-/// timing puts the three calls in one commit: the plain check of it cannot see control (k).
+/// timing puts the three calls in one commit: the plain check of it cannot see control (m).
 fn quiet_seed() -> u32 {
     let caps = Options::default().capabilities();
     (0..64)
@@ -61,7 +61,7 @@ fn every_schedule_of_three_callers_is_checked_and_a_correct_engine_passes_them_a
 }
 
 #[test]
-fn control_k_is_found_by_exactly_the_schedules_that_commit_a_call_alone() {
+fn control_m_is_found_by_exactly_the_schedules_that_commit_a_call_alone() {
     let mut cfg = workload(quiet_seed());
     cfg.params.control = Control::LoneCallSkipsDataSync;
     let all = interleavings(&cfg, 1000);

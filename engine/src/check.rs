@@ -108,6 +108,18 @@ impl Db {
         Ok(report.into_result()?)
     }
 
+    /// Whether the file's tree under `root` (pages below `hwm`) reaches `page` by more than one
+    /// reference: what tells a commit that freed `page` twice because the file references it
+    /// twice (damage on disk) from one whose own bookkeeping did (a bug in the engine).
+    pub(crate) fn file_reaches_twice(&self, root: PageId, hwm: PageId, page: PageId) -> bool {
+        let mut report = Report::default();
+        let mut reached = PageSet::new();
+        reached.insert(PageId(0), PageId(2));
+        self.walk_buckets(root, hwm, &PageSet::new(), &mut reached, &mut report);
+        let twice = |p: &Problem| p.page == Some(page) && p.message == "page reached twice";
+        report.problems.iter().any(twice)
+    }
+
     fn check_freelist_page(
         &self,
         meta: &Meta,

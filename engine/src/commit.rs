@@ -16,7 +16,7 @@
 
 use crate::bucket::BucketTree;
 use crate::counters::Counters;
-use crate::error::{Corruption, Error, Result};
+use crate::error::{Corruption, Error, Invariant, Result};
 use crate::freelist::Freelist;
 use crate::presize::{PresizePolicy, SizedBuf};
 use crate::spill::{self, SpillSink};
@@ -28,6 +28,8 @@ use crashlab_format::limits::MAX_FREE_IDS;
 use crashlab_format::meta::Meta;
 use crashlab_format::node::{Body, Child, LeafItem, Node};
 use crashlab_format::page::LEAF_FLAG_BUCKET;
+use crashlab_format::corruption::FreeRefusal;
+use crashlab_format::pageset::PageSet;
 use crashlab_format::types::{PageId, PageSpan, TxId};
 use std::sync::Arc;
 
@@ -49,6 +51,12 @@ struct Sink<'w> {
     counters: Counters,
     /// A negative control forgets every page this commit frees (see `DebugHooks`).
     leak_freed: bool,
+    /// The pages this commit freed so far: a page refused as pending that is among them was
+    /// freed twice by this commit, which [`commit`] tells apart from a file that references it
+    /// twice.
+    freed_here: PageSet,
+    /// A negative control frees the commit's first freed span twice (see `DebugHooks`).
+    double_free: bool,
 }
 
 impl SpillSink for Sink<'_> {
@@ -74,9 +82,23 @@ impl SpillSink for Sink<'_> {
         if self.leak_freed {
             return Ok(());
         }
-        self.freelist
-            .try_free(self.txid, span)
-            .map_err(|refusal| Error::corrupted(refusal.page(), Corruption::FreedTwice { refusal }))
+        match self.freelist.try_free(self.txid, span) {
+            Ok(()) => {
+                self.freed_here.insert(span.start, span.end());
+                if std::mem::take(&mut self.double_free) {
+                    return self.free(span);
+                }
+                Ok(())
+            }
+            Err(FreeRefusal::AlreadyPending(page)) if self.freed_here.contains(page) => {
+                let txid = self.txid;
+                Err(Error::Invariant(Invariant::FreedTwice { txid, page }))
+            }
+            Err(refusal) => Err(Error::corrupted(
+                refusal.page(),
+                Corruption::FreedTwice { refusal },
+            )),
+        }
     }
     fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>, from: PageId) {
         self.dirty_bytes += bytes.len();
@@ -106,6 +128,7 @@ fn commit(tx: &mut WriteTx<'_>) -> Result<()> {
     match commit_inner(tx) {
         Ok(()) => Ok(()),
         Err(e) => {
+            let e = file_or_engine(tx, e);
             // A negative control forgets to latch (see `DebugHooks`).
             if !tx.db.options().hooks().no_latch {
                 tx.writer.latched = Some(e.to_string());
@@ -116,9 +139,31 @@ fn commit(tx: &mut WriteTx<'_>) -> Result<()> {
     }
 }
 
+/// A page this commit freed twice is the engine's own bug unless the file references it twice
+/// (then the commit freed it once per reference, and the file is damaged): ask the file.
+fn file_or_engine(tx: &WriteTx<'_>, e: Error) -> Error {
+    match e {
+        Error::Invariant(Invariant::FreedTwice { page, .. })
+            if tx
+                .db
+                .file_reaches_twice(tx.base.root, tx.base.high_water, page) =>
+        {
+            Error::corrupted(page, Corruption::ReachedTwice { target: page })
+        }
+        e => e,
+    }
+}
+
 fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     let db = tx.db;
     let opts = db.options().clone();
+    // A negative control: an engine panic at a chosen commit (see `DebugHooks`).
+    let panic_at = opts.hooks().panic_in_commit_txid;
+    assert!(
+        panic_at == 0 || panic_at != tx.txid.0,
+        "debug hook: the commit of tx {} panics",
+        tx.txid
+    );
     let rd = tx.reader();
     let writer = &mut *tx.writer;
     let mut sink = Sink {
@@ -134,6 +179,8 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         nodes: Vec::new(),
         counters: Counters::default(),
         leak_freed: opts.hooks().leak_freed_pages,
+        freed_here: PageSet::new(),
+        double_free: opts.hooks().double_free_in_commit,
     };
     for span in tx.freed.drain(..) {
         sink.free(span)?;

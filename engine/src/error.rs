@@ -96,6 +96,20 @@ pub enum Error {
         count: u64,
         max: u64,
     },
+    /// The engine broke one of its own in-memory invariants: a bug in the engine, not damage in
+    /// the file (which is [`Error::Corrupted`]). The database latches as after any failed
+    /// commit; nothing of the failed commit reached the disk's meta.
+    #[error("engine invariant broken in memory: {0}")]
+    Invariant(Invariant),
+}
+
+/// Which in-memory invariant the engine broke.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Invariant {
+    /// The commit of `txid` freed `page` twice although the file references it once: the
+    /// engine's own bookkeeping (its merge of freed spans) counted the page twice.
+    #[error("the commit of tx {txid} freed page {page} twice")]
+    FreedTwice { txid: TxId, page: PageId },
 }
 
 impl Error {

@@ -79,6 +79,12 @@ pub struct DebugHooks {
     /// worth two syncs: a power cut can leave a meta that points at pages the disk never got.
     /// Only a schedule that commits a call of a group alone shows it.
     pub lone_call_skips_data_sync: bool,
+    /// The commit frees the first span it frees a second time: the engine's own
+    /// double free, which it must report as a broken invariant, not as a damaged file.
+    pub double_free_in_commit: bool,
+    /// The commit of this transaction id panics (0: never): a stand-in for any engine panic,
+    /// which every driver must report as a violation with a case, never crash on.
+    pub panic_in_commit_txid: u64,
 }
 
 impl Default for Options {

@@ -139,7 +139,11 @@ pub(crate) fn record<E: Engine>(cfg: &CheckConfig<E::Config>, book: &mut Book) -
     };
     let mut d = Driver::<E, _>::new(&run, disk, settings, hooks);
     let rt = madsim::runtime::Runtime::with_seed_and_config(cfg.seed, madsim::Config::default());
-    let ended = rt.block_on(crashlab_sim::guard::catch_future(d.drive()));
+    // A panic the drive future does not see (one in a task the engine's callers run on) leaves
+    // `block_on` itself: caught there too, so the checker reports it instead of dying.
+    let ended =
+        crashlab_sim::guard::catch(|| rt.block_on(crashlab_sim::guard::catch_future(d.drive())))
+            .and_then(|ended| ended);
     let live = match ended {
         Ok(Ok(())) => None,
         Ok(Err(Stop::Violation(v))) => Some(LiveFinding {
@@ -156,7 +160,7 @@ pub(crate) fn record<E: Engine>(cfg: &CheckConfig<E::Config>, book: &mut Book) -
         Err(panic) => Some(LiveFinding {
             op: d.next_op().saturating_sub(1),
             verdict: Verdict::Panic,
-            detail: panic,
+            detail: format!("the engine panicked: {panic} ({})", d.during()),
         }),
     };
     let commits = d.stats.commits;

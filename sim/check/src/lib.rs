@@ -177,6 +177,7 @@ impl<C: EngineConfig> CheckConfig<C> {
             engine: self.engine_config(),
             // The checker's disk has no faults: no commit of the recorded run fails.
             after_failure: AfterFailure::Restart,
+            pinned_cut: None,
         }
     }
 

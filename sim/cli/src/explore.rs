@@ -2,8 +2,9 @@
 //! summary. The wall clock is read here only, for the ops/s figure; it never feeds a run.
 
 use crate::engines::WithEngine;
-use crate::run_cmd::save_case;
+use crate::run_cmd::{save_case, with_hook};
 use crashlab_sim::adapter::{Engine, EngineConfig};
+use crashlab_sim::control::Control;
 use crashlab_sim::profile::Profile;
 use crashlab_sim::sweep::{sweep, Summary, SweepConfig};
 use std::ops::Range;
@@ -17,6 +18,7 @@ pub struct Explore {
     pub ops: usize,
     pub profile: Profile,
     pub found_dir: PathBuf,
+    pub control: Control,
 }
 
 impl WithEngine for Explore {
@@ -27,7 +29,11 @@ impl WithEngine for Explore {
             shard: self.shard,
             ops: self.ops,
             profile: self.profile,
+            control: self.control,
         };
+        if let Err(m) = with_hook(&E::Config::from_seed(0, self.profile), self.control) {
+            return crate::bad_input(m);
+        }
         let count = cfg.shard_len();
         let (i, n) = self.shard;
         println!(

@@ -18,6 +18,7 @@ use clap::{Parser, Subcommand};
 use crashlab_compare::{self as compare, EngineKind as CompareEngine, Scale};
 use crashlab_dbtool::DbCommand;
 use crashlab_sim::case::parse_seed;
+use crashlab_sim::control::Control;
 use crashlab_sim::profile::Profile;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,6 +51,10 @@ enum Command {
         /// The engine under test: crashlab or redb.
         #[arg(long, default_value = "crashlab", value_parser = engines::parse)]
         engine: String,
+        /// A negative control built as an engine debug hook (e.g. panic-in-commit), on in the
+        /// run; the storage controls are profiles here.
+        #[arg(long, default_value = "none")]
+        control: Control,
     },
     /// Sweep a range of seeds.
     Explore {
@@ -69,6 +74,10 @@ enum Command {
         /// The engine under test: crashlab or redb.
         #[arg(long, default_value = "crashlab", value_parser = engines::parse)]
         engine: String,
+        /// A negative control built as an engine debug hook (e.g. panic-in-commit), on in the
+        /// run; the storage controls are profiles here.
+        #[arg(long, default_value = "none")]
+        control: Control,
     },
     /// Replay a case file bit for bit.
     Repro {
@@ -133,12 +142,14 @@ fn main() -> ExitCode {
             profile,
             found_dir,
             engine,
+            control,
         } => {
             let run = run_cmd::RunSeed {
                 seed,
                 ops,
                 profile,
                 found_dir,
+                control,
             };
             engine_or_exit(&engine, run)
         }
@@ -149,6 +160,7 @@ fn main() -> ExitCode {
             profile,
             found_dir,
             engine,
+            control,
         } => {
             let sweep = explore::Explore {
                 seeds: seeds.0..seeds.1,
@@ -156,6 +168,7 @@ fn main() -> ExitCode {
                 ops,
                 profile,
                 found_dir,
+                control,
             };
             engine_or_exit(&engine, sweep)
         }

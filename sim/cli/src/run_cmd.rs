@@ -6,6 +6,7 @@ use crate::{bad_input, check_cmd};
 use crashlab_sim::adapter::{Engine, EngineConfig};
 use crashlab_sim::case::{Case, Expect};
 use crashlab_sim::config::RunConfig;
+use crashlab_sim::control::Control;
 use crashlab_sim::disk::capture::{capture, save_durable_image};
 use crashlab_sim::input::writable_target;
 use crashlab_sim::profile::Profile;
@@ -23,21 +24,46 @@ pub struct RunSeed {
     pub ops: usize,
     pub profile: Profile,
     pub found_dir: PathBuf,
+    pub control: Control,
 }
 
 impl WithEngine for RunSeed {
     type Output = ExitCode;
     fn call<E: Engine>(self) -> ExitCode {
-        let cfg = RunConfig::<E::Config>::from_seed(self.seed, self.ops, self.profile);
+        let mut cfg = RunConfig::<E::Config>::from_seed(self.seed, self.ops, self.profile);
+        match with_hook(&cfg.engine, self.control) {
+            Ok(engine) => cfg.engine = engine,
+            Err(m) => return bad_input(m),
+        }
         print!("{}", header(&cfg));
         let r = run::<E>(&cfg);
         print!("{}", report::body(&r));
-        finish_one(&cfg, &r, &self.found_dir)
+        finish_one(&cfg, &r, &self.found_dir, self.control)
     }
 }
 
+/// `engine` with the debug hook of `control` on; `Err` for a control that is no engine hook (a
+/// storage control is a profile for `run` and `explore`) or one the engine does not have.
+pub fn with_hook<C: EngineConfig>(engine: &C, control: Control) -> Result<C, String> {
+    if control == Control::None {
+        return Ok(engine.clone());
+    }
+    if control.is_storage_wrapper() {
+        return Err(format!(
+            "--control {control} is built in the storage; run and explore take it as a profile \
+             where there is one (--profile no-barrier, --profile no-growth-sync)"
+        ));
+    }
+    engine.with_control(control)
+}
+
 /// On a violation: the trace tail, the saved case and the one-line repro command.
-fn finish_one<C: EngineConfig>(cfg: &RunConfig<C>, r: &Report, found_dir: &Path) -> ExitCode {
+fn finish_one<C: EngineConfig>(
+    cfg: &RunConfig<C>,
+    r: &Report,
+    found_dir: &Path,
+    control: Control,
+) -> ExitCode {
     let Outcome::Violation(_) = r.outcome else {
         return ExitCode::SUCCESS;
     };
@@ -53,7 +79,10 @@ fn finish_one<C: EngineConfig>(cfg: &RunConfig<C>, r: &Report, found_dir: &Path)
         ),
         Err(e) => eprintln!("could not save the case under {}: {e}", found_dir.display()),
     }
-    println!("or:    {}", repro_line(cfg));
+    match control {
+        Control::None => println!("or:    {}", repro_line(cfg)),
+        c => println!("or:    {} --control {c}", repro_line(cfg)),
+    }
     ExitCode::from(1)
 }
 
@@ -146,6 +175,7 @@ impl WithEngine for Shrink {
             ));
         }
         let s = shrink::<E>(&case.run, self.budget);
+        let crash = s.crash_words();
         let shrunk = Case {
             run: s.run,
             expect: Expect::Violation,
@@ -164,6 +194,10 @@ impl WithEngine for Shrink {
             out.display(),
             out.display()
         );
+        match crash {
+            Some(words) => println!("minimal crash state: {words}"),
+            None => println!("no power cut precedes the violation: no crash state to minimise"),
+        }
         ExitCode::SUCCESS
     }
 }

@@ -446,3 +446,89 @@ fn check_runs_against_redb_and_rejects_what_redb_lacks() {
         assert!(text(&o).contains(needle), "{}", text(&o));
     }
 }
+
+/// Control (l): an engine panic in a commit is a reported violation — exit 1, the panic and the
+/// operation named, a case saved that replays — from `check`, `run` and `explore` alike.
+#[test]
+fn an_engine_panic_is_a_violation_with_a_case_in_check_run_and_explore() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/check/small.case");
+    let case = case.to_str().unwrap();
+    let runs: [&[&str]; 3] = [
+        &["check", "--case", case, "--control", "panic-in-commit"],
+        &[
+            "run",
+            "--seed",
+            "3",
+            "--ops",
+            "100",
+            "--control",
+            "panic-in-commit",
+        ],
+        &[
+            "explore",
+            "--seeds",
+            "0..3",
+            "--ops",
+            "100",
+            "--control",
+            "panic-in-commit",
+        ],
+    ];
+    for args in runs {
+        let o = crashlab(args, dir.path());
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {t}");
+        assert!(t.contains("panic at op "), "{args:?}: {t}");
+        assert!(
+            t.contains("the engine panicked: debug hook: the commit of tx 3 panics"),
+            "{t}"
+        );
+        assert!(t.contains("(during op "), "{args:?}: {t}");
+        let saved = t
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("repro: crashlab repro "))
+            .unwrap_or_else(|| panic!("{args:?}: no case saved: {t}"));
+        let r = crashlab(&["repro", saved], dir.path());
+        assert_eq!(r.status.code(), Some(1), "{saved}: {}", text(&r));
+        assert!(text(&r).contains("as expected (Violation)"), "{}", text(&r));
+    }
+    let o = crashlab(
+        &["run", "--seed", "3", "--control", "no-barrier"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+/// `shrink` prints the minimal crash state and saves it; the shrunk case replays it.
+#[test]
+fn shrink_prints_and_saves_the_minimal_crash_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = crashlab(
+        &[
+            "run",
+            "--seed",
+            "7",
+            "--ops",
+            "120",
+            "--profile",
+            "no-barrier",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let case = "corpus/found/seed-7-no-barrier-crashlab.case";
+    let o = crashlab(&["shrink", case], dir.path());
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(t.contains("minimal crash state: power cut "), "{t}");
+    assert!(t.contains(" survived"), "{t}");
+    let shrunk = dir
+        .path()
+        .join("corpus/found/seed-7-no-barrier-crashlab.shrunk.case");
+    let saved = std::fs::read_to_string(&shrunk).unwrap();
+    assert!(saved.contains("\npower-cut = cut="), "{saved}");
+    let r = crashlab(&["repro", shrunk.to_str().unwrap()], dir.path());
+    assert_eq!(r.status.code(), Some(1), "{}", text(&r));
+    assert!(text(&r).contains("as expected (Violation)"), "{}", text(&r));
+}

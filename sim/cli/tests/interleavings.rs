@@ -37,7 +37,7 @@ fn every_schedule_is_checked_and_a_correct_engine_exits_0() {
 }
 
 #[test]
-fn control_k_exits_1_and_its_case_replays_the_schedule() {
+fn control_m_exits_1_and_its_case_replays_the_schedule() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("g.case"), CASE).unwrap();
     let args = [

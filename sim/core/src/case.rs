@@ -12,6 +12,7 @@
 //! faults = read_eio=0 write_eio=0.012 sync_eio=0.03 latent=0 bit_flip=0 misdirect=0 enospc=none lying_sync=false garbage_unwritten=true sub_sector_tear=0.2
 //! disk = sector_size=256 length=own-barrier
 //! after-failure = retry       # restart | retry | carry-on after a failed commit (absent: restart)
+//! power-cut = cut=3 keep=16,17 torn=25@40..512   # optional: the 3rd power cut's outcome, pinned
 //! [ops]                       # optional: explicit operations, one per line (see `op.rs`)
 //! create a
 //! put a k1 len=10 v=1
@@ -33,7 +34,7 @@
 
 use crate::adapter::EngineConfig;
 use crate::config::{AfterFailure, RunConfig};
-use crate::disk::{DiskConfig, LengthModel, SECTOR_SIZE_DEFAULT};
+use crate::disk::{DiskConfig, LengthModel, PinnedCut, SECTOR_SIZE_DEFAULT};
 use crate::input;
 use crate::limits::CASE_FILE_BYTES_MAX;
 use crate::op::Op;
@@ -51,7 +52,7 @@ mod lines;
 mod settings;
 
 /// The keys a case file may hold.
-const KEYS: [&str; 11] = [
+const KEYS: [&str; 12] = [
     "engine",
     "seed",
     "profile",
@@ -63,6 +64,7 @@ const KEYS: [&str; 11] = [
     "after-failure",
     "check",
     "crash-state",
+    "power-cut",
 ];
 
 /// What a case expects its run to end with.
@@ -275,6 +277,18 @@ impl<C: EngineConfig> Case<C> {
         if let (Some((n, _, _)), Some(params)) = (get("check"), check) {
             params.supported_by(&engine).map_err(|why| err(*n, why))?;
         }
+        let pinned_cut = match get("power-cut") {
+            Some((n, _, v)) => {
+                let p = v.parse::<PinnedCut>().map_err(|m| err(*n, m))?;
+                let ss = disk.sector_size as usize;
+                if let Some((s, old)) = p.pin.torn.iter().find(|(_, old)| old.end > ss) {
+                    let m = format!("torn sector {s}: bytes {old:?} pass the {ss}-byte sector");
+                    return Err(err(*n, m));
+                }
+                Some(p)
+            }
+            None => None,
+        };
         // Absent: the restart every case saved before the choice existed made.
         let after_failure = match get("after-failure") {
             Some((n, _, v)) => v.parse::<AfterFailure>().map_err(|m| err(*n, m))?,
@@ -288,6 +302,7 @@ impl<C: EngineConfig> Case<C> {
                 ops,
                 engine,
                 after_failure,
+                pinned_cut,
             },
             expect,
             explicit_ops,
@@ -315,6 +330,9 @@ impl<C: EngineConfig> Case<C> {
         }
         if let Some(state) = &self.crash_state {
             let _ = writeln!(s, "crash-state = {state}");
+        }
+        if let Some(cut) = &r.pinned_cut {
+            let _ = writeln!(s, "power-cut = {cut}");
         }
         if self.explicit_ops {
             s.push_str("[ops]\n");

@@ -2,7 +2,7 @@
 //! share, and that imports none of them.
 
 use crate::adapter::EngineConfig;
-use crate::disk::DiskConfig;
+use crate::disk::{DiskConfig, PinnedCut};
 use crate::op::Op;
 use crate::profile::{self, Profile};
 use crate::rng::SimRng;
@@ -71,6 +71,9 @@ pub struct RunConfig<C> {
     /// What the application does after a failed commit (an engine whose I/O errors end the
     /// session always restarts).
     pub after_failure: AfterFailure,
+    /// One power cut of the run whose outcome is pinned rather than drawn (`crashlab shrink`'s
+    /// minimal crash state); `None`: every cut is drawn from the seed.
+    pub pinned_cut: Option<PinnedCut>,
 }
 
 impl<C: EngineConfig> RunConfig<C> {
@@ -85,6 +88,7 @@ impl<C: EngineConfig> RunConfig<C> {
             ops: workload::generate(seed, ops, true, &caps),
             engine,
             after_failure: AfterFailure::from_seed(seed),
+            pinned_cut: None,
         }
     }
 }

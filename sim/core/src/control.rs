@@ -15,7 +15,9 @@
 //! | `prev-skips-leaf-end` (h) | a cursor stepping back into a leaf skips its last key | `DebugHooks::prev_skips_leaf_end` |
 //! | `leak-freed-pages` (i) | a commit forgets the pages it frees (a rebuilt freelist heals it) | `DebugHooks::leak_freed_pages` |
 //! | `emptied-bucket-leak` (j) | deleting a bucket emptied earlier in the same transaction leaks its pages | `DebugHooks::emptied_bucket_leaks` |
-//! | `lone-call-skips-data-sync` (k) | a batch commit of a single call writes its meta without syncing its data first | `DebugHooks::lone_call_skips_data_sync` |
+//! | `double-free-in-commit` (k) | a commit frees a span twice in its own bookkeeping | `DebugHooks::double_free_in_commit` |
+//! | `panic-in-commit` (l) | the engine panics in the commit of txid [`PANIC_IN_COMMIT_TXID`] | `DebugHooks::panic_in_commit_txid` |
+//! | `lone-call-skips-data-sync` (m) | a batch commit of a single call writes its meta without syncing its data first | `DebugHooks::lone_call_skips_data_sync` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -28,6 +30,10 @@ use crate::negative::{DropGrowthSync, NoBarrier};
 use crashlab_engine::Storage;
 use std::fmt;
 use std::str::FromStr;
+
+/// The commit control (l) makes panic: txid 3, the second commit after creation (which writes
+/// txids 0 and 1), so a run has committed once and reopens or cuts the power after it.
+pub const PANIC_IN_COMMIT_TXID: u64 = 3;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Control {
@@ -43,12 +49,14 @@ pub enum Control {
     PrevSkipsLeafEnd,
     LeakFreedPages,
     EmptiedBucketLeak,
+    DoubleFreeInCommit,
+    PanicInCommit,
     LoneCallSkipsDataSync,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 13] = [
+    pub const ALL: [Control; 15] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -60,6 +68,8 @@ impl Control {
         Control::PrevSkipsLeafEnd,
         Control::LeakFreedPages,
         Control::EmptiedBucketLeak,
+        Control::DoubleFreeInCommit,
+        Control::PanicInCommit,
         Control::LoneCallSkipsDataSync,
         Control::FdatasyncDisk,
     ];
@@ -77,6 +87,8 @@ impl Control {
             Control::PrevSkipsLeafEnd => "prev-skips-leaf-end",
             Control::LeakFreedPages => "leak-freed-pages",
             Control::EmptiedBucketLeak => "emptied-bucket-leak",
+            Control::DoubleFreeInCommit => "double-free-in-commit",
+            Control::PanicInCommit => "panic-in-commit",
             Control::LoneCallSkipsDataSync => "lone-call-skips-data-sync",
             Control::FdatasyncDisk => "fdatasync-disk",
         }

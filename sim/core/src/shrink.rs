@@ -1,22 +1,51 @@
-//! Shrinking a failing case: fewer operations and fewer faults, while the violation persists.
+//! Shrinking a failing case: fewer operations, fewer faults and the smallest crash, while the
+//! violation persists.
 //!
 //! Operations are removed by delta debugging (chunks of half the list, then quarters, … down to
-//! single operations); then each fault kind is switched off in turn. Every attempt is one run, so
-//! the budget bounds the work. The result always still fails: only changes that keep the
-//! violation are kept.
+//! single operations); then each fault kind is switched off in turn. Then the crash itself: the
+//! power cut the violation follows (the run's last) is pinned to what it kept, and each sector
+//! that survived it is lost instead, and each torn one kept whole instead, while the same
+//! verdict persists — pass after pass until none changes, so no single surviving sector can be
+//! lost and no torn one made whole (1-minimal); then the fault kinds again, with the cut pinned.
+//! Every attempt is one run, so the budget bounds the work. The result always still fails: only
+//! changes that keep the violation are kept.
 
 use crate::adapter::Engine;
 use crate::config::RunConfig;
-use crate::disk::FaultConfig;
-use crate::runner::run;
+use crate::disk::{FaultConfig, PinnedCut};
+use crate::runner::{run, CutRecord};
+use crate::verdict::{Outcome, Verdict};
 
 pub struct Shrunk<C> {
     pub run: RunConfig<C>,
     pub attempts: usize,
+    /// The minimal crash state, when the violation follows a power cut: what that cut kept
+    /// and lost in the shrunk run (pinned in `run.pinned_cut`).
+    pub crash: Option<CutRecord>,
+}
+
+impl<C> Shrunk<C> {
+    /// The minimal crash state in words: `power cut 3: sectors 16 and 17 survived, ...`.
+    pub fn crash_words(&self) -> Option<String> {
+        let c = self.crash.as_ref()?;
+        Some(format!(
+            "power cut {} of the run: {}",
+            c.cut.cut,
+            c.cut.pin.describe(&c.lost)
+        ))
+    }
 }
 
 fn fails<E: Engine>(cfg: &RunConfig<E::Config>) -> bool {
     run::<E>(cfg).outcome.is_violation()
+}
+
+/// The verdict `cfg`'s run ends with, if it is a violation.
+fn verdict_of<E: Engine>(cfg: &RunConfig<E::Config>) -> Option<Verdict> {
+    match run::<E>(cfg).outcome {
+        Outcome::Violation(v) => Some(v.verdict),
+        _ => None,
+    }
 }
 
 /// Shrink `cfg`, which must fail, using at most `budget` runs.
@@ -42,23 +71,87 @@ pub fn shrink<E: Engine>(cfg: &RunConfig<E::Config>, budget: usize) -> Shrunk<E:
         }
         chunk /= 2;
     }
+    knock_out_faults::<E>(&mut best, &mut attempts, budget, &mut |c| fails::<E>(c));
+    let crash = minimise_crash::<E>(&mut best, &mut attempts, budget);
+    Shrunk {
+        run: best,
+        attempts,
+        crash,
+    }
+}
+
+/// Switch each fault kind of `best` off in turn while `still_fails`.
+fn knock_out_faults<E: Engine>(
+    best: &mut RunConfig<E::Config>,
+    attempts: &mut usize,
+    budget: usize,
+    still_fails: &mut dyn FnMut(&RunConfig<E::Config>) -> bool,
+) {
     for knock_out in FAULT_KNOCKOUTS {
-        if attempts >= budget {
+        if *attempts >= budget {
             break;
         }
         let mut trial = best.clone();
         if !knock_out(&mut trial.disk.faults) {
             continue;
         }
-        attempts += 1;
-        if fails::<E>(&trial) {
-            best = trial;
+        *attempts += 1;
+        if still_fails(&trial) {
+            *best = trial;
         }
     }
-    Shrunk {
-        run: best,
-        attempts,
+}
+
+/// Pin the power cut `best`'s violation follows and shrink what it keeps (see the module
+/// docs); the record of the minimal cut in the final run, or `None` when the run cuts no power
+/// before it fails.
+fn minimise_crash<E: Engine>(
+    best: &mut RunConfig<E::Config>,
+    attempts: &mut usize,
+    budget: usize,
+) -> Option<CutRecord> {
+    let first = run::<E>(best);
+    let Outcome::Violation(v) = first.outcome else {
+        unreachable!("the shrunk case still fails")
+    };
+    let verdict = v.verdict;
+    let mut cut = first.cut?.cut;
+    let mut same = |c: &RunConfig<E::Config>| verdict_of::<E>(c) == Some(verdict);
+    let pinned = |cfg: &RunConfig<E::Config>, cut: &PinnedCut| RunConfig {
+        pinned_cut: Some(cut.clone()),
+        ..cfg.clone()
+    };
+    // Pinned to what it drew, the run is the same run.
+    if !same(&pinned(best, &cut)) {
+        return None;
     }
+    *best = pinned(best, &cut);
+    let mut changed = true;
+    while changed && *attempts < budget {
+        changed = false;
+        for s in cut.pin.survivors() {
+            if *attempts >= budget {
+                break;
+            }
+            let torn = cut.pin.torn.iter().any(|(t, _)| *t == s);
+            let mut trials = vec![cut.pin.without(s)];
+            if torn {
+                trials.push(cut.pin.untorn(s));
+            }
+            for pin in trials {
+                let trial = PinnedCut { cut: cut.cut, pin };
+                *attempts += 1;
+                if same(&pinned(best, &trial)) {
+                    cut = trial;
+                    *best = pinned(best, &cut);
+                    changed = true;
+                    break;
+                }
+            }
+        }
+    }
+    knock_out_faults::<E>(best, attempts, budget, &mut same);
+    run::<E>(best).cut.filter(|c| c.pinned)
 }
 
 /// Each switches one fault kind off; `false` when it was already off.

@@ -5,6 +5,7 @@
 
 use crate::adapter::{Engine, EngineConfig};
 use crate::config::RunConfig;
+use crate::control::Control;
 use crate::disk::{DiskConfig, FaultCounts, LengthModel};
 use crate::driver::RunStats;
 use crate::profile::Profile;
@@ -24,6 +25,8 @@ pub struct SweepConfig {
     /// Operations generated per seed.
     pub ops: usize,
     pub profile: Profile,
+    /// A negative control built as an engine debug hook, on in every seed (`None`: none).
+    pub control: Control,
 }
 
 impl SweepConfig {
@@ -33,6 +36,7 @@ impl SweepConfig {
             shard: (0, 1),
             ops,
             profile,
+            control: Control::None,
         }
     }
 
@@ -127,7 +131,13 @@ pub fn sweep<E: Engine>(
 ) -> Summary {
     let mut summary = Summary::default();
     for seed in cfg.shard_seeds() {
-        let run_cfg = RunConfig::<E::Config>::from_seed(seed, cfg.ops, cfg.profile);
+        let mut run_cfg = RunConfig::<E::Config>::from_seed(seed, cfg.ops, cfg.profile);
+        if cfg.control != Control::None {
+            run_cfg.engine = run_cfg
+                .engine
+                .with_control(cfg.control)
+                .expect("the caller checked that the engine has the control");
+        }
         let report = run::<E>(&run_cfg);
         summary.add(&run_cfg, &report);
         each(&run_cfg, &report);

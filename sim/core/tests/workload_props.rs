@@ -22,6 +22,7 @@ proptest! {
             ops,
             engine: Options::from_seed(seed, Profile::Default),
             after_failure: AfterFailure::from_seed(seed),
+            pinned_cut: None,
         };
         let r = run::<CrashlabDb>(&cfg);
         prop_assert!(!r.outcome.is_violation(), "{:?}\n{:#?}", r.outcome, r.trace_tail);

@@ -32,6 +32,13 @@ pub enum ErrorKind {
     Other,
 }
 
+/// The words that open the message of damage an engine found in what it read.
+pub const DAMAGE_ON_DISK: &str = "damage found on disk";
+
+/// The words that open the message of an engine's broken in-memory invariant (crashlab's
+/// engine writes them itself; an adapter of another engine writes them for its own).
+pub const INVARIANT_IN_MEMORY: &str = "engine invariant broken in memory";
+
 /// An engine's error, with the engine's own message kept verbatim (it goes into the trace).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EngineError {
@@ -48,6 +55,18 @@ impl EngineError {
         EngineError {
             kind: ErrorKind::Other,
             message: message.into(),
+        }
+    }
+
+    /// The message with its class first, so that a report never confuses a bug in the engine's
+    /// memory with a damaged file: `damage found on disk: corrupted page 15: ...` for damage
+    /// the engine read, the engine's own `engine invariant broken in memory: ...` for a broken
+    /// invariant (a batch's shared commit carries the invariant's words in its message), the
+    /// message as it is otherwise.
+    pub fn classified(&self) -> String {
+        match self.kind {
+            ErrorKind::Corrupt => format!("{DAMAGE_ON_DISK}: {}", self.message),
+            _ => self.message.clone(),
         }
     }
 

@@ -75,6 +75,12 @@ impl EngineConfig for Options {
             prev_skips_leaf_end: control == Control::PrevSkipsLeafEnd,
             leak_freed_pages: control == Control::LeakFreedPages,
             emptied_bucket_leaks: control == Control::EmptiedBucketLeak,
+            double_free_in_commit: control == Control::DoubleFreeInCommit,
+            panic_in_commit_txid: if control == Control::PanicInCommit {
+                crate::control::PANIC_IN_COMMIT_TXID
+            } else {
+                0
+            },
             lone_call_skips_data_sync: control == Control::LoneCallSkipsDataSync,
         };
         Ok(Options {
@@ -114,11 +120,29 @@ pub fn format_options(o: &Options) -> String {
         FreelistKind::Array => "array",
         FreelistKind::Hashmap => "hashmap",
     };
-    format!(
+    let mut text = format!(
         "page_size={} fill_percent={} no_sync={} no_freelist_sync={} freelist={freelist} page_cache_pages={} presize={}",
         o.page_size, o.fill_percent, o.no_sync, o.no_freelist_sync, o.page_cache_pages,
         presize_name(o.presize)
-    )
+    );
+    if let Some(control) = hooks_control(&o.debug) {
+        // Only a negative control turns a hook on; its case must replay with it on.
+        text.push_str(&format!(" debug={control}"));
+    }
+    text
+}
+
+/// The control whose debug hooks `debug` are, when one is on.
+fn hooks_control(debug: &DebugHooks) -> Option<Control> {
+    if *debug == DebugHooks::default() {
+        return None;
+    }
+    let base = Options::default();
+    let found = Control::ALL
+        .into_iter()
+        .find(|&c| base.with_control(c).is_ok_and(|o| o.debug == *debug));
+    assert!(found.is_some(), "debug hooks {debug:?} are no control's");
+    found
 }
 
 pub fn presize_name(p: PresizePolicy) -> &'static str {
@@ -150,6 +174,7 @@ fn parse_options(s: &str) -> Result<Options, String> {
                     at_most(k, pages, PAGE_CACHE_PAGES_MAX, "PAGE_CACHE_PAGES_MAX")?;
             }
             "presize" => o.presize = parse_presize(v)?,
+            "debug" => o.debug = o.with_control(v.parse::<Control>()?)?.debug,
             "freelist" => {
                 o.freelist = match v {
                     "array" => FreelistKind::Array,

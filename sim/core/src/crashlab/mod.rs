@@ -9,6 +9,7 @@ mod read;
 pub use config::{format_options, presize_name};
 pub use read::{read_model, read_snapshot};
 
+use crate::adapter::error::INVARIANT_IN_MEMORY;
 use crate::adapter::{Ack, Engine, EngineError, ErrorKind, Listing};
 use crate::apply::path_refs;
 use crate::calls::{CallSpec, GroupObserver};
@@ -40,6 +41,9 @@ impl From<Error> for EngineError {
             | Error::ChecksumMismatch { .. }
             | Error::NoValidMeta { .. }
             | Error::Truncated { .. } => ErrorKind::Corrupt,
+            Error::Invariant(_) => ErrorKind::Invariant,
+            // A batch's shared commit passes its error on as text.
+            Error::BatchCommitFailed(m) if m.contains(INVARIANT_IN_MEMORY) => ErrorKind::Invariant,
             _ => ErrorKind::Other,
         };
         EngineError {

@@ -60,6 +60,7 @@ pub mod capture;
 mod cost;
 mod faults;
 mod length;
+pub mod pin;
 mod sectors;
 mod tear;
 #[cfg(test)]
@@ -68,6 +69,7 @@ mod tests;
 pub use cost::{CostModel, IoStats};
 pub use faults::{FaultConfig, FaultCounts};
 pub use length::LengthModel;
+pub use pin::{CrashPin, PinnedCut};
 pub use tear::TEAR_GRAIN;
 
 use crashlab_engine::Storage;
@@ -236,22 +238,31 @@ impl SimDisk {
     /// disk's [`LengthModel`] decides; a kept sector past it is lost). The disk stays usable
     /// afterwards (the machine rebooted): reads now see only the durable image.
     pub fn crash(&self) -> CrashOutcome {
+        self.crash_pinned(None).0
+    }
+
+    /// [`SimDisk::crash`], keeping the pending sectors as `pin` says when there is one (any it
+    /// does not name is lost) instead of as drawn. The draws are made either way, so the rest
+    /// of the run's faults land where they would have. Returns, beside the outcome, what the
+    /// cut kept as a pin (sectors past the durable length count as lost) and the pending
+    /// sectors it lost, ascending.
+    pub fn crash_pinned(&self, pin: Option<&CrashPin>) -> (CrashOutcome, CrashPin, Vec<u64>) {
         let mut inner = self.lock();
-        let pending = inner.sectors.pending_keys();
-        let chosen: Vec<u64> = pending.into_iter().filter(|_| inner.rng.coin()).collect();
-        let (rate, ss) = (
-            inner.config.faults.sub_sector_tear,
-            inner.sectors.sector_size(),
-        );
-        let mut decided: BTreeMap<u64, Keep> = BTreeMap::new();
-        for s in chosen {
-            let torn = inner
-                .rng
-                .chance(rate)
-                .then(|| tear::draw(&mut inner.rng, ss));
-            decided.insert(s, torn.flatten().map_or(Keep::Whole, Keep::Torn));
+        let drawn = inner.draw_crash();
+        let decided = pin.map_or(drawn, CrashPin::decisions);
+        let mut left = decided.clone();
+        let (outcome, applied) =
+            inner.crash_applied(&mut |s| left.remove(&s).unwrap_or(Keep::Lost));
+        let mut did = CrashPin::default();
+        for s in applied.kept {
+            match decided.get(&s) {
+                Some(Keep::Torn(old)) if applied.torn.contains(&s) => {
+                    did.torn.push((s, old.clone()))
+                }
+                _ => did.keep.push(s),
+            }
         }
-        inner.crash_keeping(&mut |s| decided.remove(&s).unwrap_or(Keep::Lost))
+        (outcome, did, applied.lost)
     }
 
     /// Like [`SimDisk::crash`] but keeping exactly the pending sectors for which
@@ -357,7 +368,32 @@ impl SimDisk {
 }
 
 impl Inner {
+    /// A seeded cut's choices: each pending sector kept with probability 1/2, then each kept one
+    /// torn with the `sub_sector_tear` rate (drawn after every keep-or-lose choice, so a disk
+    /// with tears off draws exactly as before tears existed).
+    fn draw_crash(&mut self) -> BTreeMap<u64, Keep> {
+        let pending = self.sectors.pending_keys();
+        let chosen: Vec<u64> = pending.into_iter().filter(|_| self.rng.coin()).collect();
+        let (rate, ss) = (
+            self.config.faults.sub_sector_tear,
+            self.sectors.sector_size(),
+        );
+        let mut decided = BTreeMap::new();
+        for s in chosen {
+            let torn = self.rng.chance(rate).then(|| tear::draw(&mut self.rng, ss));
+            decided.insert(s, torn.flatten().map_or(Keep::Whole, Keep::Torn));
+        }
+        decided
+    }
+
     fn crash_keeping(&mut self, keep: &mut dyn FnMut(u64) -> Keep) -> CrashOutcome {
+        self.crash_applied(keep).0
+    }
+
+    fn crash_applied(
+        &mut self,
+        keep: &mut dyn FnMut(u64) -> Keep,
+    ) -> (CrashOutcome, sectors::CrashApplied) {
         let pending_before = self.sectors.pending_count();
         let applied = self.sectors.crash(keep);
         assert_eq!(
@@ -387,7 +423,7 @@ impl Inner {
         self.counts.sectors_lost_in_crash += outcome.lost;
         self.counts.torn_writes_in_crash += torn;
         self.counts.sub_sector_tears += outcome.sub_sector_tears;
-        outcome
+        (outcome, applied)
     }
 }
 

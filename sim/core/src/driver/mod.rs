@@ -156,6 +156,9 @@ pub struct Driver<'c, E: Engine, H> {
     /// A commit failed, the engine latched and the application carries on: the disk's figures
     /// then, which must not grow until the session ends.
     pub(crate) latched: Option<IoStats>,
+    /// Where the file the engine has open came from, for messages: `as created`, `as
+    /// recovered after power cut 2 (op 17)`, `as reopened after op 40`.
+    pub(crate) file_from: String,
 }
 
 impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
@@ -182,6 +185,7 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
             pending_power_cut: false,
             restart_after_io_error: false,
             latched: None,
+            file_from: "as created".into(),
         }
     }
 
@@ -207,10 +211,28 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
     /// corrupts the disk on purpose and the engine reports damage it read. An engine that broke
     /// its own in-memory invariant is a violation whatever the disk did.
     pub(crate) fn failure(&self, verdict: Verdict, e: &EngineError) -> Stop {
+        let detail = self.explained(e);
         if self.cfg.profile == Profile::Corruption && e.kind != ErrorKind::Invariant {
-            return Stop::DiskFailure(format!("corruption detected during {verdict}: {e}"));
+            return Stop::DiskFailure(format!("corruption detected during {verdict}: {detail}"));
         }
-        self.violation(verdict, e.to_string())
+        self.violation(verdict, detail)
+    }
+
+    /// An engine error as a report gives it: its class first (damage found on disk, or the
+    /// engine's own invariant broken in memory), then which operation met it and which file:
+    /// the recovery it came from.
+    pub(crate) fn explained(&self, e: &EngineError) -> String {
+        format!("{} ({})", e.classified(), self.during())
+    }
+
+    /// Which operation runs and which file it runs on: `during op 6 `commit`, on the file as
+    /// recovered after power cut 2 (at op 4)` — for a message about what went wrong now.
+    pub fn during(&self) -> String {
+        let at = match self.next.checked_sub(1).and_then(|i| self.cfg.ops.get(i)) {
+            Some(op) => format!("op {} `{op}`", self.next - 1),
+            None => "opening the database".into(),
+        };
+        format!("during {at}, on the file {}", self.file_from)
     }
 
     /// Run the loop to its end or its first violation.
@@ -229,7 +251,11 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
             let end = self.run_session(db).await?;
             match end {
                 SessionEnd::Done => return self.final_check(),
-                SessionEnd::Reopen => self.stats.reopens += 1,
+                SessionEnd::Reopen => {
+                    self.stats.reopens += 1;
+                    self.file_from =
+                        format!("as reopened after op {}", self.next.saturating_sub(1));
+                }
                 SessionEnd::Crash => self.power_cut(),
             }
             recovering = true;
@@ -305,6 +331,11 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
     /// The machine loses power: unsynced sectors are kept or lost, then it reboots.
     fn power_cut(&mut self) {
         self.stats.crashes += 1;
+        self.file_from = format!(
+            "as recovered after power cut {} (at op {})",
+            self.stats.crashes,
+            self.next.saturating_sub(1)
+        );
         self.power.reset();
         let c = self.hooks.power_cut(&self.disk);
         self.trace.record(format!(

@@ -3,6 +3,7 @@
 //! reopened; the crash-state checker judges a crash image opened in memory ([`recover_image`]).
 
 use super::{Driver, Hooks, Step};
+use crate::adapter::error::DAMAGE_ON_DISK;
 use crate::adapter::{list_model, Engine, EngineError};
 use crate::guard;
 use crate::op::{path_to_string, Name, Path};
@@ -115,15 +116,20 @@ pub enum Recovered {
 pub fn recover_image<E: Engine>(image: Vec<u8>, cfg: &E::Config) -> Recovered {
     let opened = guard::catch(|| {
         let mut db = E::open(Box::new(MemStorage::from_bytes(image)), cfg, 0)
-            .map_err(|e| format!("open failed: {e}"))?;
+            .map_err(|e| format!("open failed: {}", e.classified()))?;
         let model = db
             .begin_read()
             .and_then(|r| E::read_snapshot(&r))
-            .map_err(|e: EngineError| format!("read failed: {e}"))?;
+            .map_err(|e: EngineError| format!("read failed: {}", e.classified()))?;
         read_as_an_application::<E>(&db, &model)?;
-        let problems = db.check().map_err(|e| format!("check failed: {e}"))?;
+        let problems = db
+            .check()
+            .map_err(|e| format!("check failed: {}", e.classified()))?;
         match problems.first() {
-            Some(p) => Err(format!("check: {} problems, first: {p}", problems.len())),
+            Some(p) => Err(format!(
+                "{DAMAGE_ON_DISK}: check: {} problems, first: {p}",
+                problems.len()
+            )),
             None => Ok(model),
         }
     });

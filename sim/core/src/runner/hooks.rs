@@ -4,7 +4,7 @@ use super::tasks::{reader_task, timer_task, Shared};
 use crate::adapter::{Engine, EngineConfig as _};
 use crate::config::RunConfig;
 use crate::control::{Control, ControlStorage};
-use crate::disk::{CrashOutcome, SimDisk};
+use crate::disk::{CrashOutcome, PinnedCut, SimDisk};
 use crate::driver::{Hooks, News};
 use crate::power::{PowerSwitch, Switched};
 use crate::profile::Profile;
@@ -14,6 +14,17 @@ use crashlab_models::KvModel;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
+
+/// What one power cut of a run kept and lost.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CutRecord {
+    /// The cut's number in the run and what it kept, as a case pins it.
+    pub cut: PinnedCut,
+    /// The pending sectors it lost, ascending.
+    pub lost: Vec<u64>,
+    /// Whether the case pinned this cut.
+    pub pinned: bool,
+}
 
 /// Simulated think time between two operations of the writer.
 const THINK_NS: u64 = 5_000;
@@ -26,6 +37,11 @@ pub struct RunnerHooks<E> {
     storage: Option<ControlStorage>,
     /// Power cuts that tore the engine's meta region, over the run.
     torn_metas: u64,
+    /// Power cuts so far.
+    cuts: u64,
+    pinned: Option<PinnedCut>,
+    /// What the pinned cut did, or else the last cut (see [`RunnerHooks::cut_record`]).
+    cut_record: Option<CutRecord>,
     corruption: bool,
     timer_cuts: bool,
     /// What a session's background tasks share with the writer (one thread: madsim's scheduler).
@@ -45,6 +61,9 @@ impl<E: Engine> RunnerHooks<E> {
             meta_len: caps.meta_region_len,
             storage: None,
             torn_metas: 0,
+            cuts: 0,
+            pinned: cfg.pinned_cut.clone(),
+            cut_record: None,
             corruption: cfg.profile == Profile::Corruption,
             timer_cuts: !caps.crash_is_process_crash,
             shared: Rc::new(RefCell::new(Shared::default())),
@@ -61,6 +80,12 @@ impl<E: Engine> RunnerHooks<E> {
     /// sub-sector tear or by keeping some of its sectors and not others.
     pub fn torn_metas(&self) -> u64 {
         self.torn_metas
+    }
+
+    /// What the run's pinned power cut kept, if it has one and reached it; otherwise what its
+    /// last power cut kept: the cut a violation most likely follows, which `shrink` minimises.
+    pub fn cut_record(&self) -> Option<CutRecord> {
+        self.cut_record.clone()
     }
 
     fn take_news(&self) -> News {
@@ -86,7 +111,20 @@ impl<E: Engine> Hooks<E> for RunnerHooks<E> {
 
     fn power_cut(&mut self, disk: &SimDisk) -> CrashOutcome {
         let (old, new) = disk.peek(0, self.meta_len);
-        let c = disk.crash();
+        self.cuts += 1;
+        let pin = self.pinned.as_ref().filter(|p| p.cut == self.cuts);
+        let (c, kept, lost) = disk.crash_pinned(pin.map(|p| &p.pin));
+        let pinned_seen = self.cut_record.as_ref().is_some_and(|r| r.pinned);
+        if !pinned_seen {
+            self.cut_record = Some(CutRecord {
+                cut: PinnedCut {
+                    cut: self.cuts,
+                    pin: kept,
+                },
+                lost,
+                pinned: pin.is_some(),
+            });
+        }
         if old != new {
             let (after, _) = disk.peek(0, self.meta_len);
             self.torn_metas += u64::from(after != old && after != new);

@@ -7,7 +7,7 @@
 mod hooks;
 mod tasks;
 
-pub use hooks::RunnerHooks;
+pub use hooks::{CutRecord, RunnerHooks};
 
 use crate::adapter::{Engine, EngineConfig};
 use crate::config::RunConfig;
@@ -32,6 +32,9 @@ pub struct Report {
     pub image_hash: u64,
     /// Power cuts that tore the engine's meta region (see [`RunnerHooks::torn_metas`]).
     pub torn_metas: u64,
+    /// The pinned power cut's record, or the last power cut's (see
+    /// [`RunnerHooks::cut_record`]).
+    pub cut: Option<CutRecord>,
 }
 
 /// Run a case to its end or its first violation. An engine panic is a `panic` violation with
@@ -68,6 +71,7 @@ fn panicked_outside_the_run(detail: String) -> Report {
         io: IoStats::default(),
         image_hash: 0,
         torn_metas: 0,
+        cut: None,
     }
 }
 
@@ -76,7 +80,10 @@ async fn run_async<E: Engine>(cfg: &RunConfig<E::Config>, settings: Settings) ->
     let hooks = RunnerHooks::<E>::new(cfg);
     let mut d = Driver::<E, _>::new(cfg, disk, settings, hooks);
     let outcome = match guard::catch_future(d.drive()).await {
-        Err(panic) => d.violation(Verdict::Panic, panic).into_outcome(),
+        Err(panic) => {
+            let detail = format!("the engine panicked: {panic} ({})", d.during());
+            d.violation(Verdict::Panic, detail).into_outcome()
+        }
         Ok(Ok(())) => Outcome::Ok,
         // The engine keeps no checksums on data pages (bbolt's format): under the corruption
         // profile a wrong answer is undetected corruption the disk caused, not a broken promise.
@@ -99,6 +106,7 @@ async fn run_async<E: Engine>(cfg: &RunConfig<E::Config>, settings: Settings) ->
         io: d.disk.io_stats(),
         image_hash: d.disk.image_hash(),
         torn_metas: d.hooks.torn_metas(),
+        cut: d.hooks.cut_record(),
     }
 }
 
