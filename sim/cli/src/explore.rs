@@ -89,12 +89,9 @@ fn print_summary(t: &Summary, wall_s: f64) {
         f.read_eio, f.write_eio, f.sync_eio, f.latent_sectors, f.bit_flips, f.misdirected_writes, f.enospc, f.lying_syncs, f.garbage_sector_reads, f.torn_writes_in_crash,
         t.sim_ns as f64 / 1e9, wall_s, t.sim_ns as f64 / 1e9 / wall_s.max(1e-9)
     );
-    let s = &t.stats;
-    println!(
-        "commits {} · failed {} · retried on the same handle {} · writes refused by the latch {}",
-        s.commits, s.failed_commits, s.retries, s.latched_refusals
-    );
+    println!("commits {}", t.stats.commits);
     print!("{}", disk_coverage(t));
+    print!("{}", crate::reach::reach(&t.stats));
 }
 
 /// What the sweep covered of the disk's dimensions: seeds per sector size and per length model,

@@ -12,6 +12,7 @@ mod cases;
 mod check_cmd;
 mod engines;
 mod explore;
+mod reach;
 mod run_cmd;
 
 use clap::{Parser, Subcommand};

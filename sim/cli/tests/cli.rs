@@ -95,6 +95,23 @@ fn explore_prints_the_disk_coverage_and_catches_the_growth_control() {
         t.contains("sub-sector tears ") && t.contains("torn metas "),
         "{t}"
     );
+    // The other dimensions, each on its line, each reached by 40 default seeds.
+    let after = |prefix: &str| -> &str {
+        t.lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .unwrap_or_else(|| panic!("no `{prefix}` line in:\n{t}"))
+    };
+    let first_number = |s: &str| -> u64 {
+        let digits: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
+        digits.parse().unwrap_or_else(|_| panic!("no number at `{s}`"))
+    };
+    assert!(first_number(after("callers: groups ")) > 0, "{t}");
+    assert!(first_number(after("live checks ")) > 0, "{t}");
+    let api = after("api (");
+    assert!(first_number(api) >= 10, "{api}");
+    for call in ["seek absent", "prev", "next-seq", "range"] {
+        assert!(api.contains(call), "`{call}` not in {api}");
+    }
 
     let o = crashlab(
         &[
