@@ -11,6 +11,7 @@ use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::freelist::Freelist;
 use crate::rebuild::bucket_roots;
+use crate::shared::Shared;
 use crashlab_format::freelist;
 use crashlab_format::inspect::{self, Image};
 use crashlab_format::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
@@ -99,25 +100,14 @@ impl Db {
         if meta.has_freelist() {
             self.check_freelist_page(&meta, &free, &mut reached, &mut report);
         }
-        self.walk_buckets(meta.root, hwm, &free, &mut reached, &mut report);
+        self.shared
+            .walk_buckets(meta.root, hwm, &free, &mut reached, &mut report);
         let mut accounted = reached;
         accounted.extend(&free);
         for gap in accounted.gaps(PageId(2), hwm) {
             report.add_each(gap, "unreachable and not free");
         }
         Ok(report.into_result()?)
-    }
-
-    /// Whether the file's tree under `root` (pages below `hwm`) reaches `page` by more than one
-    /// reference: what tells a commit that freed `page` twice because the file references it
-    /// twice (damage on disk) from one whose own bookkeeping did (a bug in the engine).
-    pub(crate) fn file_reaches_twice(&self, root: PageId, hwm: PageId, page: PageId) -> bool {
-        let mut report = Report::default();
-        let mut reached = PageSet::new();
-        reached.insert(PageId(0), PageId(2));
-        self.walk_buckets(root, hwm, &PageSet::new(), &mut reached, &mut report);
-        let twice = |p: &Problem| p.page == Some(page) && p.message == "page reached twice";
-        report.problems.iter().any(twice)
     }
 
     fn check_freelist_page(
@@ -154,8 +144,22 @@ impl Db {
             Err(e) => report.add_error(id, "", e.into()),
         }
     }
+}
 
-    fn walk_buckets(
+impl Shared {
+    /// Whether the file's tree under `root` (pages below `hwm`) reaches `page` by more than one
+    /// reference: what tells a commit that freed `page` twice because the file references it
+    /// twice (damage on disk) from one whose own bookkeeping did (a bug in the engine).
+    pub(crate) fn file_reaches_twice(&self, root: PageId, hwm: PageId, page: PageId) -> bool {
+        let mut report = Report::default();
+        let mut reached = PageSet::new();
+        reached.insert(PageId(0), PageId(2));
+        self.walk_buckets(root, hwm, &PageSet::new(), &mut reached, &mut report);
+        let twice = |p: &Problem| p.page == Some(page) && p.message == "page reached twice";
+        report.into_problems().iter().any(twice)
+    }
+
+    pub(crate) fn walk_buckets(
         &self,
         root: PageId,
         hwm: PageId,

@@ -64,13 +64,17 @@ mod tests {
         let mut s = RunStats::default();
         let text = reach(&s);
         assert_eq!(text.lines().count(), 3, "{text}");
-        assert!(text.contains("callers: groups 0 · calls 0 in 0 commits (0 merged) · calls per commit -"));
+        assert!(text
+            .contains("callers: groups 0 · calls 0 in 0 commits (0 merged) · calls per commit -"));
         assert!(text.contains("live checks 0 · failed commits 0"));
         s.groups.batch_sizes = [3, 0, 2, 0, 0, 0, 0, 1];
         s.api_calls.insert("seek absent", 4);
         s.api_calls.insert("prev", 2);
         let text = reach(&s);
         assert!(text.contains("calls per commit 1:3 3-4:2 >64:1"), "{text}");
-        assert!(text.contains("api (2 kinds): prev 2, seek absent 4"), "{text}");
+        assert!(
+            text.contains("api (2 kinds): prev 2, seek absent 4"),
+            "{text}"
+        );
     }
 }

@@ -103,7 +103,9 @@ fn explore_prints_the_disk_coverage_and_catches_the_growth_control() {
     };
     let first_number = |s: &str| -> u64 {
         let digits: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
-        digits.parse().unwrap_or_else(|_| panic!("no number at `{s}`"))
+        digits
+            .parse()
+            .unwrap_or_else(|_| panic!("no number at `{s}`"))
     };
     assert!(first_number(after("callers: groups ")) > 0, "{t}");
     assert!(first_number(after("live checks ")) > 0, "{t}");
