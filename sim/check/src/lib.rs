@@ -23,6 +23,10 @@
 //! 4. **Report** ([`report`], [`minimise`]): counts, coverage, and each violation shrunk to a
 //!    minimal set of persisted sectors, as a case file `crashlab repro` replays.
 //!
+//! With `jobs > 1` the distinct images of a run of crash points are recovered on that many
+//! threads before the walk of step 3 reaches them ([`prefetch`]); the walk itself, and so every
+//! count, sample and finding, is the same for any number of jobs.
+//!
 //! Negative controls ([`control`]) prove it sees real bugs: each must be found, and a correct
 //! engine must pass the same workload.
 //!
@@ -36,6 +40,7 @@ mod drive;
 mod explore;
 pub mod image;
 mod minimise;
+mod prefetch;
 mod record;
 mod recover;
 pub mod report;
@@ -73,6 +78,9 @@ pub struct CheckConfig<C> {
     pub max_reported: usize,
     /// Stop after this many violating states (`None`: visit everything).
     pub stop_after: Option<u64>,
+    /// Worker threads that recover crash images, 1 to `JOBS_MAX`: how the check runs, never
+    /// what it reports (see [`prefetch`]).
+    pub jobs: usize,
 }
 
 /// Default `recrash_one_in`.
@@ -96,6 +104,7 @@ impl<C: EngineConfig> CheckConfig<C> {
             recrash_one_in: RECRASH_ONE_IN_DEFAULT,
             max_reported: 10,
             stop_after: None,
+            jobs: 1,
         }
     }
 
@@ -187,11 +196,17 @@ pub fn check<E: Engine>(cfg: &CheckConfig<E::Config>) -> CheckReport {
     let mut book = Book::default();
     let rec = drive::record::<E>(cfg, &mut book);
     let mut ex = Explorer::<E>::new(cfg, book);
-    for p in &rec.log.points {
-        if ex.stopped() {
-            break;
+    let points = &rec.log.points;
+    let mut next = 0;
+    while next < points.len() && !ex.stopped() {
+        let end = ex.prefetch_from(points, next, cfg.params.max_states);
+        for p in &points[next..end] {
+            if ex.stopped() {
+                break;
+            }
+            ex.point(p);
         }
-        ex.point(p);
+        next = end;
     }
     if let Some(l) = rec.live {
         ex.live(l);

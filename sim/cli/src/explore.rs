@@ -1,11 +1,15 @@
 //! `crashlab explore`: the library sweep with a progress bar, a case saved per violation and a
 //! summary. The wall clock is read here only, for the ops/s figure; it never feeds a run.
+//!
+//! `--jobs N` runs the seeds on N threads; the sweep hands them back in seed order, so every
+//! line printed, every case saved and every report line is the same for any N (the wall-clock
+//! figures excepted).
 
 use crate::engines::WithEngine;
 use crate::run_cmd::save_case;
 use crashlab_sim::adapter::{Engine, EngineConfig};
 use crashlab_sim::profile::Profile;
-use crashlab_sim::sweep::{sweep, Summary, SweepConfig};
+use crashlab_sim::sweep::{sweep, Summary, SweepConfig, SweepControl};
 use std::ops::Range;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,6 +21,8 @@ pub struct Explore {
     pub ops: usize,
     pub profile: Profile,
     pub found_dir: PathBuf,
+    pub jobs: usize,
+    pub control: SweepControl,
 }
 
 impl WithEngine for Explore {
@@ -27,6 +33,8 @@ impl WithEngine for Explore {
             shard: self.shard,
             ops: self.ops,
             profile: self.profile,
+            jobs: self.jobs,
+            control: self.control,
         };
         let count = cfg.shard_len();
         let (i, n) = self.shard;

@@ -19,6 +19,7 @@ use crashlab_compare::{self as compare, EngineKind as CompareEngine, Scale};
 use crashlab_dbtool::DbCommand;
 use crashlab_sim::case::parse_seed;
 use crashlab_sim::profile::Profile;
+use crashlab_sim::sweep::SweepControl;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -59,6 +60,10 @@ enum Command {
         /// Run only shard i of n (seeds whose offset from A is i modulo n), e.g. 0/4; n ≤ 65536.
         #[arg(long, value_parser = args::shard)]
         shard: Option<(u64, u64)>,
+        /// Worker threads, 1 to 1024 (JOBS_MAX) [default: the machine's cores]; the output is
+        /// the same for any number.
+        #[arg(long, value_parser = args::jobs)]
+        jobs: Option<usize>,
         /// Operations per seed, 1 to 100000 (OPS_MAX).
         #[arg(long, default_value_t = 300, value_parser = args::run_ops)]
         ops: usize,
@@ -69,6 +74,9 @@ enum Command {
         /// The engine under test: crashlab or redb.
         #[arg(long, default_value = "crashlab", value_parser = engines::parse)]
         engine: String,
+        /// A deliberate bug of the parallel sweep (`worker-order`), for its negative control.
+        #[arg(long, hide = true, value_parser = args::sweep_control)]
+        debug_control: Option<SweepControl>,
     },
     /// Replay a case file bit for bit.
     Repro {
@@ -145,10 +153,12 @@ fn main() -> ExitCode {
         Command::Explore {
             seeds,
             shard,
+            jobs,
             ops,
             profile,
             found_dir,
             engine,
+            debug_control,
         } => {
             let sweep = explore::Explore {
                 seeds: seeds.0..seeds.1,
@@ -156,6 +166,8 @@ fn main() -> ExitCode {
                 ops,
                 profile,
                 found_dir,
+                jobs: args::jobs_default(jobs),
+                control: debug_control.unwrap_or_default(),
             };
             engine_or_exit(&engine, sweep)
         }
