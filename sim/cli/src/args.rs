@@ -43,6 +43,11 @@ pub fn shard(s: &str) -> Result<(u64, u64), String> {
     Ok((i, n))
 }
 
+/// `--shard-count N`: 1 to `SHARDS_MAX`.
+pub fn shard_count(s: &str) -> Result<u64, String> {
+    count(s, 1, SHARDS_MAX, "SHARDS_MAX")
+}
+
 /// `--jobs N`: worker threads, 1 to `JOBS_MAX`.
 pub fn jobs(s: &str) -> Result<usize, String> {
     count(s, 1, JOBS_MAX as u64, "JOBS_MAX").map(|n| n as usize)

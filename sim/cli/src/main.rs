@@ -13,6 +13,7 @@ mod check_cmd;
 mod engines;
 mod explore;
 mod run_cmd;
+mod shard_env;
 
 use clap::{Parser, Subcommand};
 use crashlab_compare::{self as compare, EngineKind as CompareEngine, Scale};
@@ -57,9 +58,15 @@ enum Command {
         /// Seeds A..B (B excluded), each decimal or a 40-hex commit hash; at most 2^32 seeds.
         #[arg(long, value_parser = args::seed_range)]
         seeds: (u64, u64),
-        /// Run only shard i of n (seeds whose offset from A is i modulo n), e.g. 0/4; n ≤ 65536.
+        /// Run only shard i of n (seeds whose offset from A is i modulo n), e.g. 0/4; n ≤ 65536
+        /// [default: from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm), else
+        /// 0/1].
         #[arg(long, value_parser = args::shard)]
         shard: Option<(u64, u64)>,
+        /// The shard count with a scheduler's index (a Kubernetes Indexed Job's completions)
+        /// [default: CRASHLAB_SHARD_COUNT, or SLURM_ARRAY_TASK_COUNT].
+        #[arg(long, value_parser = args::shard_count)]
+        shard_count: Option<u64>,
         /// Worker threads, 1 to 1024 (JOBS_MAX) [default: the machine's cores]; the output is
         /// the same for any number.
         #[arg(long, value_parser = args::jobs)]
@@ -153,6 +160,7 @@ fn main() -> ExitCode {
         Command::Explore {
             seeds,
             shard,
+            shard_count,
             jobs,
             ops,
             profile,
@@ -160,9 +168,14 @@ fn main() -> ExitCode {
             engine,
             debug_control,
         } => {
+            let env = shard_env::SchedulerEnv::from_process();
+            let shard = match shard_env::resolve(shard, shard_count, &env) {
+                Ok(s) => s,
+                Err(m) => return bad_input(m),
+            };
             let sweep = explore::Explore {
                 seeds: seeds.0..seeds.1,
-                shard: shard.unwrap_or((0, 1)),
+                shard,
                 ops,
                 profile,
                 found_dir,
