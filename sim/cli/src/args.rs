@@ -66,7 +66,8 @@ pub fn jobs_default(flag: Option<usize>) -> usize {
 pub fn sweep_control(s: &str) -> Result<SweepControl, String> {
     match s {
         "worker-order" => Ok(SweepControl::WorkerOrder),
-        _ => Err(format!("`{s}`: expected worker-order")),
+        "seed-in-signature" => Ok(SweepControl::SeedInSignature),
+        _ => Err(format!("`{s}`: expected worker-order or seed-in-signature")),
     }
 }
 

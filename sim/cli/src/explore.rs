@@ -3,8 +3,9 @@
 //!
 //! `--jobs N` runs the seeds on N threads; the sweep hands them back in seed order, so every
 //! line printed, every case saved and every report line is the same for any N (the wall-clock
-//! figures excepted).
+//! figures excepted). `--saturation-svg` is drawn by [`crate::saturation_svg`].
 
+use crate::bad_input;
 use crate::engines::WithEngine;
 use crate::run_cmd::save_case;
 use crashlab_sim::adapter::{Engine, EngineConfig};
@@ -23,6 +24,8 @@ pub struct Explore {
     pub found_dir: PathBuf,
     pub jobs: usize,
     pub control: SweepControl,
+    /// `--saturation-svg FILE`.
+    pub saturation_svg: Option<PathBuf>,
 }
 
 impl WithEngine for Explore {
@@ -62,6 +65,13 @@ impl WithEngine for Explore {
         });
         bar.finish_and_clear();
         print_summary(&summary, started.elapsed().as_secs_f64());
+        println!("{}", summary.saturation.line());
+        let drawn = self.saturation_svg.as_deref().map_or(Ok(()), |p| {
+            crate::saturation_svg::write(&summary.saturation, p)
+        });
+        if let Err(m) = drawn {
+            return bad_input(m);
+        }
         if summary.violations > 0 {
             ExitCode::from(1)
         } else {

@@ -13,6 +13,7 @@ mod check_cmd;
 mod engines;
 mod explore;
 mod run_cmd;
+mod saturation_svg;
 mod shard_env;
 
 use clap::{Parser, Subcommand};
@@ -71,6 +72,9 @@ enum Command {
         /// the same for any number.
         #[arg(long, value_parser = args::jobs)]
         jobs: Option<usize>,
+        /// Plot the saturation curve (new behaviour per 1000 seeds) as an SVG chart here.
+        #[arg(long)]
+        saturation_svg: Option<PathBuf>,
         /// Operations per seed, 1 to 100000 (OPS_MAX).
         #[arg(long, default_value_t = 300, value_parser = args::run_ops)]
         ops: usize,
@@ -81,7 +85,8 @@ enum Command {
         /// The engine under test: crashlab or redb.
         #[arg(long, default_value = "crashlab", value_parser = engines::parse)]
         engine: String,
-        /// A deliberate bug of the parallel sweep (`worker-order`), for its negative control.
+        /// A deliberate bug for a negative control: `worker-order` (of --jobs) or
+        /// `seed-in-signature` (of the saturation curve).
         #[arg(long, hide = true, value_parser = args::sweep_control)]
         debug_control: Option<SweepControl>,
     },
@@ -166,6 +171,7 @@ fn main() -> ExitCode {
             profile,
             found_dir,
             engine,
+            saturation_svg,
             debug_control,
         } => {
             let env = shard_env::SchedulerEnv::from_process();
@@ -181,6 +187,7 @@ fn main() -> ExitCode {
                 found_dir,
                 jobs: args::jobs_default(jobs),
                 control: debug_control.unwrap_or_default(),
+                saturation_svg,
             };
             engine_or_exit(&engine, sweep)
         }

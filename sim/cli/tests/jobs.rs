@@ -88,6 +88,7 @@ fn explore_prints_saves_and_reports_the_same_for_one_and_two_jobs() {
     assert_eq!(one.code, Some(1), "{}", text(&o));
     let cases = one.files.keys().filter(|f| f.ends_with(".case")).count();
     assert!(cases >= 5, "{cases} cases saved: {:?}", one.files.keys());
+    assert!(one.stdout.iter().any(|l| l.starts_with("behaviours ")));
     assert_eq!(one, two);
 }
 

@@ -16,6 +16,8 @@ use crate::driver::RunStats;
 use crate::limits::JOBS_MAX;
 use crate::profile::Profile;
 use crate::runner::{run, Report};
+use crate::saturation::Saturation;
+use crate::signature::{signature, Signature};
 use crate::verdict::Outcome;
 use rayon::prelude::*;
 use std::ops::Range;
@@ -53,6 +55,10 @@ pub enum SweepControl {
     /// lists would: every seed's result is right, their order depends on `jobs`. One job
     /// runs without a pool, so its output is the clean twin.
     WorkerOrder,
+    /// The negative control of the saturation curve: a signature that also hashes the seed
+    /// (a feature that names the run, not its behaviour), so every seed looks new and the
+    /// curve never falls.
+    SeedInSignature,
 }
 
 impl SweepConfig {
@@ -97,6 +103,8 @@ pub struct Summary {
     pub sim_ns: u64,
     /// Seeds that ended in a violation, in order.
     pub violating_seeds: Vec<u64>,
+    /// The behaviours met (coverage signatures' components), and the new ones per window.
+    pub saturation: Saturation,
 }
 
 impl Summary {
@@ -131,6 +139,9 @@ pub fn sweep<E: Engine>(
     let mut summary = Summary::default();
     let mut done = |run_cfg: &RunConfig<E::Config>, report: &Report| {
         summary.add(run_cfg.seed, report);
+        summary
+            .saturation
+            .add(&control_signature(cfg, run_cfg, report));
         each(run_cfg, report);
     };
     let pool = match cfg.jobs {
@@ -184,6 +195,19 @@ fn control_order<T>(cfg: &SweepConfig, runs: Vec<T>) -> Vec<T> {
         .collect();
     dealt.sort_by_key(|&(worker, _)| worker);
     dealt.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The run's signature, with the seed mixed in when the control says so.
+fn control_signature<C: EngineConfig>(
+    cfg: &SweepConfig,
+    run_cfg: &RunConfig<C>,
+    report: &Report,
+) -> Signature {
+    let mut s = signature(run_cfg, report);
+    if cfg.control == SweepControl::SeedInSignature {
+        s.components[0] ^= run_cfg.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+    s
 }
 
 /// One seed of the sweep, run on the calling thread.
