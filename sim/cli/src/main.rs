@@ -12,6 +12,8 @@ mod cases;
 mod check_cmd;
 mod engines;
 mod explore;
+mod merge;
+mod report;
 mod run_cmd;
 mod saturation_svg;
 mod shard_env;
@@ -72,6 +74,9 @@ enum Command {
         /// the same for any number.
         #[arg(long, value_parser = args::jobs)]
         jobs: Option<usize>,
+        /// Write every seed's result as JSON lines here, for `crashlab merge`.
+        #[arg(long)]
+        report: Option<PathBuf>,
         /// Plot the saturation curve (new behaviour per 1000 seeds) as an SVG chart here.
         #[arg(long)]
         saturation_svg: Option<PathBuf>,
@@ -131,6 +136,8 @@ enum Command {
     /// Check every crash state of a small workload: every crash point × every subset of the
     /// unsynced sectors (exhaustive within --max-states, sampled beyond; the report says which).
     Check(check_cmd::CheckArgs),
+    /// Merge the `explore --report` files of a sweep's shards into one report and summary.
+    Merge(merge::MergeArgs),
 }
 
 /// A message about bad input, and exit code 2.
@@ -171,6 +178,7 @@ fn main() -> ExitCode {
             profile,
             found_dir,
             engine,
+            report,
             saturation_svg,
             debug_control,
         } => {
@@ -187,6 +195,7 @@ fn main() -> ExitCode {
                 found_dir,
                 jobs: args::jobs_default(jobs),
                 control: debug_control.unwrap_or_default(),
+                report,
                 saturation_svg,
             };
             engine_or_exit(&engine, sweep)
@@ -223,5 +232,6 @@ fn main() -> ExitCode {
         }
         Command::Db { command } => crashlab_dbtool::run(&command),
         Command::Check(args) => check_cmd::run(args),
+        Command::Merge(args) => merge::run(args),
     }
 }

@@ -68,7 +68,7 @@ fn with_jobs(args: &[&str], jobs: &str) -> (Seen, Output) {
     run_in(dir.path(), &a)
 }
 
-const SWEEP: [&str; 9] = [
+const SWEEP: [&str; 11] = [
     "explore",
     "--seeds",
     "0..40",
@@ -78,6 +78,8 @@ const SWEEP: [&str; 9] = [
     "lying-sync",
     "--found-dir",
     "found",
+    "--report",
+    "sweep.jsonl",
 ];
 
 #[test]
@@ -89,6 +91,7 @@ fn explore_prints_saves_and_reports_the_same_for_one_and_two_jobs() {
     let cases = one.files.keys().filter(|f| f.ends_with(".case")).count();
     assert!(cases >= 5, "{cases} cases saved: {:?}", one.files.keys());
     assert!(one.stdout.iter().any(|l| l.starts_with("behaviours ")));
+    assert!(one.files["sweep.jsonl"].len() > 40 * 100, "a line per seed");
     assert_eq!(one, two);
 }
 
@@ -106,8 +109,9 @@ fn the_worker_order_control_is_caught_and_its_one_job_twin_is_clean() {
         bug.files.keys().collect::<Vec<_>>(),
         clean.files.keys().collect::<Vec<_>>()
     );
-    // ...but the order of the lines printed depends on the job count.
+    // ...but the order of the lines printed and reported depends on the job count.
     assert_ne!(bug.stdout, clean.stdout);
+    assert_ne!(bug.files["sweep.jsonl"], clean.files["sweep.jsonl"]);
     let mut sorted = bug.stdout.clone();
     sorted.sort();
     let mut clean_sorted = clean.stdout.clone();
