@@ -6,6 +6,7 @@ use crate::book::{Book, ModelId};
 use crate::drive::{probe_allowed, record_recovery, LiveFinding};
 use crate::image::{build, ImageId};
 use crate::minimise::minimise;
+use crate::prefetch::Prefetch;
 use crate::record::{CrashPoint, Log, OpenReader};
 use crate::recover::{judge, reader_view, recover, Recovery};
 use crate::report::{CheckReport, Found};
@@ -36,11 +37,13 @@ pub(crate) enum Level {
 }
 
 pub(crate) struct Explorer<'a, E: Engine> {
-    cfg: &'a CheckConfig<E::Config>,
+    pub(crate) cfg: &'a CheckConfig<E::Config>,
     /// The engine's options with the control on: what every recovery opens with.
-    engine: E::Config,
+    pub(crate) engine: E::Config,
     pub book: Book,
-    cache: Cache,
+    pub(crate) cache: Cache,
+    /// Images recovered ahead of the walk by the worker threads, and the threads.
+    pub(crate) prefetch: Prefetch,
     recrash_rng: SimRng,
     /// How the crash point being enumerated is covered.
     point_coverage: Option<Coverage>,
@@ -54,6 +57,7 @@ impl<'a, E: Engine> Explorer<'a, E> {
             engine: cfg.engine_config(),
             book,
             cache: BTreeMap::new(),
+            prefetch: Prefetch::new(cfg.jobs),
             recrash_rng: SimRng::derive(cfg.seed, "check-recrash"),
             point_coverage: None,
             report: CheckReport::default(),
@@ -84,7 +88,7 @@ impl<'a, E: Engine> Explorer<'a, E> {
             .is_some_and(|n| self.report.violating_states >= n)
     }
 
-    fn sector_size(&self) -> usize {
+    pub(crate) fn sector_size(&self) -> usize {
         self.cfg.params.sector_size as usize
     }
 
@@ -126,11 +130,14 @@ impl<'a, E: Engine> Explorer<'a, E> {
             book,
             report,
             engine,
+            prefetch,
             ..
         } = self;
         let rec = cache.entry(id).or_insert_with(|| {
             report.distinct += 1;
-            recover::<E>(image(), engine, book)
+            prefetch
+                .take(id)
+                .unwrap_or_else(|| recover::<E>(image(), engine, book))
         });
         let recovered = match rec {
             Recovery::State(Some(m)) => Some(*m),
@@ -155,9 +162,8 @@ impl<'a, E: Engine> Explorer<'a, E> {
 
     /// Every power-cut state of `p` under `max` states.
     fn power_cuts(&mut self, p: &CrashPoint, level: &Level, max: u64) -> Coverage {
-        let spp = u64::from(self.cfg.page_size() / self.cfg.params.sector_size).max(1);
-        let salt = p.call.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let mut rng = SimRng::derive(self.cfg.seed ^ salt, "check-sample");
+        let spp = self.sectors_per_page();
+        let mut rng = sample_rng(self.cfg.seed, p.call);
         // A re-crash runs inside an outer crash point's enumeration: restore its coverage.
         let outer = self
             .point_coverage
@@ -190,6 +196,10 @@ impl<'a, E: Engine> Explorer<'a, E> {
         }
     }
 
+    pub(crate) fn sectors_per_page(&self) -> u64 {
+        u64::from(self.cfg.page_size() / self.cfg.params.sector_size).max(1)
+    }
+
     fn recrash_roll(&mut self) -> bool {
         let n = self.cfg.recrash_one_in;
         n > 0 && self.recrash_rng.below(n) == 0
@@ -204,6 +214,7 @@ impl<'a, E: Engine> Explorer<'a, E> {
         };
         self.report.recovery.sessions += 1;
         let max = RECOVERY_MAX_STATES.min(self.cfg.params.max_states);
+        self.prefetch_recovery(&log.points, max);
         for q in &log.points {
             if self.stopped() {
                 return;
@@ -407,6 +418,13 @@ impl<E: Engine> Explorer<'_, E> {
     }
 }
 
+/// The generator of a crash point's sampled subsets: its own stream, so the sample of one point
+/// is the same whichever points were enumerated before it (and by whom).
+pub(crate) fn sample_rng(seed: u64, call: u64) -> SimRng {
+    let salt = call.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    SimRng::derive(seed ^ salt, "check-sample")
+}
+
 /// The image a power cut at `p` leaves when it keeps the disk sectors `keep`.
 fn power_cut_image(p: &CrashPoint, keep: &[u64], ss: usize) -> Result<Vec<u8>, String> {
     let kept = positions_of(p, keep)?;
@@ -454,7 +472,7 @@ fn positions_of(p: &CrashPoint, sectors: &[u64]) -> Result<Vec<u32>, String> {
         .collect()
 }
 
-fn positions<'s>(subset: &'s Subset<'_>) -> impl Iterator<Item = usize> + 's {
+pub(crate) fn positions<'s>(subset: &'s Subset<'_>) -> impl Iterator<Item = usize> + 's {
     let (mask, list) = match subset {
         Subset::Mask(m) => (*m, &[][..]),
         Subset::List(l) => (0, *l),

@@ -29,6 +29,10 @@
 //! under every variant of the engine's options, with recoveries and identical crash points
 //! shared between the workloads of a variant (`bounded`).
 //!
+//! With `jobs > 1` the distinct images of a run of crash points are recovered on that many
+//! threads before the walk of step 3 reaches them ([`prefetch`]); the walk itself, and so every
+//! count, sample and finding, is the same for any number of jobs.
+//!
 //! Negative controls ([`control`]) prove it sees real bugs: each must be found, and a correct
 //! engine must pass the same workload.
 //!
@@ -47,6 +51,7 @@ mod explore;
 pub mod image;
 mod interleave;
 mod minimise;
+mod prefetch;
 mod record;
 mod recover;
 pub mod report;
@@ -90,6 +95,9 @@ pub struct CheckConfig<C> {
     pub max_reported: usize,
     /// Stop after this many violating states (`None`: visit everything).
     pub stop_after: Option<u64>,
+    /// Worker threads that recover crash images, 1 to `JOBS_MAX`: how the check runs, never
+    /// what it reports (see [`prefetch`]).
+    pub jobs: usize,
 }
 
 /// Default `recrash_one_in`.
@@ -116,6 +124,7 @@ impl<C: EngineConfig> CheckConfig<C> {
             recrash_one_in: RECRASH_ONE_IN_DEFAULT,
             max_reported: 10,
             stop_after: None,
+            jobs: 1,
         }
     }
 
@@ -217,11 +226,17 @@ pub fn check<E: Engine>(cfg: &CheckConfig<E::Config>) -> CheckReport {
     let mut book = Book::default();
     let rec = drive::record::<E>(cfg, &mut book);
     let mut ex = Explorer::<E>::new(cfg, book);
-    for p in &rec.log.points {
-        if ex.stopped() {
-            break;
+    let points = &rec.log.points;
+    let mut next = 0;
+    while next < points.len() && !ex.stopped() {
+        let end = ex.prefetch_from(points, next, cfg.params.max_states);
+        for p in &points[next..end] {
+            if ex.stopped() {
+                break;
+            }
+            ex.point(p);
         }
-        ex.point(p);
+        next = end;
     }
     if let Some(l) = rec.live {
         ex.live(l);

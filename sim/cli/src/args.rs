@@ -4,10 +4,11 @@
 
 use crashlab_sim::case::parse_seed;
 use crashlab_sim::limits::{
-    CHECK_OPS_MAX, OPS_MAX, RECRASH_ONE_IN_MAX, SHARDS_MAX, SHRINK_BUDGET_MAX,
+    CHECK_OPS_MAX, JOBS_MAX, OPS_MAX, RECRASH_ONE_IN_MAX, SHARDS_MAX, SHRINK_BUDGET_MAX,
     STATES_PER_CRASH_POINT_MAX, SWEEP_SEEDS_MAX,
 };
 use crashlab_sim::spec::{max_states_valid, sector_size_valid};
+use crashlab_sim::sweep::SweepControl;
 
 /// Seeds `A..B`, each decimal or a 40-hex commit hash, at most `SWEEP_SEEDS_MAX` of them.
 pub fn seed_range(s: &str) -> Result<(u64, u64), String> {
@@ -40,6 +41,34 @@ pub fn shard(s: &str) -> Result<(u64, u64), String> {
         return Err(bad());
     }
     Ok((i, n))
+}
+
+/// `--shard-count N`: 1 to `SHARDS_MAX`.
+pub fn shard_count(s: &str) -> Result<u64, String> {
+    count(s, 1, SHARDS_MAX, "SHARDS_MAX")
+}
+
+/// `--jobs N`: worker threads, 1 to `JOBS_MAX`.
+pub fn jobs(s: &str) -> Result<usize, String> {
+    count(s, 1, JOBS_MAX as u64, "JOBS_MAX").map(|n| n as usize)
+}
+
+/// `--jobs`'s default: the cores this process may run on (1 when that cannot be told).
+pub fn jobs_default(flag: Option<usize>) -> usize {
+    flag.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map_or(1, std::num::NonZeroUsize::get)
+            .min(JOBS_MAX)
+    })
+}
+
+/// `explore --debug-control NAME`.
+pub fn sweep_control(s: &str) -> Result<SweepControl, String> {
+    match s {
+        "worker-order" => Ok(SweepControl::WorkerOrder),
+        "seed-in-signature" => Ok(SweepControl::SeedInSignature),
+        _ => Err(format!("`{s}`: expected worker-order or seed-in-signature")),
+    }
 }
 
 /// A decimal count in `lo..=max`; `name` is the limit's constant.

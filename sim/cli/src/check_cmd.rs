@@ -78,6 +78,10 @@ pub struct CheckArgs {
     #[arg(long, conflicts_with_all = ["variants", "all_workloads"],
           value_parser = interleavings)]
     interleavings: Option<usize>,
+    /// Worker threads that recover crash images, 1 to 1024 (JOBS_MAX) [default: the machine's
+    /// cores]; the report is the same for any number.
+    #[arg(long, value_parser = crate::args::jobs)]
+    jobs: Option<usize>,
     /// Where to save a case for each violation.
     #[arg(long, default_value = "corpus/found")]
     found_dir: PathBuf,
@@ -178,6 +182,7 @@ fn configure<C: EngineConfig>(
     if o.stop_at_first {
         cfg.stop_after = Some(1);
     }
+    cfg.jobs = crate::args::jobs_default(o.jobs);
     match cfg.unsupported() {
         Some(why) => Err(why),
         None => Ok(cfg),

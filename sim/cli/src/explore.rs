@@ -1,12 +1,19 @@
 //! `crashlab explore`: the library sweep with a progress bar, a case saved per violation and a
 //! summary. The wall clock is read here only, for the ops/s figure; it never feeds a run.
+//!
+//! `--jobs N` runs the seeds on N threads; the sweep hands them back in seed order, so every
+//! line printed, every case saved and every report line is the same for any N (the wall-clock
+//! figures excepted). `--report` and `--saturation-svg` are written by [`crate::report`] and
+//! [`crate::saturation_svg`].
 
+use crate::bad_input;
 use crate::engines::WithEngine;
+use crate::report::{Header, SeedLine, Writer};
 use crate::run_cmd::{save_case, with_hook};
 use crashlab_sim::adapter::{Engine, EngineConfig};
 use crashlab_sim::control::Control;
 use crashlab_sim::profile::Profile;
-use crashlab_sim::sweep::{sweep, Summary, SweepConfig};
+use crashlab_sim::sweep::{sweep, Summary, SweepConfig, SweepControl};
 use std::ops::Range;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,6 +26,12 @@ pub struct Explore {
     pub profile: Profile,
     pub found_dir: PathBuf,
     pub control: Control,
+    pub jobs: usize,
+    pub debug_control: SweepControl,
+    /// `--report FILE.jsonl`.
+    pub report: Option<PathBuf>,
+    /// `--saturation-svg FILE`.
+    pub saturation_svg: Option<PathBuf>,
 }
 
 impl WithEngine for Explore {
@@ -30,6 +43,15 @@ impl WithEngine for Explore {
             ops: self.ops,
             profile: self.profile,
             control: self.control,
+            jobs: self.jobs,
+            debug_control: self.debug_control,
+        };
+        let header =
+            || Header::new::<E::Config>(self.seeds.clone(), self.shard, self.ops, self.profile);
+        let mut report_file = match self.report.as_deref().map(|p| Writer::create(p, &header())) {
+            Some(Err(m)) => return bad_input(m),
+            Some(Ok(w)) => Some(w),
+            None => None,
         };
         if let Err(m) = with_hook(&E::Config::from_seed(0, self.profile), self.control) {
             return crate::bad_input(m);
@@ -48,18 +70,32 @@ impl WithEngine for Explore {
         let started = Instant::now();
         let mut violations = 0u64;
         let summary = sweep::<E>(&cfg, &mut |run, report| {
+            let mut case = None;
             if let crashlab_sim::verdict::Outcome::Violation(v) = &report.outcome {
                 violations += 1;
                 let saved = save_case(run, &self.found_dir).map(|p| p.display().to_string());
+                case = saved.as_ref().ok().cloned();
                 let repro = saved.unwrap_or_else(|e| format!("(not saved: {e})"));
                 // println through the bar: it still prints when the bar is hidden (not a TTY).
                 bar.suspend(|| println!("seed {}: {v}\n  repro: crashlab repro {repro}", run.seed));
+            }
+            if let Some(w) = &mut report_file {
+                w.line(&SeedLine::new(run, report, case));
             }
             bar.set_message(format!("{violations} violations"));
             bar.inc(1);
         });
         bar.finish_and_clear();
         print_summary(&summary, started.elapsed().as_secs_f64());
+        println!("{}", summary.saturation.line());
+        let written = report_file.map_or(Ok(()), Writer::finish).and_then(|()| {
+            self.saturation_svg.as_deref().map_or(Ok(()), |p| {
+                crate::saturation_svg::write(&summary.saturation, p)
+            })
+        });
+        if let Err(m) = written {
+            return bad_input(m);
+        }
         if summary.violations > 0 {
             ExitCode::from(1)
         } else {

@@ -12,8 +12,12 @@ mod cases;
 mod check_cmd;
 mod engines;
 mod explore;
+mod merge;
 mod reach;
+mod report;
 mod run_cmd;
+mod saturation_svg;
+mod shard_env;
 
 use clap::{Parser, Subcommand};
 use crashlab_compare::{self as compare, EngineKind as CompareEngine, Scale};
@@ -21,6 +25,7 @@ use crashlab_dbtool::DbCommand;
 use crashlab_sim::case::parse_seed;
 use crashlab_sim::control::Control;
 use crashlab_sim::profile::Profile;
+use crashlab_sim::sweep::SweepControl;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -62,9 +67,25 @@ enum Command {
         /// Seeds A..B (B excluded), each decimal or a 40-hex commit hash; at most 2^32 seeds.
         #[arg(long, value_parser = args::seed_range)]
         seeds: (u64, u64),
-        /// Run only shard i of n (seeds whose offset from A is i modulo n), e.g. 0/4; n ≤ 65536.
+        /// Run only shard i of n (seeds whose offset from A is i modulo n), e.g. 0/4; n ≤ 65536
+        /// [default: from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm), else
+        /// 0/1].
         #[arg(long, value_parser = args::shard)]
         shard: Option<(u64, u64)>,
+        /// The shard count with a scheduler's index (a Kubernetes Indexed Job's completions)
+        /// [default: CRASHLAB_SHARD_COUNT, or SLURM_ARRAY_TASK_COUNT].
+        #[arg(long, value_parser = args::shard_count)]
+        shard_count: Option<u64>,
+        /// Worker threads, 1 to 1024 (JOBS_MAX) [default: the machine's cores]; the output is
+        /// the same for any number.
+        #[arg(long, value_parser = args::jobs)]
+        jobs: Option<usize>,
+        /// Write every seed's result as JSON lines here, for `crashlab merge`.
+        #[arg(long)]
+        report: Option<PathBuf>,
+        /// Plot the saturation curve (new behaviour per 1000 seeds) as an SVG chart here.
+        #[arg(long)]
+        saturation_svg: Option<PathBuf>,
         /// Operations per seed, 1 to 100000 (OPS_MAX).
         #[arg(long, default_value_t = 300, value_parser = args::run_ops)]
         ops: usize,
@@ -79,6 +100,10 @@ enum Command {
         /// run; the storage controls are profiles here.
         #[arg(long, default_value = "none")]
         control: Control,
+        /// A deliberate bug for a negative control: `worker-order` (of --jobs) or
+        /// `seed-in-signature` (of the saturation curve).
+        #[arg(long, hide = true, value_parser = args::sweep_control)]
+        debug_control: Option<SweepControl>,
     },
     /// Replay a case file bit for bit.
     Repro {
@@ -121,6 +146,8 @@ enum Command {
     /// Check every crash state of a small workload: every crash point × every subset of the
     /// unsynced sectors (exhaustive within --max-states, sampled beyond; the report says which).
     Check(check_cmd::CheckArgs),
+    /// Merge the `explore --report` files of a sweep's shards into one report and summary.
+    Merge(merge::MergeArgs),
 }
 
 /// A message about bad input, and exit code 2.
@@ -157,19 +184,33 @@ fn main() -> ExitCode {
         Command::Explore {
             seeds,
             shard,
+            shard_count,
+            jobs,
             ops,
             profile,
             found_dir,
             engine,
             control,
+            report,
+            saturation_svg,
+            debug_control,
         } => {
+            let env = shard_env::SchedulerEnv::from_process();
+            let shard = match shard_env::resolve(shard, shard_count, &env) {
+                Ok(s) => s,
+                Err(m) => return bad_input(m),
+            };
             let sweep = explore::Explore {
                 seeds: seeds.0..seeds.1,
-                shard: shard.unwrap_or((0, 1)),
+                shard,
                 ops,
                 profile,
                 found_dir,
                 control,
+                jobs: args::jobs_default(jobs),
+                debug_control: debug_control.unwrap_or_default(),
+                report,
+                saturation_svg,
             };
             engine_or_exit(&engine, sweep)
         }
@@ -205,5 +246,6 @@ fn main() -> ExitCode {
         }
         Command::Db { command } => crashlab_dbtool::run(&command),
         Command::Check(args) => check_cmd::run(args),
+        Command::Merge(args) => merge::run(args),
     }
 }

@@ -40,8 +40,10 @@ pub mod profile;
 pub mod report;
 pub mod rng;
 pub mod runner;
+pub mod saturation;
 pub mod schedule;
 pub mod shrink;
+pub mod signature;
 pub mod spec;
 #[cfg(feature = "strategies")]
 pub mod strategy;

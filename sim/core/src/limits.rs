@@ -88,6 +88,10 @@ pub const SWEEP_SEEDS_MAX: u64 = 1 << 32;
 /// is ever spread over.
 pub const SHARDS_MAX: u64 = 1 << 16;
 
+/// Most worker threads a sweep or a check runs on (`--jobs N`): each one runs a whole
+/// simulation, so more threads than any machine's cores only add memory.
+pub const JOBS_MAX: usize = 1 << 10;
+
 /// Largest `page_cache_pages` option in a case: four times the engine's default of 16,384. The
 /// cache holds up to this many decoded pages (4 GiB at 64 KiB pages), more than any simulated
 /// disk here holds.

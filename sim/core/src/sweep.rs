@@ -2,17 +2,32 @@
 //! The command line's `explore`, the sweep tests and a user's own `#[test]` all call [`sweep`];
 //! what they do with each seed's report (save a case, print a line, move a progress bar) is the
 //! callback's business.
+//!
+//! With `jobs > 1` the seeds run on that many worker threads (rayon), a batch at a time, and
+//! the callback still sees them one by one in seed order, on the calling thread: the summary,
+//! the callback's output and its order are the same for any number of jobs. Each run is its own
+//! madsim runtime on the thread that runs it (madsim's context is per thread), seeded by the
+//! seed alone, so a seed's run is the same on any thread.
 
 use crate::adapter::{Engine, EngineConfig};
 use crate::config::RunConfig;
 use crate::control::Control;
 use crate::disk::{DiskConfig, FaultCounts, LengthModel};
 use crate::driver::RunStats;
+use crate::limits::JOBS_MAX;
 use crate::profile::Profile;
 use crate::runner::{run, Report};
+use crate::saturation::Saturation;
+use crate::signature::{signature, Signature};
 use crate::verdict::Outcome;
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::ops::Range;
+
+/// Seeds per job handed to the workers at once. Reports wait for their batch to finish before
+/// the callback sees them, so the batch bounds what is held in memory; a long batch keeps the
+/// workers busy (only its slowest seed leaves the others idle at its end).
+const BATCH_SEEDS_PER_JOB: usize = 64;
 
 /// Which seeds a sweep runs, and how.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,6 +42,27 @@ pub struct SweepConfig {
     pub profile: Profile,
     /// A negative control built as an engine debug hook, on in every seed (`None`: none).
     pub control: Control,
+    /// Worker threads, 1 to [`JOBS_MAX`]: how the seeds are run, never what they give.
+    pub jobs: usize,
+    /// A deliberate bug of the parallel sweep, for its negative control (off by default).
+    pub debug_control: SweepControl,
+}
+
+/// The negative control of `--jobs`: a bug that only comparing the output of different job
+/// counts sees.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SweepControl {
+    #[default]
+    None,
+    /// Hand a batch's reports back grouped by the worker a static deal gave them to (seed `k`
+    /// of a batch to worker `k % jobs`), the way a sweep that concatenated per-worker result
+    /// lists would: every seed's result is right, their order depends on `jobs`. One job
+    /// runs without a pool, so its output is the clean twin.
+    WorkerOrder,
+    /// The negative control of the saturation curve: a signature that also hashes the seed
+    /// (a feature that names the run, not its behaviour), so every seed looks new and the
+    /// curve never falls.
+    SeedInSignature,
 }
 
 impl SweepConfig {
@@ -37,6 +73,8 @@ impl SweepConfig {
             ops,
             profile,
             control: Control::None,
+            jobs: 1,
+            debug_control: SweepControl::None,
         }
     }
 
@@ -72,6 +110,8 @@ pub struct Summary {
     pub violating_seeds: Vec<u64>,
     /// The disks the seeds ran on.
     pub disk: DiskCoverage,
+    /// The behaviours met (coverage signatures' components), and the new ones per window.
+    pub saturation: Saturation,
 }
 
 /// What a sweep covered of the disk's own dimensions: sector sizes, length models and tears.
@@ -123,26 +163,102 @@ impl Summary {
     }
 }
 
-/// Run every seed of `cfg` for engine `E`, in seed order, calling `each` with every seed's
-/// configuration and report; return the summary.
+/// Run every seed of `cfg` for engine `E` on `cfg.jobs` threads, calling `each` with every
+/// seed's configuration and report in seed order; return the summary.
 pub fn sweep<E: Engine>(
     cfg: &SweepConfig,
     each: &mut dyn FnMut(&RunConfig<E::Config>, &Report),
 ) -> Summary {
+    assert!(
+        (1..=JOBS_MAX).contains(&cfg.jobs),
+        "jobs {} outside 1..={JOBS_MAX}",
+        cfg.jobs
+    );
     let mut summary = Summary::default();
-    for seed in cfg.shard_seeds() {
-        let mut run_cfg = RunConfig::<E::Config>::from_seed(seed, cfg.ops, cfg.profile);
-        if cfg.control != Control::None {
-            run_cfg.engine = run_cfg
-                .engine
-                .with_control(cfg.control)
-                .expect("the caller checked that the engine has the control");
+    let mut done = |run_cfg: &RunConfig<E::Config>, report: &Report| {
+        summary.add(run_cfg, report);
+        summary
+            .saturation
+            .add(&control_signature(cfg, run_cfg, report));
+        each(run_cfg, report);
+    };
+    let pool = match cfg.jobs {
+        1 => None,
+        jobs => rayon::ThreadPoolBuilder::new()
+            .num_threads(jobs)
+            .thread_name(|i| format!("sweep-{i}"))
+            .build()
+            .ok(),
+    };
+    // Without a pool (one job, or no threads to be had) the seeds run here: the same results.
+    let Some(pool) = pool else {
+        for seed in cfg.shard_seeds() {
+            let (run_cfg, report) = run_seed::<E>(cfg, seed);
+            done(&run_cfg, &report);
         }
-        let report = run::<E>(&run_cfg);
-        summary.add(&run_cfg, &report);
-        each(&run_cfg, &report);
+        return summary;
+    };
+    let mut seeds = cfg.shard_seeds();
+    loop {
+        let batch: Vec<u64> = seeds
+            .by_ref()
+            .take(cfg.jobs * BATCH_SEEDS_PER_JOB)
+            .collect();
+        if batch.is_empty() {
+            return summary;
+        }
+        // `collect` keeps the batch's order; one seed per task so idle workers steal singly.
+        let runs: Vec<_> = pool.install(|| {
+            batch
+                .par_iter()
+                .with_max_len(1)
+                .map(|&seed| run_seed::<E>(cfg, seed))
+                .collect()
+        });
+        for (run_cfg, report) in &control_order(cfg, runs) {
+            done(run_cfg, report);
+        }
     }
-    summary
+}
+
+/// A batch's reports as the callback must see them: in seed order, unless the control is on.
+fn control_order<T>(cfg: &SweepConfig, runs: Vec<T>) -> Vec<T> {
+    if cfg.debug_control != SweepControl::WorkerOrder {
+        return runs;
+    }
+    let mut dealt: Vec<(usize, T)> = runs
+        .into_iter()
+        .enumerate()
+        .map(|(k, r)| (k % cfg.jobs, r))
+        .collect();
+    dealt.sort_by_key(|&(worker, _)| worker);
+    dealt.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The run's signature, with the seed mixed in when the control says so.
+fn control_signature<C: EngineConfig>(
+    cfg: &SweepConfig,
+    run_cfg: &RunConfig<C>,
+    report: &Report,
+) -> Signature {
+    let mut s = signature(run_cfg, report);
+    if cfg.debug_control == SweepControl::SeedInSignature {
+        s.components[0] ^= run_cfg.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+    s
+}
+
+/// One seed of the sweep, run on the calling thread.
+fn run_seed<E: Engine>(cfg: &SweepConfig, seed: u64) -> (RunConfig<E::Config>, Report) {
+    let mut run_cfg = RunConfig::<E::Config>::from_seed(seed, cfg.ops, cfg.profile);
+    if cfg.control != Control::None {
+        run_cfg.engine = run_cfg
+            .engine
+            .with_control(cfg.control)
+            .expect("the caller checked that the engine has the control");
+    }
+    let report = run::<E>(&run_cfg);
+    (run_cfg, report)
 }
 
 /// The one line that replays a seed of engine `C` from the command line.

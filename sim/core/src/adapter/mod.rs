@@ -31,8 +31,10 @@ use crashlab_models::{BucketModel, KvModel};
 use std::fmt;
 use std::rc::Rc;
 
-/// An engine's own options, drawn from a seed in one place and printed in one place.
-pub trait EngineConfig: Clone + fmt::Debug + PartialEq + 'static {
+/// An engine's own options, drawn from a seed in one place and printed in one place. `Send +
+/// Sync`: a parallel sweep or check hands a run's configuration between worker threads (the
+/// engine itself never leaves the thread that opened it).
+pub trait EngineConfig: Clone + fmt::Debug + PartialEq + Send + Sync + 'static {
     /// The engine's name on the command line and in case files (`engine = NAME`).
     const ENGINE: &'static str;
 
