@@ -73,6 +73,10 @@ pub struct DebugHooks {
     /// key or sub-bucket deleted) forgets to free that root's pages, as if it were a new inline
     /// bucket's: they leak.
     pub emptied_bucket_leaks: bool,
+    /// A freelist page of 0xFFFF ids or more is written without the count escape: its 16-bit
+    /// count field holds the count truncated, so the next open reads only the ids that fit
+    /// and every other free page leaks (a file too small for 0xFFFF free ids never shows it).
+    pub freelist_count_wraps: bool,
 }
 
 impl Default for Options {

@@ -24,7 +24,8 @@ mod hashmap;
 mod page;
 
 pub use page::{
-    decode_page, encode_page, encode_page_into, page_count_for, page_extent, unencodable,
+    decode_page, encode_page, encode_page_into, forget_count_escape, page_count_for, page_extent,
+    unencodable,
 };
 
 use crate::error::{Error, Result};

@@ -89,6 +89,7 @@ fn print_summary(t: &Summary, wall_s: f64) {
         s.commits, s.failed_commits, s.retries, s.latched_refusals
     );
     print!("{}", disk_coverage(t));
+    println!("{}", t.thresholds.line());
 }
 
 /// What the sweep covered of the disk's dimensions: seeds per sector size and per length model,

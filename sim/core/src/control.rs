@@ -15,6 +15,7 @@
 //! | `prev-skips-leaf-end` (h) | a cursor stepping back into a leaf skips its last key | `DebugHooks::prev_skips_leaf_end` |
 //! | `leak-freed-pages` (i) | a commit forgets the pages it frees (a rebuilt freelist heals it) | `DebugHooks::leak_freed_pages` |
 //! | `emptied-bucket-leak` (j) | deleting a bucket emptied earlier in the same transaction leaks its pages | `DebugHooks::emptied_bucket_leaks` |
+//! | `freelist-count-wraps` (k) | a freelist of 0xFFFF ids or more is written without the count escape (its count truncated to 16 bits) | `DebugHooks::freelist_count_wraps` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -42,11 +43,12 @@ pub enum Control {
     PrevSkipsLeafEnd,
     LeakFreedPages,
     EmptiedBucketLeak,
+    FreelistCountWraps,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 12] = [
+    pub const ALL: [Control; 13] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -58,6 +60,7 @@ impl Control {
         Control::PrevSkipsLeafEnd,
         Control::LeakFreedPages,
         Control::EmptiedBucketLeak,
+        Control::FreelistCountWraps,
         Control::FdatasyncDisk,
     ];
 
@@ -74,6 +77,7 @@ impl Control {
             Control::PrevSkipsLeafEnd => "prev-skips-leaf-end",
             Control::LeakFreedPages => "leak-freed-pages",
             Control::EmptiedBucketLeak => "emptied-bucket-leak",
+            Control::FreelistCountWraps => "freelist-count-wraps",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

@@ -9,6 +9,7 @@ use crate::disk::{DiskConfig, FaultCounts, LengthModel};
 use crate::driver::RunStats;
 use crate::profile::Profile;
 use crate::runner::{run, Report};
+use crate::thresholds::ThresholdCoverage;
 use crate::verdict::Outcome;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -68,6 +69,8 @@ pub struct Summary {
     pub violating_seeds: Vec<u64>,
     /// The disks the seeds ran on.
     pub disk: DiskCoverage,
+    /// How often the seeds crossed each of the format's scale thresholds, and how many did.
+    pub thresholds: ThresholdCoverage,
 }
 
 /// What a sweep covered of the disk's own dimensions: sector sizes, length models and tears.
@@ -106,6 +109,7 @@ impl Summary {
         self.seeds += 1;
         self.disk.add(&run.disk, r);
         self.stats.add(&r.stats);
+        self.thresholds.add(&r.stats.thresholds);
         self.faults.accumulate(&r.faults);
         self.sim_ns += r.io.sim_time_ns;
         match r.outcome {
