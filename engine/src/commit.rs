@@ -15,7 +15,7 @@
 //! the only safe continuation is to reopen and read the truth back.
 
 use crate::bucket::BucketTree;
-use crate::counters::Counters;
+use crate::counters::{shape, Counters};
 use crate::error::{Corruption, Error, Invariant, Result};
 use crate::freelist::Freelist;
 use crate::presize::{PresizePolicy, SizedBuf};
@@ -57,6 +57,10 @@ struct Sink<'w> {
     freed_here: PageSet,
     /// A negative control frees the commit's first freed span twice (see `DebugHooks`).
     double_free: bool,
+    /// A negative control writes a freelist of 0xFFFF ids or more without the count escape.
+    wrap_freelist_count: bool,
+    /// The deepest leaf spilled in the tree being spilled, levels below its old root.
+    deepest_leaf: usize,
 }
 
 impl SpillSink for Sink<'_> {
@@ -101,6 +105,8 @@ impl SpillSink for Sink<'_> {
         }
     }
     fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>, from: PageId) {
+        let long = shape::OVERFLOW_LONG_PAGES * u64::from(self.page_size);
+        self.counters.overflow_long_writes += u64::from(bytes.len() as u64 >= long);
         self.dirty_bytes += bytes.len();
         self.dirty.push((id, bytes));
         self.nodes.push((id, node, from));
@@ -110,6 +116,15 @@ impl SpillSink for Sink<'_> {
     }
     fn count_merge(&mut self) {
         self.counters.node_merges += 1;
+    }
+    fn leaf_spilled_at(&mut self, depth: usize) {
+        self.deepest_leaf = self.deepest_leaf.max(depth);
+    }
+    fn tree_spilled(&mut self, root_splits: usize) {
+        let levels = std::mem::take(&mut self.deepest_leaf) + 1 + root_splits;
+        if levels as u64 >= shape::TREE_DEEP_LEVELS {
+            self.counters.deep_tree_writes += 1;
+        }
     }
 }
 
@@ -181,6 +196,8 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         leak_freed: opts.hooks().leak_freed_pages,
         freed_here: PageSet::new(),
         double_free: opts.hooks().double_free_in_commit,
+        wrap_freelist_count: opts.hooks().freelist_count_wraps,
+        deepest_leaf: 0,
     };
     for span in tx.freed.drain(..) {
         sink.free(span)?;
@@ -227,6 +244,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         sync(storage, &opts, &mut counters)?;
         writer.file_len = len;
         counters.file_growths += 1;
+        counters.step_growths += u64::from(len > shape::GROWTH_STEP);
     }
     let pages = DirtyPages {
         pages: dirty,
@@ -384,6 +402,12 @@ fn write_freelist(sink: &mut Sink<'_>) -> Result<PageSpan> {
     let mut buf = SizedBuf::for_policy(sink.presize, size, || (size, ids.len() as u64));
     freelist::encode_page_into(&mut buf, start, &ids, sink.page_size, pages);
     assert_eq!(buf.len(), size);
+    let escaped = ids.len() as u64 >= shape::FREELIST_ESCAPE_IDS;
+    sink.counters.freelist_escaped_writes += u64::from(escaped);
+    sink.counters.freelist_long_writes += u64::from(pages >= shape::FREELIST_LONG_PAGES);
+    if escaped && sink.wrap_freelist_count {
+        freelist::forget_count_escape(buf.as_mut_slice(), ids.len() as u64);
+    }
     sink.counters.add_buffer_work(&buf.work());
     let buf = buf.into_vec();
     sink.counters.freelist_pages_written += pages;

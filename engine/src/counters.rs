@@ -64,6 +64,33 @@ pub struct Counters {
     pub buffer_bytes_reserved: u64,
     /// `write_at` calls avoided by writing each run of contiguous dirty pages with one call.
     pub write_calls_saved: u64,
+    /// Where the format changes shape (see [`shape`]): freelist pages written with the 0xFFFF
+    /// count escape, freelist pages of at least [`shape::FREELIST_LONG_PAGES`] pages, node page
+    /// runs (a value's overflow chain) of at least [`shape::OVERFLOW_LONG_PAGES`] pages, bucket
+    /// trees written with at least [`shape::TREE_DEEP_LEVELS`] levels, and file growths to a
+    /// length past [`shape::GROWTH_STEP`] (where growth stops doubling).
+    pub freelist_escaped_writes: u64,
+    pub freelist_long_writes: u64,
+    pub overflow_long_writes: u64,
+    pub deep_tree_writes: u64,
+    pub step_growths: u64,
+}
+
+/// The sizes at which the format changes shape, counted by the `*_writes` counters above, so a
+/// simulation can report that its workload reached them. Each is a count the engine already
+/// has in hand where it writes, so counting costs a comparison.
+pub mod shape {
+    /// A freelist page holding this many ids or more stores its count in the first element
+    /// (bbolt's escape: the header's 16-bit count field then reads 0xFFFF).
+    pub const FREELIST_ESCAPE_IDS: u64 = 0xFFFF;
+    /// A freelist page spanning this many pages or more is "long".
+    pub const FREELIST_LONG_PAGES: u64 = 64;
+    /// A node written over this many pages or more (a value's overflow chain) is "long".
+    pub const OVERFLOW_LONG_PAGES: u64 = 64;
+    /// A bucket tree of this many levels or more (root, two branch levels, leaves) is "deep".
+    pub const TREE_DEEP_LEVELS: u64 = 4;
+    /// The file grows to the next power of two up to this length, then in steps of it.
+    pub const GROWTH_STEP: u64 = 16 << 20;
 }
 
 /// Calls `$apply!(field, ...)` with every field of [`Counters`]; the callers destructure
@@ -103,6 +130,11 @@ macro_rules! every_counter {
             size_computation_steps,
             buffer_bytes_reserved,
             write_calls_saved,
+            freelist_escaped_writes,
+            freelist_long_writes,
+            overflow_long_writes,
+            deep_tree_writes,
+            step_growths,
         )
     };
 }

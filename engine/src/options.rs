@@ -85,6 +85,10 @@ pub struct DebugHooks {
     /// The commit of this transaction id panics (0: never): a stand-in for any engine panic,
     /// which every driver must report as a violation with a case, never crash on.
     pub panic_in_commit_txid: u64,
+    /// A freelist page of 0xFFFF ids or more is written without the count escape: its 16-bit
+    /// count field holds the count truncated, so the next open reads only the ids that fit
+    /// and every other free page leaks (a file too small for 0xFFFF free ids never shows it).
+    pub freelist_count_wraps: bool,
 }
 
 impl Default for Options {

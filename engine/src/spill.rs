@@ -30,6 +30,14 @@ pub trait SpillSink {
     fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>, from: PageId);
     fn count_split(&mut self);
     fn count_merge(&mut self);
+    /// A leaf was spilled `depth` levels below the node its tree's spill started from.
+    fn leaf_spilled_at(&mut self, depth: usize) {
+        let _ = depth;
+    }
+    /// A tree's spill ended, its root split `root_splits` times (each adds a level above).
+    fn tree_spilled(&mut self, root_splits: usize) {
+        let _ = root_splits;
+    }
 }
 
 /// Merge underfull nodes, bottom-up, and collapse a root branch with a single child.
@@ -219,7 +227,9 @@ pub fn spill_root(root: Child, sink: &mut dyn SpillSink, anchor: PageId) -> Resu
         Child::Node(n) => *n,
     };
     let mut pieces = spill(node, sink, 0, OwnedRange::default(), anchor)?;
+    let mut root_splits = 0;
     while pieces.len() > 1 {
+        root_splits += 1;
         let parent = Node {
             origin: None,
             read_from: None,
@@ -228,6 +238,7 @@ pub fn spill_root(root: Child, sink: &mut dyn SpillSink, anchor: PageId) -> Resu
         };
         pieces = spill(parent, sink, 0, OwnedRange::default(), anchor)?;
     }
+    sink.tree_spilled(root_splits);
     match pieces.pop() {
         Some(BranchItem {
             child: Child::Page(id),
@@ -255,7 +266,10 @@ fn spill(
         sink.free(span)?;
     }
     let body = match node.body {
-        Body::Leaf(items) => Body::Leaf(items),
+        Body::Leaf(items) => {
+            sink.leaf_spilled_at(depth);
+            Body::Leaf(items)
+        }
         Body::Branch(items) => {
             let mut out = Vec::with_capacity(items.len());
             let mut items = items.into_iter().enumerate().peekable();

@@ -99,6 +99,21 @@ pub fn encode_page_into(
     buf.zero_fill_to(page_start + len);
 }
 
+/// Negative control only (`DebugHooks::freelist_count_wraps`): rewrite an escaped freelist page
+/// of `n` ids in `buf` as a writer that forgot the escape would have written it: the count
+/// field holds `n` truncated to 16 bits and the ids start right after the header.
+pub fn forget_count_escape(buf: &mut [u8], n: u64) {
+    assert!(
+        n >= u64::from(COUNT_ESCAPE),
+        "only an escaped page has an escape to forget"
+    );
+    let ids_end = PAGE_HEADER_SIZE + ID_SIZE + ID_SIZE * n as usize;
+    assert!(buf.len() >= ids_end, "the page holds its ids");
+    crate::page::write_u16(buf, 10, n as u16);
+    buf.copy_within(PAGE_HEADER_SIZE + ID_SIZE..ids_end, PAGE_HEADER_SIZE);
+    buf[ids_end - ID_SIZE..ids_end].fill(0);
+}
+
 /// Bytes the freelist page whose first page is `first` needs: header, escaped count and ids.
 /// `claimed` is the length of the run its header claims; a count past it, or past
 /// [`MAX_FREE_IDS`], is an error before any buffer grows.

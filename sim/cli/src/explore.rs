@@ -127,6 +127,7 @@ fn print_summary(t: &Summary, wall_s: f64) {
     );
     println!("commits {}", t.stats.commits);
     print!("{}", disk_coverage(t));
+    println!("{}", t.thresholds.line());
     print!("{}", crate::reach::reach(&t.stats));
 }
 

@@ -81,11 +81,15 @@ impl<C: EngineConfig> RunConfig<C> {
     pub fn from_seed(seed: u64, ops: usize, profile: Profile) -> RunConfig<C> {
         let engine = C::from_seed(seed, profile);
         let caps = engine.capabilities();
+        let mut ops = workload::generate(seed, ops, true, &caps);
+        if profile.reaches_scale() {
+            workload::scale::add(seed, &mut ops, &caps);
+        }
         RunConfig {
             seed,
             profile,
             disk: profile::disk_config(seed, profile),
-            ops: workload::generate(seed, ops, true, &caps),
+            ops,
             engine,
             after_failure: AfterFailure::from_seed(seed),
             pinned_cut: None,

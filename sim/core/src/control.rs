@@ -18,6 +18,7 @@
 //! | `double-free-in-commit` (k) | a commit frees a span twice in its own bookkeeping | `DebugHooks::double_free_in_commit` |
 //! | `panic-in-commit` (l) | the engine panics in the commit of txid [`PANIC_IN_COMMIT_TXID`] | `DebugHooks::panic_in_commit_txid` |
 //! | `lone-call-skips-data-sync` (m) | a batch commit of a single call writes its meta without syncing its data first | `DebugHooks::lone_call_skips_data_sync` |
+//! | `freelist-count-wraps` (n) | a freelist of 0xFFFF ids or more is written without the count escape (its count truncated to 16 bits) | `DebugHooks::freelist_count_wraps` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -52,11 +53,12 @@ pub enum Control {
     DoubleFreeInCommit,
     PanicInCommit,
     LoneCallSkipsDataSync,
+    FreelistCountWraps,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 15] = [
+    pub const ALL: [Control; 16] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -71,6 +73,7 @@ impl Control {
         Control::DoubleFreeInCommit,
         Control::PanicInCommit,
         Control::LoneCallSkipsDataSync,
+        Control::FreelistCountWraps,
         Control::FdatasyncDisk,
     ];
 
@@ -90,6 +93,7 @@ impl Control {
             Control::DoubleFreeInCommit => "double-free-in-commit",
             Control::PanicInCommit => "panic-in-commit",
             Control::LoneCallSkipsDataSync => "lone-call-skips-data-sync",
+            Control::FreelistCountWraps => "freelist-count-wraps",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

@@ -48,6 +48,7 @@ pub mod spec;
 #[cfg(feature = "strategies")]
 pub mod strategy;
 pub mod sweep;
+pub mod thresholds;
 pub mod trace;
 pub mod verdict;
 pub mod words;

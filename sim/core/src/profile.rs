@@ -10,6 +10,12 @@
 //! data pages and its meta page) and `no-growth-sync` (on an `own-barrier` disk, a storage
 //! wrapper drops the sync that follows the file's growth). All must be reported as violations.
 //!
+//! The `scale` profile is `default`'s faults (without an ENOSPC capacity below the scale it
+//! writes) on 512-byte pages, with the scale patterns of [`crate::workload::scale`] added to the
+//! workload: fill-then-delete bursts past 0xFFFF free pages, deep trees, thousands of buckets and
+//! long overflow chains, where the format changes shape. A sweep's `thresholds:` line says how
+//! often each was reached.
+//!
 //! Under every profile each seed also draws, from streams of their own (so no other choice
 //! moves): the sector size, 64 B to 4 KiB ([`sector_size`]: 512 B on a quarter of the seeds, each
 //! other power of two on an eighth), and the length model, `with-data` or `own-barrier` (1/2
@@ -37,16 +43,20 @@ pub enum Profile {
     /// Negative control: on an `own-barrier` disk, the sync that follows the file's growth is
     /// dropped.
     NoGrowthSync,
+    /// `Default`'s faults on small pages, with workloads that reach the format's scale
+    /// thresholds.
+    Scale,
 }
 
 impl Profile {
-    pub const ALL: [Profile; 6] = [
+    pub const ALL: [Profile; 7] = [
         Profile::None,
         Profile::Default,
         Profile::Corruption,
         Profile::LyingSync,
         Profile::NoBarrier,
         Profile::NoGrowthSync,
+        Profile::Scale,
     ];
 
     pub fn name(self) -> &'static str {
@@ -57,6 +67,7 @@ impl Profile {
             Profile::LyingSync => "lying-sync",
             Profile::NoBarrier => "no-barrier",
             Profile::NoGrowthSync => "no-growth-sync",
+            Profile::Scale => "scale",
         }
     }
 
@@ -67,6 +78,11 @@ impl Profile {
             Profile::NoGrowthSync => Control::NoGrowthSync,
             _ => Control::None,
         }
+    }
+
+    /// Whether the workload adds the scale patterns (and the engine takes small pages).
+    pub fn reaches_scale(self) -> bool {
+        self == Profile::Scale
     }
 
     /// Whether violations are the expected result (a harness self-test).
@@ -137,7 +153,11 @@ pub fn disk_config(seed: u64, profile: Profile) -> DiskConfig {
             0.0
         }
     };
-    if matches!(profile, Profile::Default | Profile::Corruption) {
+    let swarmed = matches!(
+        profile,
+        Profile::Default | Profile::Corruption | Profile::Scale
+    );
+    if swarmed {
         f.read_eio = maybe(&mut r, 0.0005, 0.01);
         f.write_eio = maybe(&mut r, 0.001, 0.02);
         f.sync_eio = maybe(&mut r, 0.005, 0.05);
@@ -151,9 +171,14 @@ pub fn disk_config(seed: u64, profile: Profile) -> DiskConfig {
         f.bit_flip = maybe(&mut r, 0.01, 0.1);
         f.misdirect = maybe(&mut r, 0.001, 0.01);
     }
-    if matches!(profile, Profile::Default | Profile::Corruption) {
+    if swarmed {
         // Last: every draw above stays what it was before tears existed.
         f.sub_sector_tear = maybe(&mut r, 0.05, 0.5);
+    }
+    if profile == Profile::Scale {
+        // A capacity of kilobytes would end every scale pattern at its first fill; one past
+        // the largest fill still lets a disk fill up in the middle of the last ones.
+        f.enospc_capacity = f.enospc_capacity.map(|c| c * 32);
     }
     f.lying_sync = profile == Profile::LyingSync;
     let length = match profile.control().length_model() {

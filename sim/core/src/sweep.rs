@@ -19,6 +19,7 @@ use crate::profile::Profile;
 use crate::runner::{run, Report};
 use crate::saturation::Saturation;
 use crate::signature::{signature, Signature};
+use crate::thresholds::ThresholdCoverage;
 use crate::verdict::Outcome;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -112,6 +113,8 @@ pub struct Summary {
     pub disk: DiskCoverage,
     /// The behaviours met (coverage signatures' components), and the new ones per window.
     pub saturation: Saturation,
+    /// How often the seeds crossed each of the format's scale thresholds, and how many did.
+    pub thresholds: ThresholdCoverage,
 }
 
 /// What a sweep covered of the disk's own dimensions: sector sizes, length models and tears.
@@ -150,6 +153,7 @@ impl Summary {
         self.seeds += 1;
         self.disk.add(&run.disk, r);
         self.stats.add(&r.stats);
+        self.thresholds.add(&r.stats.thresholds);
         self.faults.accumulate(&r.faults);
         self.sim_ns += r.io.sim_time_ns;
         match r.outcome {

@@ -13,10 +13,11 @@ use crashlab_engine::{DebugHooks, FreelistKind, Options, PresizePolicy};
 impl EngineConfig for Options {
     const ENGINE: &'static str = "crashlab";
 
-    /// Engine options drawn from the seed (every profile draws the same).
-    fn from_seed(seed: u64, _profile: Profile) -> Options {
+    /// Engine options drawn from the seed (every profile draws the same, except that `scale`
+    /// then takes 512-byte pages, which make its thresholds cheap to reach, and a page cache).
+    fn from_seed(seed: u64, profile: Profile) -> Options {
         let mut r = SimRng::derive(seed, "options");
-        Options {
+        let drawn = Options {
             page_size: *r.pick(&[512u32, 1024, 4096]),
             fill_percent: *r.pick(&[0.5, 0.5, 1.0]),
             no_sync: r.chance(0.1),
@@ -31,7 +32,17 @@ impl EngineConfig for Options {
                 PresizePolicy::Estimate,
             ]),
             ..Options::default()
+        };
+        if profile.reaches_scale() {
+            // A page cache: without one, every reader's whole-snapshot check decodes every page
+            // of thousands of buckets or 33 MiB of values again.
+            return Options {
+                page_size: 512,
+                page_cache_pages: drawn.page_cache_pages.max(1024),
+                ..drawn
+            };
         }
+        drawn
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -82,6 +93,7 @@ impl EngineConfig for Options {
                 0
             },
             lone_call_skips_data_sync: control == Control::LoneCallSkipsDataSync,
+            freelist_count_wraps: control == Control::FreelistCountWraps,
         };
         Ok(Options {
             debug,

@@ -71,6 +71,9 @@ pub struct RunStats {
     /// The operations and engine calls the run made, by name (`seek absent`, `prev`, ...): what
     /// of the engine's public surface the workload reached.
     pub api_calls: BTreeMap<&'static str, u64>,
+    /// How often the run crossed each of the format's scale thresholds (filled in by the
+    /// runner from the engine's counters).
+    pub thresholds: crate::thresholds::Thresholds,
 }
 
 impl RunStats {
@@ -88,6 +91,7 @@ impl RunStats {
         self.retries += other.retries;
         self.latched_refusals += other.latched_refusals;
         self.live_checks += other.live_checks;
+        self.thresholds.add(&other.thresholds);
         for (name, n) in &other.api_calls {
             *self.api_calls.entry(name).or_default() += n;
         }

@@ -9,6 +9,7 @@ use crate::driver::{Hooks, News};
 use crate::power::{PowerSwitch, Switched};
 use crate::profile::Profile;
 use crate::rng::SimRng;
+use crate::thresholds::{bucket_count, MANY_BUCKETS};
 use crashlab_engine::Storage;
 use crashlab_models::KvModel;
 use std::cell::RefCell;
@@ -50,6 +51,8 @@ pub struct RunnerHooks<E> {
     tasks: Vec<madsim::task::JoinHandle<()>>,
     /// Simulated disk time already slept off.
     slept_ns: u64,
+    /// Acknowledged states holding [`MANY_BUCKETS`] buckets or more.
+    many_bucket_states: u64,
     engine: std::marker::PhantomData<fn() -> E>,
 }
 
@@ -70,6 +73,7 @@ impl<E: Engine> RunnerHooks<E> {
             tasks_rng: SimRng::derive(cfg.seed, "tasks"),
             tasks: Vec::new(),
             slept_ns: 0,
+            many_bucket_states: 0,
             engine: std::marker::PhantomData,
         }
     }
@@ -86,6 +90,12 @@ impl<E: Engine> RunnerHooks<E> {
     /// last power cut kept: the cut a violation most likely follows, which `shrink` minimises.
     pub fn cut_record(&self) -> Option<CutRecord> {
         self.cut_record.clone()
+    }
+
+    /// Acknowledged states (after a commit or a recovery) that held [`MANY_BUCKETS`] buckets or
+    /// more: the `buckets` threshold.
+    pub fn many_bucket_states(&self) -> u64 {
+        self.many_bucket_states
     }
 
     fn take_news(&self) -> News {
@@ -145,6 +155,7 @@ impl<E: Engine> Hooks<E> for RunnerHooks<E> {
     }
 
     fn acknowledged(&mut self, current: &KvModel) {
+        self.many_bucket_states += u64::from(bucket_count(current) >= MANY_BUCKETS);
         self.shared.borrow_mut().current = current.clone();
     }
 

@@ -15,6 +15,7 @@ use crate::disk::{FaultCounts, IoStats, SimDisk};
 use crate::driver::{Driver, RunStats, Settings};
 use crate::guard;
 use crate::profile::Profile;
+use crate::thresholds::Thresholds;
 use crate::verdict::{Outcome, Stop, Verdict};
 use crashlab_engine::Counters;
 
@@ -95,9 +96,11 @@ async fn run_async<E: Engine>(cfg: &RunConfig<E::Config>, settings: Settings) ->
         Ok(Err(stop)) => stop.into_outcome(),
     };
     d.trace.record(format!("outcome {outcome:?}"));
+    let mut stats = d.stats.clone();
+    stats.thresholds = Thresholds::of_run(&d.counters, d.hooks.many_bucket_states());
     Report {
         outcome,
-        stats: d.stats.clone(),
+        stats,
         trace_hash: d.trace.hash(),
         trace_events: d.trace.events(),
         trace_tail: d.trace.tail(),
