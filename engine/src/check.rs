@@ -6,9 +6,14 @@
 //! separators give; page headers carry their own id and a branch or leaf type; the persisted
 //! freelist equals the in-memory one; the meta's txid leaves room for another commit. Every
 //! problem is reported, not only the first.
+//!
+//! A read-only database loads no freelist (a reader has no use for one), so its check takes the
+//! free set from the file itself: the persisted freelist page when it decodes, else — no
+//! persisted freelist, or one that does not decode (reported) — the pages the walk did not
+//! reach, which is what an open's rebuild would make of them.
 
 use crate::db::Db;
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
 use crate::freelist;
 use crate::freelist::Freelist;
 use crate::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
@@ -23,7 +28,38 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
     pub page: Option<PageId>,
+    pub kind: ProblemKind,
     pub message: String,
+}
+
+/// What a [`Problem`] is, for the few kinds a caller acts on; the message says the rest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ProblemKind {
+    /// Two references lead to the page (two parents, two buckets, or a cycle). A commit that
+    /// rewrites one path frees the page while the other still points at it (FORMAT.md §10).
+    ReachedTwice,
+    /// The page is reachable and also free or pending: a commit may allocate and overwrite it
+    /// (FORMAT.md §10).
+    ReachableFree,
+    /// A reference to a page at or past the high-water mark, or a node whose run reaches past
+    /// it: pages the next commits allocate, so what `target` (the page referenced, or the
+    /// node) reads changes when they do (FORMAT.md §10).
+    BeyondHighWater { target: PageId },
+    /// The meta's txid is the last one: nothing is wrong with the pages, but no commit can follow.
+    TxIdExhausted,
+    /// Anything else.
+    Other,
+}
+
+impl Problem {
+    /// The problem `check` reports for a meta whose txid leaves no room for another commit.
+    pub fn txid_exhausted(meta: &crate::meta::Meta) -> Problem {
+        Problem {
+            page: Some(meta.slot()),
+            kind: ProblemKind::TxIdExhausted,
+            message: format!("txid {} leaves no room for another commit", meta.txid),
+        }
+    }
 }
 
 impl fmt::Display for Problem {
@@ -73,26 +109,57 @@ impl Report {
     /// The same problem for every page of `span`, until the report is full: a run as long as a
     /// high-water mark claims costs at most [`PROBLEMS_MAX`] steps.
     pub fn add_each(&mut self, span: PageSpan, message: &str) {
+        self.add_each_of(ProblemKind::Other, span, message);
+    }
+
+    pub fn add(&mut self, page: Option<PageId>, message: impl Into<String>) {
+        self.push(Problem {
+            page,
+            kind: ProblemKind::Other,
+            message: message.into(),
+        });
+    }
+
+    /// [`Report::add_each`] for a problem of `kind`.
+    pub fn add_each_of(&mut self, kind: ProblemKind, span: PageSpan, message: &str) {
         for p in span.ids() {
             if self.is_full() {
                 return;
             }
-            self.add(Some(p), message);
+            self.push(Problem {
+                page: Some(p),
+                kind,
+                message: message.into(),
+            });
         }
     }
 
-    pub fn add(&mut self, page: Option<PageId>, message: impl Into<String>) {
+    pub fn push(&mut self, problem: Problem) {
         if self.problems.len() < PROBLEMS_MAX {
-            self.problems.push(Problem {
-                page,
-                message: message.into(),
-            });
+            self.problems.push(problem);
         } else if self.problems.len() == PROBLEMS_MAX {
             self.problems.push(Problem {
                 page: None,
+                kind: ProblemKind::Other,
                 message: "too many problems; stopped".into(),
             });
         }
+    }
+}
+
+/// What the walk checks pages against.
+struct Bounds<'a> {
+    hwm: PageId,
+    /// Free and pending pages.
+    free: &'a PageSet,
+    /// Pages not to enter.
+    avoid: Option<&'a PageSet>,
+}
+
+impl Bounds<'_> {
+    fn avoids(&self, span: PageSpan) -> bool {
+        self.avoid
+            .is_some_and(|a| a.runs_within(span.start, span.end()).next().is_some())
     }
 }
 
@@ -111,40 +178,69 @@ impl Db {
     /// Check the whole database; an empty list means consistent. Waits for a running write
     /// transaction (do not call it while holding one on the same thread).
     pub fn check(&self) -> Result<Vec<Problem>> {
+        self.check_avoiding(None)
+    }
+
+    /// [`Db::check`] of what a reader reaches without entering a page of `avoid` (a node whose
+    /// run touches one is not entered either): the pages left out are not reported unreachable.
+    /// With `None`, the whole check.
+    pub(crate) fn check_avoiding(&self, avoid: Option<&PageSet>) -> Result<Vec<Problem>> {
         let writer = self.lock_writer();
         let meta = self.meta();
         let hwm = meta.high_water;
-        let mut report = Report {
-            problems: Vec::new(),
-        };
+        let mut report = Report::default();
         if meta.txid_exhausted() {
             // Nothing is wrong with the pages, but no commit can follow: a wrapped txid would
             // overwrite this meta and lose the commit that made it.
-            let why = format!("txid {} leaves no room for another commit", meta.txid);
-            report.add(Some(meta.slot()), why);
+            report.push(Problem::txid_exhausted(&meta));
         }
         let mut reached = PageSet::new();
         reached.insert(PageId(0), PageId(2));
-        let free = memory_free_set(&writer.freelist, hwm, &mut report);
-        if meta.has_freelist() {
-            self.check_freelist_page(&meta, &free, &mut reached, &mut report);
-        }
-        self.walk_buckets(meta.root, hwm, &free, &mut reached, &mut report);
-        let mut accounted = reached;
-        accounted.extend(&free);
-        for gap in accounted.gaps(PageId(2), hwm) {
-            report.add_each(gap, "unreachable and not free");
+        let stored = match meta.has_freelist() {
+            true => self.freelist_page(&meta, &mut reached, &mut report),
+            false => None,
+        };
+        // `None`: every page the walk does not reach is free, as a rebuild would have it.
+        let free = if self.options().read_only {
+            stored
+        } else {
+            let memory = memory_free_set(&writer.freelist, hwm, &mut report);
+            if let Some(listed) = stored.filter(|listed| *listed != memory) {
+                let why = format!(
+                    "freelist page holds {} ids, memory {}",
+                    listed.len(),
+                    memory.len()
+                );
+                report.add(Some(meta.freelist), why);
+            }
+            Some(memory)
+        };
+        let none = PageSet::new();
+        let walk_free = free.as_ref().unwrap_or(&none);
+        let walk = Bounds {
+            hwm,
+            free: walk_free,
+            avoid,
+        };
+        self.walk_buckets(meta.root, &walk, &mut reached, &mut report);
+        if let (Some(free), None) = (&free, avoid) {
+            let mut accounted = reached;
+            accounted.extend(free);
+            for gap in accounted.gaps(PageId(2), hwm) {
+                report.add_each(gap, "unreachable and not free");
+            }
         }
         Ok(report.problems)
     }
 
-    fn check_freelist_page(
+    /// The persisted freelist page of `meta`, its pages marked reached, as the set of ids it
+    /// lists; `None`, with the reason reported, when it cannot be read or decoded.
+    fn freelist_page(
         &self,
         meta: &crate::meta::Meta,
-        memory: &PageSet,
         reached: &mut PageSet,
         report: &mut Report,
-    ) {
+    ) -> Option<PageSet> {
         let id = meta.freelist;
         let buf = match self
             .pager()
@@ -152,10 +248,9 @@ impl Db {
         {
             Ok(b) => b,
             Err(e) => {
-                return report.add(
-                    Some(id),
-                    format!("freelist page unreadable: {}", reason_at(id, &e)),
-                )
+                let why = format!("freelist page unreadable: {}", reason_at(id, &e));
+                report.add(Some(id), why);
+                return None;
             }
         };
         let pages = (buf.len() / self.page_size() as usize) as u64;
@@ -165,27 +260,27 @@ impl Db {
         match freelist::decode_page(&buf, id, meta.high_water) {
             Ok(ids) => {
                 let listed = PageSet::from_ids(ids.iter().copied());
-                if listed != *memory {
-                    let why = format!(
-                        "freelist page holds {} ids, memory {}",
-                        ids.len(),
-                        memory.len()
-                    );
-                    report.add(Some(id), why);
+                for run in listed.runs_within(id, id.plus(pages)) {
+                    let kind = ProblemKind::ReachableFree;
+                    report.add_each_of(kind, run, "freelist page lists itself as free");
                 }
+                Some(listed)
             }
-            Err(e) => report.add(Some(id), reason_at(id, &e)),
+            Err(e) => {
+                report.add(Some(id), reason_at(id, &e));
+                None
+            }
         }
     }
 
     fn walk_buckets(
         &self,
         root: PageId,
-        hwm: PageId,
-        free: &PageSet,
+        b: &Bounds<'_>,
         reached: &mut PageSet,
         report: &mut Report,
     ) {
+        let (hwm, free) = (b.hwm, b.free);
         let mut stack = vec![Visit {
             id: root,
             from: self.meta().slot(),
@@ -196,6 +291,9 @@ impl Db {
         }];
         let mut roots = Vec::new();
         while let Some(v) = stack.pop() {
+            if b.avoids(PageSpan::new(v.id, 1)) {
+                continue;
+            }
             if v.level > MAX_TREE_DEPTH || v.depth > MAX_BUCKET_DEPTH {
                 report.add(Some(v.id), "tree or bucket nesting too deep");
                 continue;
@@ -203,27 +301,41 @@ impl Db {
             if reached.contains(v.id) {
                 // Entering it again would repeat its whole subtree: in a file whose branch
                 // elements all share one child, that is fanout^depth visits (regression 005).
-                report.add(Some(v.id), "page reached twice");
+                let span = PageSpan::new(v.id, 1);
+                report.add_each_of(ProblemKind::ReachedTwice, span, "page reached twice");
                 continue;
             }
             let node = match self.pager().node(v.id, hwm, v.from) {
                 Ok(n) => n,
                 Err(e) => {
                     let at = e_page(&e).unwrap_or(v.id);
-                    report.add(Some(at), reason_at(at, &e));
+                    report.push(Problem {
+                        page: Some(at),
+                        kind: read_problem_kind(v.id, &e),
+                        message: reason_at(at, &e),
+                    });
                     if v.id.0 >= 2 && v.id < hwm {
                         // Referenced, so not also "unreachable"; its subtree will be.
                         reached.insert(v.id, v.id.plus(1));
+                        if free.contains(v.id) {
+                            // Damaged or not, the tree uses it: a commit may overwrite it.
+                            let span = PageSpan::new(v.id, 1);
+                            let kind = ProblemKind::ReachableFree;
+                            report.add_each_of(kind, span, "reachable page is free");
+                        }
                     }
                     continue;
                 }
             };
             let span = node.origin.expect("pager nodes carry their origin");
+            if b.avoids(span) {
+                continue;
+            }
             for twice in reached.insert(span.start, span.end()) {
-                report.add_each(twice, "page reached twice");
+                report.add_each_of(ProblemKind::ReachedTwice, twice, "page reached twice");
             }
             for run in free.runs_within(span.start, span.end()) {
-                report.add_each(run, "reachable page is free");
+                report.add_each_of(ProblemKind::ReachableFree, run, "reachable page is free");
             }
             check_bounds(&node, &v, report);
             match &node.body {
@@ -271,6 +383,21 @@ impl Db {
                 }
             }
         }
+    }
+}
+
+/// The kind of problem a failed read of node `id` is.
+fn read_problem_kind(id: PageId, e: &Error) -> ProblemKind {
+    match e {
+        Error::Corrupted {
+            reason: Corruption::ChildOutOfRange { child, high, .. },
+            ..
+        } if child >= high => ProblemKind::BeyondHighWater { target: *child },
+        Error::Corrupted {
+            reason: Corruption::OverflowPastHighWater { .. },
+            ..
+        } => ProblemKind::BeyondHighWater { target: id },
+        _ => ProblemKind::Other,
     }
 }
 

@@ -52,7 +52,7 @@ mod tx;
 pub mod types;
 
 pub use bucket::{Bucket, BucketMut};
-pub use check::Problem;
+pub use check::{Problem, ProblemKind};
 pub use counters::Counters;
 pub use cursor::{Cursor, CursorItem};
 pub use db::Db;

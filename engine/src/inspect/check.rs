@@ -1,24 +1,32 @@
 //! The engine's own [`Db::check`] on an inspected file.
 //!
-//! The file is opened read-only. A damaged freelist page, or (without a persisted freelist) a
-//! tree the rebuild cannot walk, would fail a normal open; here the free set is then taken from
-//! the tolerant walk instead, so `check` runs and lists that damage with everything else.
+//! The file is opened read-only, which loads no freelist: a damaged freelist page, or (without a
+//! persisted freelist) a tree the rebuild could not walk, does not fail the open, and `check`
+//! lists that damage with everything else (see `check.rs` for where its free set comes from).
 
-use super::walk::{unreached, walk};
 use super::Image;
 use crate::check::Problem;
 use crate::db::Db;
 use crate::error::Result;
-use crate::meta::Meta;
-use crate::pager::Pager;
+use crate::options::Options;
 use crate::pageset::PageSet;
 
 /// Every problem [`Db::check`] finds in the snapshot of the meta in use (none: consistent).
 pub fn check(image: &Image) -> Result<Vec<Problem>> {
-    let free_pages = |pager: &Pager, meta: &Meta| -> Result<PageSet> {
-        let w = walk(pager, meta, &mut ())?;
-        Ok(unreached(&w.reached, meta.high_water))
+    open(image)?.check()
+}
+
+/// [`check`] of what a reader reaches without entering a page of `avoid` (nor a node whose run
+/// touches one). Pages it leaves out are not reported unreachable, so the problems it finds lie
+/// clear of `avoid`: what damage there cannot explain.
+pub fn check_avoiding(image: &Image, avoid: &PageSet) -> Result<Vec<Problem>> {
+    open(image)?.check_avoiding(Some(avoid))
+}
+
+fn open(image: &Image) -> Result<Db> {
+    let options = Options {
+        read_only: true,
+        ..Options::default()
     };
-    let db = Db::open_for_check(image.storage(), &free_pages)?;
-    db.check()
+    Db::open(image.storage(), options)
 }

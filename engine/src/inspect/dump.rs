@@ -7,6 +7,8 @@ use super::walk::{Visitor, Walk};
 use super::Image;
 use crate::check::Problem;
 use crate::error::Result;
+use crate::pageset::PageSet;
+use crate::types::PageSpan;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -33,13 +35,21 @@ pub fn hex(bytes: &[u8]) -> String {
     s
 }
 
-/// Plain keys by bucket index, as the walk finds them.
+/// Plain keys by bucket index, as the walk finds them, on pages outside `avoid`.
 #[derive(Default)]
-struct Keys(BTreeMap<usize, BTreeMap<String, String>>);
+struct Keys<'a> {
+    keys: BTreeMap<usize, BTreeMap<String, String>>,
+    avoid: Option<&'a PageSet>,
+}
 
-impl Visitor for Keys {
+impl Visitor for Keys<'_> {
+    fn enters(&self, span: PageSpan) -> bool {
+        self.avoid
+            .is_none_or(|a| a.runs_within(span.start, span.end()).next().is_none())
+    }
+
     fn item(&mut self, bucket: usize, key: &[u8], value: &[u8]) {
-        self.0
+        self.keys
             .entry(bucket)
             .or_default()
             .insert(hex(key), hex(value));
@@ -49,7 +59,24 @@ impl Visitor for Keys {
 /// The contents of the meta in use, and the damage met on the way: with damage, the dump holds
 /// what could be read and misses what lies under the damaged pages.
 pub fn dump(image: &Image) -> Result<(Dump, Vec<Problem>)> {
-    let mut keys = Keys::default();
+    let (dump, walk) = dump_walk(image, None)?;
+    Ok((dump, walk.into_problems()))
+}
+
+/// What a reader can reach without entering any page of `avoid`: the contents the tolerant walk
+/// reads then, and every page it entered (the metas not included). A page reached only through
+/// `avoid` is in neither, so this tells apart what damage at `avoid` can change from what it
+/// cannot.
+pub fn dump_avoiding(image: &Image, avoid: &PageSet) -> Result<(Dump, PageSet)> {
+    let (dump, walk) = dump_walk(image, Some(avoid))?;
+    Ok((dump, walk.reached))
+}
+
+fn dump_walk(image: &Image, avoid: Option<&PageSet>) -> Result<(Dump, Walk)> {
+    let mut keys = Keys {
+        keys: BTreeMap::new(),
+        avoid,
+    };
     let walk = super::walk::walk(image.pager(), &image.meta(), &mut keys)?;
     let mut dump = Dump {
         page_size: image.page_size(),
@@ -57,7 +84,7 @@ pub fn dump(image: &Image) -> Result<(Dump, Vec<Problem>)> {
     };
     for (index, bucket) in walk.buckets.iter().enumerate() {
         let path = path_hex(&walk, index);
-        let keys = keys.0.remove(&index).unwrap_or_default();
+        let keys = keys.keys.remove(&index).unwrap_or_default();
         if bucket.sequence != 0 {
             dump.sequences.insert(path.clone(), bucket.sequence);
         }
@@ -65,7 +92,7 @@ pub fn dump(image: &Image) -> Result<(Dump, Vec<Problem>)> {
             dump.buckets.insert(path, keys);
         }
     }
-    Ok((dump, walk.into_problems()))
+    Ok((dump, walk))
 }
 
 fn path_hex(walk: &Walk, index: usize) -> String {

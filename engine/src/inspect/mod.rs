@@ -47,8 +47,8 @@ mod survey;
 mod tests;
 mod walk;
 
-pub use check::check;
-pub use dump::{dump, hex, Dump};
+pub use check::{check, check_avoiding};
+pub use dump::{dump, dump_avoiding, hex, Dump};
 pub use pages::{page_detail, page_map, PageBody, PageDetail, PageMap, PageRun, PageUse};
 pub use stats::{stats, NodeUsage, Stats};
 pub use walk::{BucketInfo, Buckets};

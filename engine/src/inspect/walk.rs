@@ -9,7 +9,7 @@
 //! over its pages, and memory follows the pages read, not the high-water mark a meta claims.
 
 use crate::bucket::{decode_header, BucketRoot};
-use crate::check::{e_page, reason_at, Problem, Report};
+use crate::check::{e_page, reason_at, Problem, ProblemKind, Report};
 use crate::error::{Error, Result};
 use crate::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
 use crate::meta::Meta;
@@ -89,6 +89,11 @@ pub(crate) struct PageVisit<'n> {
 
 /// What a view collects during the walk.
 pub(crate) trait Visitor {
+    /// Whether the walk enters the node at `span` (first asked with its first page alone,
+    /// before it is read): a view that leaves some pages out says no.
+    fn enters(&self, _span: PageSpan) -> bool {
+        true
+    }
     fn page(&mut self, _visit: &PageVisit<'_>) {}
     /// A plain key of bucket `bucket`.
     fn item(&mut self, _bucket: usize, _key: &[u8], _value: &[u8]) {}
@@ -184,12 +189,17 @@ impl Walk {
         visitor: &mut dyn Visitor,
         stack: &mut Vec<Work>,
     ) -> Result<()> {
+        if !visitor.enters(PageSpan::new(id, 1)) {
+            return Ok(());
+        }
         if level >= MAX_TREE_DEPTH {
             self.problem(id, format!("tree deeper than {MAX_TREE_DEPTH} levels"));
             return Ok(());
         }
         if self.reached.contains(id) {
-            self.problem(id, "page reached twice");
+            let span = PageSpan::new(id, 1);
+            let kind = ProblemKind::ReachedTwice;
+            self.report.add_each_of(kind, span, "page reached twice");
             return Ok(());
         }
         let node = match pager.node(id, high_water, from) {
@@ -206,10 +216,15 @@ impl Walk {
             }
         };
         let span = node.origin.expect("pager nodes carry their origin");
+        if span.count > 1 && !visitor.enters(span) {
+            return Ok(());
+        }
         self.reached.insert(id, id.plus(1));
         if span.count > 1 {
             for twice in self.reached.insert(id.plus(1), span.end()) {
-                self.report.add_each(twice, "overflow page reached twice");
+                let kind = ProblemKind::ReachedTwice;
+                self.report
+                    .add_each_of(kind, twice, "overflow page reached twice");
             }
         }
         self.buckets.list[bucket].pages += span.count;
