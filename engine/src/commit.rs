@@ -17,11 +17,12 @@
 use crate::bucket::{encode_header, BucketTree};
 use crate::counters::Counters;
 use crate::error::{Corruption, Error, Result};
-use crate::freelist::{self, Freelist};
+use crate::freelist::{self, Freelist, FreelistKind};
 use crate::limits::MAX_FREE_IDS;
 use crate::meta::Meta;
 use crate::node::{Body, Child, LeafItem, Node};
 use crate::page::LEAF_FLAG_BUCKET;
+use crate::pageset::PageSet;
 use crate::presize::{PresizePolicy, SizedBuf};
 use crate::spill::{self, SpillSink};
 use crate::tree::{self, Reader};
@@ -44,6 +45,8 @@ struct Sink<'w> {
     dirty_bytes: usize,
     /// Each written node with the page it was assembled from.
     nodes: Vec<(PageId, Arc<Node>, PageId)>,
+    /// Pages this commit took from the free set.
+    taken: PageSet,
     counters: Counters,
 }
 
@@ -57,6 +60,7 @@ impl SpillSink for Sink<'_> {
     fn allocate(&mut self, count: u64) -> Result<PageId> {
         assert!(count >= 1);
         if let Some(id) = self.freelist.allocate(self.txid, count) {
+            self.taken.insert(id, id.plus(count));
             return Ok(id);
         }
         let id = self.high_water;
@@ -67,6 +71,11 @@ impl SpillSink for Sink<'_> {
         Ok(id)
     }
     fn free(&mut self, span: PageSpan) -> Result<()> {
+        // A page this commit allocated is one the freelist listed; freeing it means the tree
+        // also uses it. Pending, it would be reused under the node just written there.
+        if let Some(both) = self.taken.runs_within(span.start, span.end()).next() {
+            return Err(Error::corrupted(both.start, Corruption::LiveListedFree));
+        }
         self.freelist
             .try_free(self.txid, span)
             .map_err(|refusal| Error::corrupted(refusal.page(), Corruption::FreedTwice { refusal }))
@@ -102,6 +111,10 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     let db = tx.db;
     let opts = db.options().clone();
     let rd = tx.reader();
+    let mut counters = Counters::default();
+    if opts.no_freelist_sync {
+        drop_persisted_freelist(tx, &mut counters)?;
+    }
     let writer = &mut *tx.writer;
     let mut sink = Sink {
         freelist: &mut writer.freelist,
@@ -114,7 +127,8 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         dirty: Vec::new(),
         dirty_bytes: 0,
         nodes: Vec::new(),
-        counters: Counters::default(),
+        taken: PageSet::new(),
+        counters,
     };
     for span in tx.freed.drain(..) {
         sink.free(span)?;
@@ -130,6 +144,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     // Every page is freed now: nothing written may still point at one.
     check_references(&sink)?;
     let freelist_page = if opts.no_freelist_sync {
+        refuse_unloadable_rebuild(sink.freelist)?;
         PageId::NO_FREELIST
     } else {
         let span = write_freelist(&mut sink)?;
@@ -188,6 +203,45 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     counters.commits += 1;
     let fl = writer.freelist.counters();
     db.finish_commit(meta, counters, fl);
+    Ok(())
+}
+
+/// The first commit that drops a persisted freelist (`no_freelist_sync` on a file whose meta
+/// has one) leaves the next open to rebuild the free set by walking every bucket, which a commit
+/// that keeps the freelist never needs. So that commit walks first, as that open will: if the
+/// walk fails (damage the earlier open never read), the commit is refused with the walk's own
+/// error rather than leave a file that opened before and does not open after. If it succeeds,
+/// its free set replaces the loaded one, since it is what the next open will use.
+fn drop_persisted_freelist(tx: &mut WriteTx<'_>, counters: &mut Counters) -> Result<()> {
+    let writer = &mut *tx.writer;
+    let Some(span) = writer.freelist_span else {
+        return Ok(());
+    };
+    assert!(
+        tx.base.has_freelist(),
+        "a freelist span means a persisted freelist"
+    );
+    let pending = writer.freelist.pending_ids();
+    let pager = tx.db.pager();
+    let free = crate::rebuild::free_after_dropping(pager, &tx.base, span, &pending, counters)?;
+    // The array freelist refuses past its limit, as the next open would.
+    writer.freelist.init_spans(&free)
+}
+
+/// Without a persisted freelist the next open rebuilds the free set, and finds exactly this
+/// commit's free and pending pages (the set is exact: rebuilt at open, or by
+/// [`drop_persisted_freelist`]). The array freelist holds one id per page and refuses past
+/// [`MAX_FREE_IDS`]; a commit that would leave more must not return Ok, or the file would no
+/// longer open with the options that wrote it.
+fn refuse_unloadable_rebuild(freelist: &Freelist) -> Result<()> {
+    let count = freelist.free_count() + freelist.pending_count();
+    if freelist.kind() == FreelistKind::Array && count > MAX_FREE_IDS {
+        return Err(Error::TooManyFreeIds {
+            what: "array freelist",
+            count,
+            max: MAX_FREE_IDS,
+        });
+    }
     Ok(())
 }
 

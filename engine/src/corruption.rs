@@ -112,6 +112,10 @@ pub enum Corruption {
     FreedTwice { refusal: FreeRefusal },
     #[error("high-water mark overflows the page id space")]
     HighWaterOverflow,
+    /// A page the tree uses (a commit read its node and rewrites it) that the freelist listed
+    /// as free, so the same commit had already allocated it for another node.
+    #[error("the freelist lists this page as free, yet the tree uses it")]
+    LiveListedFree,
     /// A node commit would write references a page that is free, or that this commit frees:
     /// the tree references that page from two places.
     #[error("page reference {child} is to a free page (the tree references it twice)")]
