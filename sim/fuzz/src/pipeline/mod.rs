@@ -12,9 +12,12 @@
 //! that names a page of the file ([`judge_error`]); a cursor ends; on a file `check()` calls
 //! clean every read succeeds and agrees with itself and with the dump; a commit that returned
 //! Ok on a clean file leaves a clean file holding exactly the model's data; one on a damaged
-//! file leaves no more problems than before and its put readable. The memory cap and the
-//! deadline are enforced around this, by the worker's allocator and the parent's watchdog.
+//! file leaves no more problems than before and its put readable (scoped, for the damage no
+//! commit can see, by [`scope`]). A file that opened before, read-only or for writing, opens so
+//! after. The memory cap and the deadline are enforced around this, by the worker's allocator
+//! and the parent's watchdog.
 
+mod scope;
 mod verify;
 
 use crate::image::FileImage;
@@ -25,7 +28,7 @@ use crate::rng::FuzzRng;
 use crate::storage::{Control, FuzzStorage};
 use crashlab_engine::inspect::{self, Dump, Image};
 use crashlab_engine::page::PAGE_SIZE_MIN;
-use crashlab_engine::{Db, Error, FreelistKind, Options, PageId, Problem};
+use crashlab_engine::{Db, Error, FreelistKind, Options, PageId, Problem, TxId};
 use serde::{Deserialize, Serialize};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -64,9 +67,15 @@ impl RunConfig {
 struct Before {
     /// `inspect::check`'s problem count (`None`: the file could not be inspected).
     problems: Option<usize>,
+    /// What the commits may change, when `check` named damage no commit can see.
+    scope: Option<scope::Scope>,
     dump: Option<Dump>,
     /// The read-only open worked.
     opened: bool,
+    /// The txid of the meta the read-only open chose.
+    txid: Option<TxId>,
+    /// The writable open (the input's options) worked.
+    write_opened: bool,
     /// Everything read through cursors, when the walk completed without error.
     contents: Option<Contents>,
     page_size: u32,
@@ -139,7 +148,7 @@ impl Run<'_> {
     fn stages(&mut self) -> Step<()> {
         let mut before = self.inspect()?;
         self.read_only(&mut before)?;
-        self.write_and_verify(&before)
+        self.write_and_verify(&mut before)
     }
 
     /// Count `e` and fail when it breaks an oracle.
@@ -173,7 +182,14 @@ impl Run<'_> {
         before.page_size = image.page_size();
         self.stage = "inspect-check";
         let problems = inspect::check(&image);
-        before.problems = self.ok(problems)?.map(|p| p.len());
+        let problems = self.ok(problems)?;
+        before.problems = problems.as_ref().map(Vec::len);
+        if let Some(p) = &problems {
+            self.stage = "inspect-scope";
+            let scope = scope::Scope::of(&image, p);
+            before.scope = self.ok(scope)?.flatten();
+            self.stage = "inspect-check";
+        }
         match before.problems {
             Some(0) => self.counts.bump("inspect-clean"),
             Some(_) => self.counts.bump("inspect-damaged"),
@@ -218,6 +234,7 @@ impl Run<'_> {
             return self.clean_read_failed(before, "the read-only open failed");
         };
         before.opened = true;
+        before.txid = Some(db.meta().txid);
         before.page_size = db.page_size();
         self.counts.bump("read-opened");
         self.stage = "read-walk";
@@ -295,7 +312,7 @@ impl Run<'_> {
         Ok(())
     }
 
-    fn write_and_verify(&mut self, before: &Before) -> Step<()> {
+    fn write_and_verify(&mut self, before: &mut Before) -> Step<()> {
         self.stage = "write-open";
         let options = Options {
             freelist: self.config.write_freelist,
@@ -305,6 +322,7 @@ impl Run<'_> {
         let Some(db) = self.open(options)? else {
             return Ok(());
         };
+        before.write_opened = true;
         self.counts.bump("write-opened");
         let known = before
             .contents

@@ -5,9 +5,16 @@
 //!   may or may not have landed: both states are accepted, nothing else.
 //! * On a damaged file, it must leave no more problems than before, a file that still opens if
 //!   it opened before, every put it acknowledged readable, and every key the tolerant dump read
-//!   before (and the commits did not write) still there with its value.
+//!   before (and the commits did not write) still there with its value. When `check()` named a
+//!   page reached twice or a reachable free page, the problem count and the keys are judged
+//!   outside what that damage puts at risk ([`super::scope`]).
+//! * On either, a file that opened for writing before (the input's freelist kind) still does.
+//! * One problem a commit causes by design is not counted: when the commits took the last txid,
+//!   `check()` reports that no commit can follow (`Problem::txid_exhausted`).
 
+use super::scope::Clear;
 use super::{Before, Run, Step};
+use crate::edit::unhex;
 use crate::model::{self, show, Contents, Path};
 use crate::outcome::{Failure, FailureKind};
 use crate::plan::Plan;
@@ -77,18 +84,36 @@ impl Commits {
 
 /// The file after the commits.
 struct After {
-    /// `inspect::check` (`Err`: why it could not run).
+    /// `inspect::check` (`Err`: why it could not run), less a last-txid problem the commits
+    /// caused.
     problems: Result<Vec<Problem>, String>,
     /// What the tolerant dump reads now.
     dump: Option<Dump>,
     db: Option<Db>,
+    /// `Db::check` on the read-only reopen, filtered as `problems`.
     check: Result<Vec<Problem>, String>,
+    /// The file clear of the pages at risk, when the damage before calls for a scope.
+    clear: Option<Result<Clear, String>>,
     reading: Result<model::Reading, String>,
+    /// A writable open with the input's freelist kind (`no_freelist_sync`, so it writes nothing).
+    write_reopen: Result<(), String>,
 }
 
 impl Run<'_> {
     pub(super) fn verify(&mut self, before: &Before, commits: &Commits) -> Step<()> {
-        let after = self.after()?;
+        let mut after = self.after(before)?;
+        self.drop_last_txid_problem(before, &mut after);
+        after.write_reopen = self.write_reopen()?;
+        if before.write_opened {
+            if let Err(why) = &after.write_reopen {
+                let kind = match before.clean() {
+                    true => FailureKind::CommitCorrupted,
+                    false => FailureKind::CommitMadeWorse,
+                };
+                let why = format!("opened for writing before, not after: {why}");
+                return Err(Failure::new(kind, "verify-write-open", why));
+            }
+        }
         if before.clean() {
             self.verify_clean(&after, commits)
         } else {
@@ -96,24 +121,74 @@ impl Run<'_> {
         }
     }
 
-    fn after(&mut self) -> Step<After> {
-        self.stage = "verify-inspect";
-        let inspected = Image::open(self.storage.clone())
-            .and_then(|i| Ok((inspect::check(&i)?, inspect::dump(&i)?.0)));
-        let (problems, dump) = match inspected {
-            Ok((p, d)) => (Ok(p), Some(d)),
+    /// When the commits took the last txid, `check()` says so by design: that problem is the
+    /// commits' doing and not damage, so it is not counted (any other problem still is).
+    fn drop_last_txid_problem(&mut self, before: &Before, after: &mut After) {
+        let Some(meta) = after.db.as_ref().map(Db::meta) else {
+            return;
+        };
+        let took_last = meta.txid_exhausted() && before.txid.is_some_and(|t| t < meta.txid);
+        if !took_last {
+            return;
+        }
+        self.counts.bump("took-last-txid");
+        let by_design = Problem::txid_exhausted(&meta);
+        let clear = after
+            .clear
+            .as_mut()
+            .into_iter()
+            .flatten()
+            .map(|c| &mut c.problems);
+        for list in [&mut after.problems, &mut after.check]
+            .into_iter()
+            .flatten()
+            .chain(clear)
+        {
+            list.retain(|p| *p != by_design);
+        }
+    }
+
+    /// Open the file for writing as the input did (its freelist kind), without persisting a
+    /// freelist, so the open writes nothing.
+    fn write_reopen(&mut self) -> Step<Result<(), String>> {
+        self.stage = "verify-write-open";
+        let options = Options {
+            freelist: self.config.write_freelist,
+            no_freelist_sync: true,
+            ..Options::default()
+        };
+        match Db::open(self.storage.clone(), options) {
+            Ok(_) => Ok(Ok(())),
             Err(e) => {
                 self.note(&e)?;
-                (Err(e.to_string()), None)
+                Ok(Err(e.to_string()))
+            }
+        }
+    }
+
+    fn after(&mut self, before: &Before) -> Step<After> {
+        self.stage = "verify-inspect";
+        let inspected = Image::open(self.storage.clone()).and_then(|i| {
+            let clear = before.scope.as_ref().map(|s| s.clear(&i)).transpose()?;
+            Ok((inspect::check(&i)?, inspect::dump(&i)?.0, clear))
+        });
+        let (problems, dump, clear) = match inspected {
+            Ok((p, d, c)) => (Ok(p), Some(d), c.map(Ok)),
+            Err(e) => {
+                self.note(&e)?;
+                let clear = before.scope.as_ref().map(|_| Err(e.to_string()));
+                (Err(e.to_string()), None, clear)
             }
         };
         self.stage = "verify-open";
         let mut after = After {
             problems,
             dump,
+            clear,
             db: None,
             check: Err("the file does not open".into()),
             reading: Err("the file does not open".into()),
+            write_reopen: Ok(()),
         };
         let options = Options {
             read_only: true,
@@ -206,16 +281,39 @@ impl Run<'_> {
             ))
         };
         if let Some(n) = before.problems {
-            match &after.problems {
-                Ok(p) if p.len() <= n => {}
-                Ok(p) => {
+            match (&after.problems, &before.scope) {
+                (Ok(p), None) if p.len() <= n => {}
+                (Ok(p), None) => {
                     let first = p.iter().map(|p| p.to_string()).next().unwrap_or_default();
                     return worse(format!(
                         "{n} problems before, {} after; first: {first}",
                         p.len()
                     ));
                 }
-                Err(e) => return worse(format!("{n} problems before; after, no check: {e}")),
+                (Ok(_), Some(scope)) => {
+                    let was = &scope.clear_before;
+                    let clear = after
+                        .clear
+                        .as_ref()
+                        .expect("a scope checks clear of its risk");
+                    match clear.as_ref().map(|c| &c.problems) {
+                        Ok(now) if now.len() <= scope.clear_allowed() => {}
+                        Ok(now) => {
+                            let new = now.iter().find(|p| !was.contains(p)).unwrap_or(&now[0]);
+                            return worse(format!(
+                                "{} problems clear of what {} puts at risk before ({} more at \
+                                 it), {} after; first new: {new}",
+                                was.len(),
+                                scope.describe(),
+                                scope.movable,
+                                now.len()
+                            ));
+                        }
+                        Err(e) => return worse(format!("after, no check clear of risk: {e}")),
+                    }
+                    self.counts.bump("verified-scoped");
+                }
+                (Err(e), _) => return worse(format!("{n} problems before; after, no check: {e}")),
             }
         }
         if before.opened && after.db.is_none() {
@@ -242,8 +340,27 @@ impl Run<'_> {
                 ));
             }
         }
-        if let (Some(b), Some(a)) = (&before.dump, &after.dump) {
-            if let Some(why) = lost_keys(b, a, &commits.touched) {
+        // With damage no commit can see, only what lies clear of it must stay, and it may be
+        // found clear of it only.
+        let reference = match &before.scope {
+            Some(scope) => Some(&scope.safe),
+            None => before.dump.as_ref(),
+        };
+        // With such damage a key may be found where it belongs by the tolerant walk, by the
+        // same clear of the pages at risk, or by a get through its own bucket's path (which
+        // follows only that bucket's references: the walk may have filed the page that holds
+        // it under the bucket a page at risk now points from). Without it, the walk alone.
+        let clear = after.clear.as_ref().and_then(|c| c.as_ref().ok());
+        let now: Vec<&Dump> = after.dump.iter().chain(clear.map(|c| &c.dump)).collect();
+        let get = |bucket: &str, key: &str| match (&before.scope, &after.db) {
+            (Some(_), Some(db)) => read_back(db, &dump_path(bucket), &unhex(key))
+                .ok()
+                .flatten()
+                .map(|v| hex(&v)),
+            _ => None,
+        };
+        if let (Some(b), false) = (reference, now.is_empty()) {
+            if let Some(why) = lost_keys(b, &now, &commits.touched, get) {
                 return Err(Failure::new(
                     FailureKind::CommitLostData,
                     "verify-damaged",
@@ -256,19 +373,30 @@ impl Run<'_> {
     }
 }
 
-/// The first key the dump `before` read that `after` lost or changed, among those no plan
-/// touched.
-fn lost_keys(before: &Dump, after: &Dump, touched: &BTreeSet<(String, String)>) -> Option<String> {
+/// The first key the dump `before` read that every dump of `after`, and `get` (bucket and key
+/// in hex: the value in hex), lost or changed, among those no plan touched.
+fn lost_keys(
+    before: &Dump,
+    after: &[&Dump],
+    touched: &BTreeSet<(String, String)>,
+    get: impl Fn(&str, &str) -> Option<String>,
+) -> Option<String> {
     for (bucket, keys) in &before.buckets {
-        let now = after.buckets.get(bucket);
         for (k, v) in keys {
             if touched.contains(&(bucket.clone(), k.clone())) {
                 continue;
             }
-            let what = match now.and_then(|n| n.get(k)) {
-                Some(n) if n == v => continue,
-                Some(_) => "holds another value",
-                None => "is gone",
+            let mut now = after
+                .iter()
+                .filter_map(|d| d.buckets.get(bucket).and_then(|b| b.get(k)));
+            if now.clone().any(|n| n == v) {
+                continue;
+            }
+            let got = get(bucket, k);
+            let what = match (now.next(), got) {
+                (_, Some(g)) if g == *v => continue,
+                (Some(_), _) | (_, Some(_)) => "holds another value",
+                (None, None) => "is gone",
             };
             return Some(format!(
                 "bucket /{bucket}: key {k}, readable before the commit, {what} after"
@@ -276,6 +404,14 @@ fn lost_keys(before: &Dump, after: &Dump, touched: &BTreeSet<(String, String)>) 
         }
     }
     None
+}
+
+/// A dump's bucket name (hex names joined by `/`) as a path.
+fn dump_path(bucket: &str) -> Path {
+    match bucket {
+        "" => Vec::new(),
+        b => b.split('/').map(unhex).collect(),
+    }
 }
 
 fn read_back(db: &Db, path: &Path, key: &[u8]) -> Result<Option<Vec<u8>>, String> {
