@@ -1,6 +1,8 @@
 //! Read-only inspection of a database file that is not trusted to be well formed: both metas, a
 //! map of every page, statistics, a full dump and the engine's `check`. `crashlab db` prints
-//! these.
+//! these. [`check_avoiding`] and [`dump_avoiding`] see only what a reader reaches without
+//! entering given pages: with them a caller tells apart what damage at those pages can change
+//! from what it cannot (the fuzzer's scoped oracle).
 //!
 //! ```
 //! use crashlab_engine::inspect::{self, Image};
