@@ -1,4 +1,4 @@
-//! Regression 014, found by the fuzzer `crashlab-fuzz` (issue 15; `corpus/fuzz/019`, `020`).
+//! Regression 014, found by the fuzzer `crashlab-fuzz` (issue 15; `corpus/fuzz/019`-`021`).
 //!
 //! Postmortem: FORMAT.md §10 leaves a freelist page that lists a live page to `check()`: a
 //! commit that never reads the page cannot know. But two cases were visible and went unseen.
@@ -9,8 +9,8 @@
 //! rewrites. (2) A listed live page that does not decode: `check()` reported the damage but not
 //! that the page was free, so nothing said a commit might overwrite it. The fuzzer's scoped
 //! oracle depends on `check()` naming exactly this damage. The fixes: `check()` reports a
-//! freelist page listing itself, and a free page the tree references whether or not it reads,
-//! as `ProblemKind::ReachableFree`; a commit that frees a page it took from the free set is
+//! freelist page listing itself, and a free page the tree references whether or not it reads
+//! (every page of a damaged node's claimed run included), as `ProblemKind::ReachableFree`; a commit that frees a page it took from the free set is
 //! refused with `LiveListedFree`.
 
 use crashlab_engine::{Corruption, Db, Error, MemStorage, Options, PageId, ProblemKind};
@@ -81,4 +81,15 @@ fn a_listed_live_page_is_named_free_even_when_it_does_not_decode() {
         "the damage: {problems:?}"
     );
     assert!(reachable_free(&db, 14), "and that it is free: {problems:?}");
+}
+
+#[test]
+fn free_pages_in_the_run_a_damaged_node_claims_are_named_free() {
+    // inline.db's page 8, a one-page leaf, claims page 9 (free) as its overflow: it no longer
+    // reads (its contents need one page), but a commit taking page 9 would change it.
+    let mut b = fixture("inline");
+    b[8 * 4096 + 12..8 * 4096 + 16].copy_from_slice(&1u32.to_le_bytes());
+    let db = Db::open(MemStorage::from_bytes(b), Options::default()).unwrap();
+    assert!(reachable_free(&db, 9), "{:?}", db.check().unwrap());
+    assert!(!reachable_free(&db, 8), "page 8 itself is not free");
 }

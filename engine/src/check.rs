@@ -317,11 +317,14 @@ impl Db {
                     if v.id.0 >= 2 && v.id < hwm {
                         // Referenced, so not also "unreachable"; its subtree will be.
                         reached.insert(v.id, v.id.plus(1));
-                        if free.contains(v.id) {
-                            // Damaged or not, the tree uses it: a commit may overwrite it.
-                            let span = PageSpan::new(v.id, 1);
+                        // Damaged or not, the tree uses the page and every page its header
+                        // claims: a commit that allocates a free one among them changes what
+                        // this node reads.
+                        let run = self.pager().claimed_run(v.id, hwm);
+                        let run = run.unwrap_or(PageSpan::new(v.id, 1));
+                        for listed in free.runs_within(run.start, run.end()) {
                             let kind = ProblemKind::ReachableFree;
-                            report.add_each_of(kind, span, "reachable page is free");
+                            report.add_each_of(kind, listed, "reachable page is free");
                         }
                     }
                     continue;

@@ -245,6 +245,23 @@ impl Pager {
         Ok(())
     }
 
+    /// The run a branch or leaf page's header claims, clipped to `high_water`, whether or not
+    /// the node decodes; `None` when the first page cannot be read or is no branch or leaf.
+    /// `check()` uses it for a node it cannot read: the pages it claims are still referenced.
+    pub fn claimed_run(&self, id: PageId, high_water: PageId) -> Option<PageSpan> {
+        if id.0 < 2 || id >= high_water {
+            return None;
+        }
+        let mut buf = vec![0u8; self.page_size as usize];
+        self.read_raw(id, &mut buf).ok()?;
+        let kinds = [PageKind::Branch, PageKind::Leaf];
+        let header = PageHeader::decode_expecting(&buf, id, &kinds).ok()?;
+        let end =
+            id.0.saturating_add(u64::from(header.overflow) + 1)
+                .min(high_water.0);
+        Some(PageSpan::new(id, end - id.0))
+    }
+
     /// Read exactly one page's bytes into `buf` (page-size long), counting it.
     pub fn read_raw(&self, id: PageId, buf: &mut [u8]) -> Result<()> {
         let offset = id
