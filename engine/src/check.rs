@@ -316,12 +316,13 @@ impl Db {
                     });
                     if v.id.0 >= 2 && v.id < hwm {
                         // Referenced, so not also "unreachable"; its subtree will be.
-                        reached.insert(v.id, v.id.plus(1));
-                        // Damaged or not, the tree uses the page and every page its header
-                        // claims: a commit that allocates a free one among them changes what
-                        // this node reads.
-                        let run = self.pager().claimed_run(v.id, hwm);
-                        let run = run.unwrap_or(PageSpan::new(v.id, 1));
+                        let run = self.damaged_run(v.id, hwm, &e);
+                        for twice in reached.insert(run.start, run.end()) {
+                            let kind = ProblemKind::ReachedTwice;
+                            report.add_each_of(kind, twice, "page reached twice");
+                        }
+                        // Damaged or not, the tree uses these pages: a commit that allocates a
+                        // free one among them changes what this node reads.
                         for listed in free.runs_within(run.start, run.end()) {
                             let kind = ProblemKind::ReachableFree;
                             report.add_each_of(kind, listed, "reachable page is free");
@@ -386,6 +387,28 @@ impl Db {
                 }
             }
         }
+    }
+}
+
+impl Db {
+    /// The pages a node that failed to read with `e` still holds: the run its header claims,
+    /// unless the claim itself is the damage (more pages than its contents need, or past the
+    /// high-water mark or the file), in which case its first page alone.
+    fn damaged_run(&self, id: PageId, hwm: PageId, e: &Error) -> PageSpan {
+        let claim_is_the_damage = matches!(
+            e,
+            Error::Corrupted {
+                reason: Corruption::OverflowBeyondContents { .. }
+                    | Corruption::OverflowPastHighWater { .. }
+                    | Corruption::OverflowPastEof,
+                ..
+            }
+        );
+        let claimed = match claim_is_the_damage {
+            true => None,
+            false => self.pager().claimed_run(id, hwm),
+        };
+        claimed.unwrap_or(PageSpan::new(id, 1))
     }
 }
 
