@@ -90,6 +90,9 @@ pub(crate) fn e_page(e: &Error) -> Option<PageId> {
 /// Enough problems to diagnose any file; past this the report says it stopped.
 const PROBLEMS_MAX: usize = 10_000;
 
+/// The message of the last problem of a report cut short at [`PROBLEMS_MAX`].
+pub(crate) const STOPPED: &str = "too many problems; stopped";
+
 /// Problems found so far, at most [`PROBLEMS_MAX`] of them.
 #[derive(Default)]
 pub(crate) struct Report {
@@ -141,7 +144,7 @@ impl Report {
             self.problems.push(Problem {
                 page: None,
                 kind: ProblemKind::Other,
-                message: "too many problems; stopped".into(),
+                message: STOPPED.into(),
             });
         }
     }
@@ -186,6 +189,15 @@ impl Db {
     /// With `None`, the whole check.
     pub(crate) fn check_avoiding(&self, avoid: Option<&PageSet>) -> Result<Vec<Problem>> {
         let writer = self.lock_writer();
+        self.check_with(&writer.freelist, avoid)
+    }
+
+    /// [`Db::check_avoiding`] for a caller that holds the writer, whose free set is `freelist`.
+    pub(crate) fn check_with(
+        &self,
+        freelist: &Freelist,
+        avoid: Option<&PageSet>,
+    ) -> Result<Vec<Problem>> {
         let meta = self.meta();
         let hwm = meta.high_water;
         let mut report = Report::default();
@@ -204,7 +216,7 @@ impl Db {
         let free = if self.options().read_only {
             stored
         } else {
-            let memory = memory_free_set(&writer.freelist, hwm, &mut report);
+            let memory = memory_free_set(freelist, hwm, &mut report);
             if let Some(listed) = stored.filter(|listed| *listed != memory) {
                 let why = format!(
                     "freelist page holds {} ids, memory {}",

@@ -18,6 +18,7 @@ use crate::bucket::{encode_header, BucketTree};
 use crate::counters::Counters;
 use crate::error::{Corruption, Error, Result};
 use crate::freelist::{self, Freelist, FreelistKind};
+use crate::guard::{self, Guard};
 use crate::limits::MAX_FREE_IDS;
 use crate::meta::Meta;
 use crate::node::{Body, Child, LeafItem, Node};
@@ -47,7 +48,22 @@ struct Sink<'w> {
     nodes: Vec<(PageId, Arc<Node>, PageId)>,
     /// Pages this commit took from the free set.
     taken: PageSet,
+    /// The session's damage to step around.
+    guard: &'w mut Guard,
     counters: Counters,
+}
+
+impl Sink<'_> {
+    fn free_run(&mut self, span: PageSpan) -> Result<()> {
+        // A page this commit allocated is one the freelist listed; freeing it means the tree
+        // also uses it. Pending, it would be reused under the node just written there.
+        if let Some(both) = self.taken.runs_within(span.start, span.end()).next() {
+            return Err(Error::corrupted(both.start, Corruption::LiveListedFree));
+        }
+        self.freelist
+            .try_free(self.txid, span)
+            .map_err(|refusal| Error::corrupted(refusal.page(), Corruption::FreedTwice { refusal }))
+    }
 }
 
 impl SpillSink for Sink<'_> {
@@ -64,6 +80,7 @@ impl SpillSink for Sink<'_> {
             return Ok(id);
         }
         let id = self.high_water;
+        self.guard.check_high_water(id, count)?;
         let overflow = Error::corrupted(self.meta_page, Corruption::HighWaterOverflow);
         self.high_water = PageId(id.0.checked_add(count).ok_or(overflow)?);
         self.freelist.record_allocation(self.txid, id);
@@ -71,14 +88,8 @@ impl SpillSink for Sink<'_> {
         Ok(id)
     }
     fn free(&mut self, span: PageSpan) -> Result<()> {
-        // A page this commit allocated is one the freelist listed; freeing it means the tree
-        // also uses it. Pending, it would be reused under the node just written there.
-        if let Some(both) = self.taken.runs_within(span.start, span.end()).next() {
-            return Err(Error::corrupted(both.start, Corruption::LiveListedFree));
-        }
-        self.freelist
-            .try_free(self.txid, span)
-            .map_err(|refusal| Error::corrupted(refusal.page(), Corruption::FreedTwice { refusal }))
+        self.guard.check_free(span)?;
+        self.free_run(span)
     }
     fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>, from: PageId) {
         self.dirty_bytes += bytes.len();
@@ -91,6 +102,22 @@ impl SpillSink for Sink<'_> {
     fn count_merge(&mut self) {
         self.counters.node_merges += 1;
     }
+}
+
+/// Make the session's guard on its first commit: one check of the whole file, whose live pages
+/// listed free leave the free set at once (`guard.rs`).
+fn session_guard(tx: &mut WriteTx<'_>) -> Result<()> {
+    if tx.writer.guard.is_some() {
+        return Ok(());
+    }
+    let problems = tx.db.check_with(&tx.writer.freelist, None)?;
+    let found = Guard::of(&problems, tx.base.high_water, tx.base.slot())?;
+    if !found.quarantined.is_empty() {
+        let free = guard::minus(&tx.writer.freelist.free_spans(), &found.quarantined);
+        tx.writer.freelist.init_spans(&free)?;
+    }
+    tx.writer.guard = Some(found);
+    Ok(())
 }
 
 pub(crate) fn commit(tx: &mut WriteTx<'_>) -> Result<()> {
@@ -112,6 +139,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     let opts = db.options().clone();
     let rd = tx.reader();
     let mut counters = Counters::default();
+    session_guard(tx)?;
     if opts.no_freelist_sync {
         drop_persisted_freelist(tx, &mut counters)?;
     }
@@ -128,6 +156,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         dirty_bytes: 0,
         nodes: Vec::new(),
         taken: PageSet::new(),
+        guard: writer.guard.as_mut().expect("session_guard made it"),
         counters,
     };
     for span in tx.freed.drain(..) {

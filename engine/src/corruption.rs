@@ -120,6 +120,14 @@ pub enum Corruption {
     /// the tree references that page from two places.
     #[error("page reference {child} is to a free page (the tree references it twice)")]
     ReferenceToFreePage { child: PageId },
+    /// A commit would allocate this page at the high-water mark, yet a reference in the tree
+    /// (or a node's run) already reaches it: what that reference reads would change.
+    #[error("a reference past the high-water mark reaches the page a commit would allocate")]
+    AllocatesReferencedPage,
+    /// The first commit of a session checks the file to step around damage no commit can
+    /// see (FORMAT.md §10); this file has more problems than the check reports.
+    #[error("too damaged for a commit to step around what it cannot see (check stopped)")]
+    TooDamagedToGuard,
 
     // --- Nodes commit would write (a node decoding would reject is never written).
     #[error("{count} elements overflow the u16 element count")]

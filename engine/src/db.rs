@@ -36,6 +36,8 @@ pub(crate) struct WriterState {
     pub freelist_span: Option<PageSpan>,
     pub file_len: u64,
     pub latched: Option<String>,
+    /// What the session's first commit found that no commit can see (`guard.rs`).
+    pub guard: Option<crate::guard::Guard>,
 }
 
 pub struct Db {
@@ -62,7 +64,10 @@ impl Db {
     fn open_with(storage: impl Storage + 'static, options: Options) -> Result<Db> {
         options.validate()?;
         let len = storage.len().map_err(|e| Error::io("len", e))?;
-        if len == 0 {
+        // A file this open creates holds only what it wrote: its commits have no damage to
+        // step around, so they skip the guard's walk (`guard.rs`).
+        let fresh = len == 0;
+        if fresh {
             if options.read_only {
                 return Err(Error::Truncated {
                     len: 0,
@@ -109,6 +114,7 @@ impl Db {
                 freelist_span,
                 file_len: len,
                 latched: None,
+                guard: fresh.then(crate::guard::Guard::default),
             }),
             counters: Mutex::new(counters),
             options,

@@ -35,6 +35,7 @@ mod cursor;
 mod db;
 pub mod error;
 pub mod freelist;
+mod guard;
 pub mod inspect;
 pub mod limits;
 pub mod meta;

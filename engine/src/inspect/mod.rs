@@ -2,7 +2,7 @@
 //! map of every page, statistics, a full dump and the engine's `check`. `crashlab db` prints
 //! these. [`check_avoiding`] and [`dump_avoiding`] see only what a reader reaches without
 //! entering given pages: with them a caller tells apart what damage at those pages can change
-//! from what it cannot (the fuzzer's scoped oracle).
+//! from what it cannot.
 //!
 //! ```
 //! use crashlab_engine::inspect::{self, Image};

@@ -27,7 +27,7 @@ const REACHED: [&str; 26] = [
     "reopened",
     "verified-clean",
     "verified-damaged",
-    "verified-scoped",
+    "verified-unseen-damage",
     "took-last-txid",
     "sparse",
     "unmutated",

@@ -5,16 +5,15 @@
 //!   may or may not have landed: both states are accepted, nothing else.
 //! * On a damaged file, it must leave no more problems than before, a file that still opens if
 //!   it opened before, every put it acknowledged readable, and every key the tolerant dump read
-//!   before (and the commits did not write) still there with its value. When `check()` named a
-//!   page reached twice or a reachable free page, the problem count and the keys are judged
-//!   outside what that damage puts at risk ([`super::scope`]).
+//!   before (and the commits did not write) still there with its value. This holds as well when
+//!   `check()` named damage a commit does not read (a page reached twice, a live page listed
+//!   free, a reference past the high-water mark): the engine's first commit of a session
+//!   checks the file and steps around it, or refuses (FORMAT.md §10).
 //! * On either, a file that opened for writing before (the input's freelist kind) still does.
 //! * One problem a commit causes by design is not counted: when the commits took the last txid,
 //!   `check()` reports that no commit can follow (`Problem::txid_exhausted`).
 
-use super::scope::Clear;
 use super::{Before, Run, Step};
-use crate::edit::unhex;
 use crate::model::{self, show, Contents, Path};
 use crate::outcome::{Failure, FailureKind};
 use crate::plan::Plan;
@@ -92,8 +91,6 @@ struct After {
     db: Option<Db>,
     /// `Db::check` on the read-only reopen, filtered as `problems`.
     check: Result<Vec<Problem>, String>,
-    /// The file clear of the pages at risk, when the damage before calls for a scope.
-    clear: Option<Result<Clear, String>>,
     reading: Result<model::Reading, String>,
     /// A writable open with the input's freelist kind (`no_freelist_sync`, so it writes nothing).
     write_reopen: Result<(), String>,
@@ -101,7 +98,7 @@ struct After {
 
 impl Run<'_> {
     pub(super) fn verify(&mut self, before: &Before, commits: &Commits) -> Step<()> {
-        let mut after = self.after(before)?;
+        let mut after = self.after()?;
         self.drop_last_txid_problem(before, &mut after);
         after.write_reopen = self.write_reopen()?;
         if before.write_opened {
@@ -133,16 +130,9 @@ impl Run<'_> {
         }
         self.counts.bump("took-last-txid");
         let by_design = Problem::txid_exhausted(&meta);
-        let clear = after
-            .clear
-            .as_mut()
-            .into_iter()
-            .flatten()
-            .map(|c| &mut c.problems);
         for list in [&mut after.problems, &mut after.check]
             .into_iter()
             .flatten()
-            .chain(clear)
         {
             list.retain(|p| *p != by_design);
         }
@@ -166,25 +156,21 @@ impl Run<'_> {
         }
     }
 
-    fn after(&mut self, before: &Before) -> Step<After> {
+    fn after(&mut self) -> Step<After> {
         self.stage = "verify-inspect";
-        let inspected = Image::open(self.storage.clone()).and_then(|i| {
-            let clear = before.scope.as_ref().map(|s| s.clear(&i)).transpose()?;
-            Ok((inspect::check(&i)?, inspect::dump(&i)?.0, clear))
-        });
-        let (problems, dump, clear) = match inspected {
-            Ok((p, d, c)) => (Ok(p), Some(d), c.map(Ok)),
+        let inspected = Image::open(self.storage.clone())
+            .and_then(|i| Ok((inspect::check(&i)?, inspect::dump(&i)?.0)));
+        let (problems, dump) = match inspected {
+            Ok((p, d)) => (Ok(p), Some(d)),
             Err(e) => {
                 self.note(&e)?;
-                let clear = before.scope.as_ref().map(|_| Err(e.to_string()));
-                (Err(e.to_string()), None, clear)
+                (Err(e.to_string()), None)
             }
         };
         self.stage = "verify-open";
         let mut after = After {
             problems,
             dump,
-            clear,
             db: None,
             check: Err("the file does not open".into()),
             reading: Err("the file does not open".into()),
@@ -281,39 +267,16 @@ impl Run<'_> {
             ))
         };
         if let Some(n) = before.problems {
-            match (&after.problems, &before.scope) {
-                (Ok(p), None) if p.len() <= n => {}
-                (Ok(p), None) => {
+            match &after.problems {
+                Ok(p) if p.len() <= n => {}
+                Ok(p) => {
                     let first = p.iter().map(|p| p.to_string()).next().unwrap_or_default();
                     return worse(format!(
                         "{n} problems before, {} after; first: {first}",
                         p.len()
                     ));
                 }
-                (Ok(_), Some(scope)) => {
-                    let was = &scope.clear_before;
-                    let clear = after
-                        .clear
-                        .as_ref()
-                        .expect("a scope checks clear of its risk");
-                    match clear.as_ref().map(|c| &c.problems) {
-                        Ok(now) if now.len() <= scope.clear_allowed() => {}
-                        Ok(now) => {
-                            let new = now.iter().find(|p| !was.contains(p)).unwrap_or(&now[0]);
-                            return worse(format!(
-                                "{} problems clear of what {} puts at risk before ({} more at \
-                                 it), {} after; first new: {new}",
-                                was.len(),
-                                scope.describe(),
-                                scope.movable,
-                                now.len()
-                            ));
-                        }
-                        Err(e) => return worse(format!("after, no check clear of risk: {e}")),
-                    }
-                    self.counts.bump("verified-scoped");
-                }
-                (Err(e), _) => return worse(format!("{n} problems before; after, no check: {e}")),
+                Err(e) => return worse(format!("{n} problems before; after, no check: {e}")),
             }
         }
         if before.opened && after.db.is_none() {
@@ -340,27 +303,8 @@ impl Run<'_> {
                 ));
             }
         }
-        // With damage no commit can see, only what lies clear of it must stay, and it may be
-        // found clear of it only.
-        let reference = match &before.scope {
-            Some(scope) => Some(&scope.safe),
-            None => before.dump.as_ref(),
-        };
-        // With such damage a key may be found where it belongs by the tolerant walk, by the
-        // same clear of the pages at risk, or by a get through its own bucket's path (which
-        // follows only that bucket's references: the walk may have filed the page that holds
-        // it under the bucket a page at risk now points from). Without it, the walk alone.
-        let clear = after.clear.as_ref().and_then(|c| c.as_ref().ok());
-        let now: Vec<&Dump> = after.dump.iter().chain(clear.map(|c| &c.dump)).collect();
-        let get = |bucket: &str, key: &str| match (&before.scope, &after.db) {
-            (Some(_), Some(db)) => read_back(db, &dump_path(bucket), &unhex(key))
-                .ok()
-                .flatten()
-                .map(|v| hex(&v)),
-            _ => None,
-        };
-        if let (Some(b), false) = (reference, now.is_empty()) {
-            if let Some(why) = lost_keys(b, &now, &commits.touched, get) {
+        if let (Some(b), Some(now)) = (&before.dump, &after.dump) {
+            if let Some(why) = lost_keys(b, now, &commits.touched) {
                 return Err(Failure::new(
                     FailureKind::CommitLostData,
                     "verify-damaged",
@@ -368,35 +312,26 @@ impl Run<'_> {
                 ));
             }
         }
+        if before.unseen {
+            self.counts.bump("verified-unseen-damage");
+        }
         self.counts.bump("verified-damaged");
         Ok(())
     }
 }
 
-/// The first key the dump `before` read that every dump of `after`, and `get` (bucket and key
-/// in hex: the value in hex), lost or changed, among those no plan touched.
-fn lost_keys(
-    before: &Dump,
-    after: &[&Dump],
-    touched: &BTreeSet<(String, String)>,
-    get: impl Fn(&str, &str) -> Option<String>,
-) -> Option<String> {
+/// The first key the dump `before` read that the dump `after` lost or changed, among those no
+/// plan touched.
+fn lost_keys(before: &Dump, after: &Dump, touched: &BTreeSet<(String, String)>) -> Option<String> {
     for (bucket, keys) in &before.buckets {
         for (k, v) in keys {
             if touched.contains(&(bucket.clone(), k.clone())) {
                 continue;
             }
-            let mut now = after
-                .iter()
-                .filter_map(|d| d.buckets.get(bucket).and_then(|b| b.get(k)));
-            if now.clone().any(|n| n == v) {
-                continue;
-            }
-            let got = get(bucket, k);
-            let what = match (now.next(), got) {
-                (_, Some(g)) if g == *v => continue,
-                (Some(_), _) | (_, Some(_)) => "holds another value",
-                (None, None) => "is gone",
+            let what = match after.buckets.get(bucket).and_then(|b| b.get(k)) {
+                Some(now) if now == v => continue,
+                Some(_) => "holds another value",
+                None => "is gone",
             };
             return Some(format!(
                 "bucket /{bucket}: key {k}, readable before the commit, {what} after"
@@ -404,14 +339,6 @@ fn lost_keys(
         }
     }
     None
-}
-
-/// A dump's bucket name (hex names joined by `/`) as a path.
-fn dump_path(bucket: &str) -> Path {
-    match bucket {
-        "" => Vec::new(),
-        b => b.split('/').map(unhex).collect(),
-    }
 }
 
 fn read_back(db: &Db, path: &Path, key: &[u8]) -> Result<Option<Vec<u8>>, String> {
