@@ -146,3 +146,42 @@ fn a_commit_never_allocates_a_page_a_reference_past_the_high_water_mark_reaches(
     drop(db);
     assert_eq!(inspected(&mem).0, before, "the file is as it was");
 }
+
+#[test]
+fn the_walk_is_once_per_session_and_never_for_a_file_the_open_created() {
+    // Pages read by the commits putting `keys` (no page cache: every read reaches storage).
+    let reads_of = |db: &Db, keys: std::ops::Range<u32>| {
+        let before = db.counters().pages_read;
+        for i in keys {
+            db.update(|tx| {
+                tx.create_bucket_if_missing(b"b")?
+                    .put(format!("k{i:05}").as_bytes(), &[3; 100])
+            })
+            .unwrap();
+        }
+        db.counters().pages_read - before
+    };
+    let options = Options {
+        page_cache_pages: 0,
+        ..Options::default()
+    };
+    let mem = MemStorage::new();
+    let db = Db::open(mem.clone(), options.clone()).unwrap();
+    let created_first = reads_of(&db, 0..1);
+    let created_second = reads_of(&db, 1..2);
+    reads_of(&db, 2..400);
+    drop(db);
+    let db = Db::open(mem.clone(), options).unwrap();
+    let reopened_first = reads_of(&db, 400..401);
+    let reopened_second = reads_of(&db, 401..402);
+    // A created file's first commit reads no more than its second: a walk would read its
+    // tree and freelist pages on top of the path.
+    assert!(
+        created_first <= created_second,
+        "a created file is not walked: {created_first} pages, then {created_second}"
+    );
+    assert!(
+        reopened_first > reopened_second + 10,
+        "the first commit walks the file: {reopened_first} pages, then {reopened_second}"
+    );
+}
