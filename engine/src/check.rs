@@ -90,9 +90,6 @@ pub(crate) fn e_page(e: &Error) -> Option<PageId> {
 /// Enough problems to diagnose any file; past this the report says it stopped.
 const PROBLEMS_MAX: usize = 10_000;
 
-/// The message of the last problem of a report cut short at [`PROBLEMS_MAX`].
-pub(crate) const STOPPED: &str = "too many problems; stopped";
-
 /// Problems found so far, at most [`PROBLEMS_MAX`] of them.
 #[derive(Default)]
 pub(crate) struct Report {
@@ -144,7 +141,7 @@ impl Report {
             self.problems.push(Problem {
                 page: None,
                 kind: ProblemKind::Other,
-                message: STOPPED.into(),
+                message: "too many problems; stopped".into(),
             });
         }
     }
@@ -189,15 +186,17 @@ impl Db {
     /// With `None`, the whole check.
     pub(crate) fn check_avoiding(&self, avoid: Option<&PageSet>) -> Result<Vec<Problem>> {
         let writer = self.lock_writer();
-        self.check_with(&writer.freelist, avoid)
+        Ok(self.check_with(&writer.freelist, avoid)?.0)
     }
 
-    /// [`Db::check_avoiding`] for a caller that holds the writer, whose free set is `freelist`.
+    /// [`Db::check_avoiding`] for a caller that holds the writer, whose free set is `freelist`;
+    /// with whether every problem the walk of the tree found is in the list (the report may
+    /// fill only after it, with unreachable pages).
     pub(crate) fn check_with(
         &self,
         freelist: &Freelist,
         avoid: Option<&PageSet>,
-    ) -> Result<Vec<Problem>> {
+    ) -> Result<(Vec<Problem>, bool)> {
         let meta = self.meta();
         let hwm = meta.high_water;
         let mut report = Report::default();
@@ -235,6 +234,7 @@ impl Db {
             avoid,
         };
         self.walk_buckets(meta.root, &walk, &mut reached, &mut report);
+        let walk_complete = !report.is_full();
         if let (Some(free), None) = (&free, avoid) {
             let mut accounted = reached;
             accounted.extend(free);
@@ -242,7 +242,7 @@ impl Db {
                 report.add_each(gap, "unreachable and not free");
             }
         }
-        Ok(report.problems)
+        Ok((report.problems, walk_complete))
     }
 
     /// The persisted freelist page of `meta`, its pages marked reached, as the set of ids it

@@ -110,8 +110,8 @@ fn session_guard(tx: &mut WriteTx<'_>) -> Result<()> {
     if tx.writer.guard.is_some() {
         return Ok(());
     }
-    let problems = tx.db.check_with(&tx.writer.freelist, None)?;
-    let found = Guard::of(&problems, tx.base.high_water, tx.base.slot())?;
+    let (problems, complete) = tx.db.check_with(&tx.writer.freelist, None)?;
+    let found = Guard::of(&problems, complete, tx.base.high_water, tx.base.slot())?;
     if !found.quarantined.is_empty() {
         let free = guard::minus(&tx.writer.freelist.free_spans(), &found.quarantined);
         tx.writer.freelist.init_spans(&free)?;

@@ -125,7 +125,7 @@ pub enum Corruption {
     #[error("a reference past the high-water mark reaches the page a commit would allocate")]
     AllocatesReferencedPage,
     /// The first commit of a session checks the file to step around damage no commit can
-    /// see (FORMAT.md §10); this file has more problems than the check reports.
+    /// see (FORMAT.md §10); this file's tree has more problems than the check reports.
     #[error("too damaged for a commit to step around what it cannot see (check stopped)")]
     TooDamagedToGuard,
 

@@ -17,7 +17,9 @@
 //!
 //! The walk costs one read of every tree page once per session, not per commit; afterwards each
 //! allocation and free costs a look-up in sets the size of the damage found. A file so damaged
-//! that the check's report is cut short cannot be guarded, and its commits are refused.
+//! that the check's report is cut short during its walk of the tree cannot be guarded, and its
+//! commits are refused (a report that fills afterwards, with unreachable pages, is complete
+//! for the guard).
 
 use crate::check::{Problem, ProblemKind};
 use crate::error::{Corruption, Error, Result};
@@ -36,15 +38,21 @@ pub(crate) struct Guard {
 }
 
 impl Guard {
-    /// The guard for a snapshot whose check found `problems`, at high-water mark `hwm`.
-    /// `meta_page` is the slot the snapshot was read from (named when it cannot be guarded).
-    pub fn of(problems: &[Problem], hwm: PageId, meta_page: PageId) -> Result<Guard> {
+    /// The guard for a snapshot whose check found `problems`, at high-water mark `hwm`;
+    /// `complete` says every problem its walk of the tree found is among them. `meta_page` is
+    /// the slot the snapshot was read from (named when it cannot be guarded).
+    pub fn of(
+        problems: &[Problem],
+        complete: bool,
+        hwm: PageId,
+        meta_page: PageId,
+    ) -> Result<Guard> {
+        if !complete {
+            return Err(Error::corrupted(meta_page, Corruption::TooDamagedToGuard));
+        }
         let mut g = Guard::default();
         for p in problems {
             let Some(page) = p.page else {
-                if p.message == crate::check::STOPPED {
-                    return Err(Error::corrupted(meta_page, Corruption::TooDamagedToGuard));
-                }
                 continue;
             };
             match p.kind {
