@@ -73,15 +73,18 @@ fn commit_and_reopen(
 fn a_page_reached_by_two_paths_is_not_freed_under_the_other() {
     // Branch page 27 of bucket `a`, element 15: its child 24 becomes 2, the root bucket's leaf.
     let bytes = flipped(27 * 512 + 16 + 15 * 16 + 8, 26);
+    // The session's first commit finds page 2 reached twice and refuses to free it (regression
+    // 015), before the spill's own refusal (`ReferenceToFreePage`, page 27 referencing 2)
+    // would have been reached.
     match commit_and_reopen(bytes, write_after_damage) {
         Err(Error::Corrupted {
             page,
-            reason: Corruption::ReferenceToFreePage { child },
+            reason: Corruption::ReachedTwice { target },
         }) => {
-            assert_eq!(child, PageId(2), "the shared page");
-            assert_eq!(page, PageId(27), "the branch holding the second reference");
+            assert_eq!(target, PageId(2), "the shared page");
+            assert_eq!(page, PageId(2));
         }
-        Err(e) => panic!("expected ReferenceToFreePage, got {e}"),
+        Err(e) => panic!("expected ReachedTwice, got {e}"),
         Ok((_, before, after)) => panic!("committed: {before} problems, then {after}"),
     }
 }

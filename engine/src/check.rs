@@ -6,21 +6,26 @@
 //! separators give; page headers carry their own id and a branch or leaf type; the persisted
 //! freelist equals the in-memory one; the meta's txid leaves room for another commit. Every
 //! problem is reported, not only the first.
+//!
+//! A read-only database loads no freelist (a reader has no use for one), so its check takes the
+//! free set from the file itself: the persisted freelist page when it decodes, else — no
+//! persisted freelist, or one that does not decode (reported) — the pages the walk did not
+//! reach, which is what an open's rebuild would make of them.
 
 use crate::db::Db;
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
 use crate::freelist::Freelist;
 use crate::rebuild::bucket_roots;
 use crate::shared::Shared;
 use crashlab_format::freelist;
-use crashlab_format::inspect::{self, Image};
+use crashlab_format::inspect::Image;
 use crashlab_format::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
 use crashlab_format::meta::Meta;
 use crashlab_format::node::{Body, Child};
 use crashlab_format::page::PageKind;
 use crashlab_format::pageset::PageSet;
-use crashlab_format::problem::{Problem, Report};
-use crashlab_format::types::PageId;
+use crashlab_format::problem::{Problem, ProblemKind, Report};
+use crashlab_format::types::{PageId, PageSpan};
 
 /// What `e` says went wrong at `page`, without repeating the page number a [`Problem`] shows.
 fn reason_at(page: PageId, e: &Error) -> String {
@@ -41,15 +46,35 @@ fn e_page(e: &Error) -> Option<PageId> {
 /// Reading errors into a [`Report`]: damage is a problem; an I/O error leaves the check
 /// incomplete and is returned instead (see [`Report::into_result`]).
 trait AddError {
-    fn add_error(&mut self, page: PageId, context: &str, e: Error);
+    fn add_error(&mut self, page: PageId, kind: ProblemKind, context: &str, e: Error);
 }
 
 impl AddError for Report {
-    fn add_error(&mut self, page: PageId, context: &str, e: Error) {
+    fn add_error(&mut self, page: PageId, kind: ProblemKind, context: &str, e: Error) {
         match e {
             Error::Io { op, source } => self.unreadable(op, source),
-            e => self.add(Some(page), format!("{context}{}", reason_at(page, &e))),
+            e => self.push(Problem {
+                page: Some(page),
+                kind,
+                message: format!("{context}{}", reason_at(page, &e)),
+            }),
         }
+    }
+}
+
+/// What the walk checks pages against.
+struct Bounds<'a> {
+    hwm: PageId,
+    /// Free and pending pages.
+    free: &'a PageSet,
+    /// Pages not to enter.
+    avoid: Option<&'a PageSet>,
+}
+
+impl Bounds<'_> {
+    fn avoids(&self, span: PageSpan) -> bool {
+        self.avoid
+            .is_some_and(|a| a.runs_within(span.start, span.end()).next().is_some())
     }
 }
 
@@ -66,17 +91,15 @@ struct Visit {
 
 impl Db {
     /// Every problem [`Db::check`] finds in the snapshot of the meta `image` uses (none:
-    /// consistent). The file is opened read-only. A damaged freelist page, or (without a
-    /// persisted freelist) a tree the rebuild cannot walk, would fail a normal open; here the
-    /// free set is then taken from the inspection's tolerant walk instead, so the check runs and
-    /// lists that damage with everything else.
+    /// consistent). The file is opened read-only, which loads no freelist: a damaged freelist
+    /// page, or (without a persisted freelist) a tree the rebuild could not walk, does not fail
+    /// the open, and the check lists that damage with everything else.
     pub fn check_image(image: &Image) -> Result<Vec<Problem>> {
-        let free_pages = |meta: &Meta| -> Result<PageSet> {
-            let w = inspect::walk(image.reader(), meta, &mut ())?;
-            Ok(inspect::unreached(&w.reached, meta.high_water))
+        let options = crate::Options {
+            read_only: true,
+            ..crate::Options::default()
         };
-        let db = Db::open_for_check(image.storage(), &free_pages)?;
-        db.check()
+        Db::open(image.storage(), options)?.check()
     }
 
     /// Check the whole database; an empty list means consistent. Waits for a running write
@@ -84,100 +107,135 @@ impl Db {
     /// cannot read fails the check with that I/O error, after every readable page was checked:
     /// an unread page is no evidence of damage.
     pub fn check(&self) -> Result<Vec<Problem>> {
+        self.shared.check_avoiding(None)
+    }
+}
+
+impl Shared {
+    /// [`Db::check`] of what a reader reaches without entering a page of `avoid` (a node whose
+    /// run touches one is not entered either): the pages left out are not reported unreachable.
+    /// With `None`, the whole check.
+    pub(crate) fn check_avoiding(&self, avoid: Option<&PageSet>) -> Result<Vec<Problem>> {
         let writer = self.lock_writer();
+        Ok(self.check_with(&writer.freelist, avoid)?.0)
+    }
+
+    /// [`Db::check_avoiding`] for a caller that holds the writer, whose free set is `freelist`;
+    /// with whether every problem the walk of the tree found is in the list (the report may
+    /// fill only after it, with unreachable pages).
+    pub(crate) fn check_with(
+        &self,
+        freelist: &Freelist,
+        avoid: Option<&PageSet>,
+    ) -> Result<(Vec<Problem>, bool)> {
         let meta = self.meta();
         let hwm = meta.high_water;
         let mut report = Report::default();
         if meta.txid_exhausted() {
             // Nothing is wrong with the pages, but no commit can follow: a wrapped txid would
             // overwrite this meta and lose the commit that made it.
-            let why = format!("txid {} leaves no room for another commit", meta.txid);
-            report.add(Some(meta.slot()), why);
+            report.push(Problem::txid_exhausted(&meta));
         }
         let mut reached = PageSet::new();
         reached.insert(PageId(0), PageId(2));
-        let free = memory_free_set(&writer.freelist, hwm, &mut report);
-        if meta.has_freelist() {
-            self.check_freelist_page(&meta, &free, &mut reached, &mut report);
+        let stored = match meta.has_freelist() {
+            true => self.freelist_page(&meta, &mut reached, &mut report),
+            false => None,
+        };
+        // `None`: every page the walk does not reach is free, as a rebuild would have it.
+        let free = if self.options().read_only {
+            stored
+        } else {
+            let memory = memory_free_set(freelist, hwm, &mut report);
+            if let Some(listed) = stored.filter(|listed| *listed != memory) {
+                let why = format!(
+                    "freelist page holds {} ids, memory {}",
+                    listed.len(),
+                    memory.len()
+                );
+                report.add(Some(meta.freelist), why);
+            }
+            Some(memory)
+        };
+        let none = PageSet::new();
+        let walk_free = free.as_ref().unwrap_or(&none);
+        let walk = Bounds {
+            hwm,
+            free: walk_free,
+            avoid,
+        };
+        self.walk_buckets(meta.root, &walk, &mut reached, &mut report);
+        let walk_complete = !report.is_full();
+        if let (Some(free), None) = (&free, avoid) {
+            let mut accounted = reached;
+            accounted.extend(free);
+            for gap in accounted.gaps(PageId(2), hwm) {
+                report.add_each(gap, "unreachable and not free");
+            }
         }
-        self.shared
-            .walk_buckets(meta.root, hwm, &free, &mut reached, &mut report);
-        let mut accounted = reached;
-        accounted.extend(&free);
-        for gap in accounted.gaps(PageId(2), hwm) {
-            report.add_each(gap, "unreachable and not free");
-        }
-        Ok(report.into_result()?)
+        Ok((report.into_result()?, walk_complete))
     }
 
-    fn check_freelist_page(
+    /// The persisted freelist page of `meta`, its pages marked reached, as the set of ids it
+    /// lists; `None`, with the reason reported, when it cannot be read or decoded.
+    fn freelist_page(
         &self,
         meta: &Meta,
-        memory: &PageSet,
         reached: &mut PageSet,
         report: &mut Report,
-    ) {
+    ) -> Option<PageSet> {
         let id = meta.freelist;
         let buf = match self
             .pager()
             .read_span(id, meta.high_water, &[PageKind::Freelist])
         {
             Ok(b) => b,
-            Err(e) => return report.add_error(id, "freelist page unreadable: ", e),
+            Err(e) => {
+                report.add_error(id, ProblemKind::Other, "freelist page unreadable: ", e);
+                return None;
+            }
         };
-        let pages = (buf.len() / self.page_size() as usize) as u64;
+        let pages = (buf.len() / self.pager().page_size() as usize) as u64;
         for twice in reached.insert(id, id.plus(pages)) {
             report.add_each(twice, "freelist page also reached elsewhere");
         }
         match freelist::decode_page(&buf, id, meta.high_water) {
             Ok(ids) => {
                 let listed = PageSet::from_ids(ids.iter().copied());
-                if listed != *memory {
-                    let why = format!(
-                        "freelist page holds {} ids, memory {}",
-                        ids.len(),
-                        memory.len()
-                    );
-                    report.add(Some(id), why);
+                for run in listed.runs_within(id, id.plus(pages)) {
+                    let kind = ProblemKind::ReachableFree;
+                    report.add_each_of(kind, run, "freelist page lists itself as free");
                 }
+                Some(listed)
             }
-            Err(e) => report.add_error(id, "", e.into()),
+            Err(e) => {
+                report.add_error(id, ProblemKind::Other, "", e.into());
+                None
+            }
         }
     }
-}
 
-impl Shared {
-    /// Whether the file's tree under `root` (pages below `hwm`) reaches `page` by more than one
-    /// reference: what tells a commit that freed `page` twice because the file references it
-    /// twice (damage on disk) from one whose own bookkeeping did (a bug in the engine).
-    pub(crate) fn file_reaches_twice(&self, root: PageId, hwm: PageId, page: PageId) -> bool {
-        let mut report = Report::default();
-        let mut reached = PageSet::new();
-        reached.insert(PageId(0), PageId(2));
-        self.walk_buckets(root, hwm, &PageSet::new(), &mut reached, &mut report);
-        let twice = |p: &Problem| p.page == Some(page) && p.message == "page reached twice";
-        report.into_problems().iter().any(twice)
-    }
-
-    pub(crate) fn walk_buckets(
+    fn walk_buckets(
         &self,
         root: PageId,
-        hwm: PageId,
-        free: &PageSet,
+        b: &Bounds<'_>,
         reached: &mut PageSet,
         report: &mut Report,
     ) {
+        let (hwm, free) = (b.hwm, b.free);
         let mut stack = vec![Visit {
             id: root,
             from: self.meta().slot(),
             lo: None,
             hi: None,
             level: 0,
-            // The root bucket's depth, as the writer counts (a top-level bucket is at 1).
-            depth: 0,
+            depth: 1,
         }];
         let mut roots = Vec::new();
         while let Some(v) = stack.pop() {
+            if b.avoids(PageSpan::new(v.id, 1)) {
+                continue;
+            }
             if v.level > MAX_TREE_DEPTH || v.depth > MAX_BUCKET_DEPTH {
                 report.add(Some(v.id), "tree or bucket nesting too deep");
                 continue;
@@ -185,27 +243,42 @@ impl Shared {
             if reached.contains(v.id) {
                 // Entering it again would repeat its whole subtree: in a file whose branch
                 // elements all share one child, that is fanout^depth visits (regression 005).
-                report.add(Some(v.id), "page reached twice");
+                let span = PageSpan::new(v.id, 1);
+                report.add_each_of(ProblemKind::ReachedTwice, span, "page reached twice");
                 continue;
             }
             let node = match self.pager().node(v.id, hwm, v.from) {
                 Ok(n) => n,
                 Err(e) => {
                     let at = e_page(&e).unwrap_or(v.id);
-                    report.add_error(at, "", e);
+                    let kind = read_problem_kind(v.id, &e);
+                    let run = self.damaged_run(v.id, hwm, &e);
+                    report.add_error(at, kind, "", e);
                     if v.id.0 >= 2 && v.id < hwm {
                         // Referenced, so not also "unreachable"; its subtree will be.
-                        reached.insert(v.id, v.id.plus(1));
+                        for twice in reached.insert(run.start, run.end()) {
+                            let kind = ProblemKind::ReachedTwice;
+                            report.add_each_of(kind, twice, "page reached twice");
+                        }
+                        // Damaged or not, the tree uses these pages: a commit that allocates a
+                        // free one among them changes what this node reads.
+                        for listed in free.runs_within(run.start, run.end()) {
+                            let kind = ProblemKind::ReachableFree;
+                            report.add_each_of(kind, listed, "reachable page is free");
+                        }
                     }
                     continue;
                 }
             };
             let span = node.origin.expect("pager nodes carry their origin");
+            if b.avoids(span) {
+                continue;
+            }
             for twice in reached.insert(span.start, span.end()) {
-                report.add_each(twice, "page reached twice");
+                report.add_each_of(ProblemKind::ReachedTwice, twice, "page reached twice");
             }
             for run in free.runs_within(span.start, span.end()) {
-                report.add_each(run, "reachable page is free");
+                report.add_each_of(ProblemKind::ReachableFree, run, "reachable page is free");
             }
             check_bounds(&node, &v, report);
             match &node.body {
@@ -253,6 +326,61 @@ impl Shared {
                 }
             }
         }
+    }
+}
+
+impl Shared {
+    /// Whether the file's tree under `root` (pages below `hwm`) reaches `page` by more than one
+    /// reference: what tells a commit that freed `page` twice because the file references it
+    /// twice (damage on disk) from one whose own bookkeeping did (a bug in the engine).
+    pub(crate) fn file_reaches_twice(&self, root: PageId, hwm: PageId, page: PageId) -> bool {
+        let mut report = Report::default();
+        let mut reached = PageSet::new();
+        reached.insert(PageId(0), PageId(2));
+        let none = PageSet::new();
+        let walk = Bounds {
+            hwm,
+            free: &none,
+            avoid: None,
+        };
+        self.walk_buckets(root, &walk, &mut reached, &mut report);
+        let twice = |p: &Problem| p.page == Some(page) && p.kind == ProblemKind::ReachedTwice;
+        report.into_problems().iter().any(twice)
+    }
+
+    /// The pages a node that failed to read with `e` still holds: the run its header claims,
+    /// unless the claim itself is the damage (more pages than its contents need, or past the
+    /// high-water mark or the file), in which case its first page alone.
+    fn damaged_run(&self, id: PageId, hwm: PageId, e: &Error) -> PageSpan {
+        let claim_is_the_damage = matches!(
+            e,
+            Error::Corrupted {
+                reason: Corruption::OverflowBeyondContents { .. }
+                    | Corruption::OverflowPastHighWater { .. }
+                    | Corruption::OverflowPastEof,
+                ..
+            }
+        );
+        let claimed = match claim_is_the_damage {
+            true => None,
+            false => self.pager().claimed_run(id, hwm),
+        };
+        claimed.unwrap_or(PageSpan::new(id, 1))
+    }
+}
+
+/// The kind of problem a failed read of node `id` is.
+fn read_problem_kind(id: PageId, e: &Error) -> ProblemKind {
+    match e {
+        Error::Corrupted {
+            reason: Corruption::ChildOutOfRange { child, high, .. },
+            ..
+        } if child >= high => ProblemKind::BeyondHighWater { target: *child },
+        Error::Corrupted {
+            reason: Corruption::OverflowPastHighWater { .. },
+            ..
+        } => ProblemKind::BeyondHighWater { target: id },
+        _ => ProblemKind::Other,
     }
 }
 

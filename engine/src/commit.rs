@@ -17,7 +17,8 @@
 use crate::bucket::BucketTree;
 use crate::counters::{shape, Counters};
 use crate::error::{Corruption, Error, Invariant, Result};
-use crate::freelist::Freelist;
+use crate::freelist::{Freelist, FreelistKind};
+use crate::guard::{self, Guard};
 use crate::presize::{PresizePolicy, SizedBuf};
 use crate::spill::{self, SpillSink};
 use crate::tree::{self, Reader};
@@ -48,6 +49,10 @@ struct Sink<'w> {
     dirty_bytes: usize,
     /// Each written node with the page it was assembled from.
     nodes: Vec<(PageId, Arc<Node>, PageId)>,
+    /// Pages this commit took from the free set.
+    taken: PageSet,
+    /// The session's damage to step around.
+    guard: &'w mut Guard,
     counters: Counters,
     /// A negative control forgets every page this commit frees (see `DebugHooks`).
     leak_freed: bool,
@@ -63,34 +68,22 @@ struct Sink<'w> {
     deepest_leaf: usize,
 }
 
-impl SpillSink for Sink<'_> {
-    fn page_size(&self) -> u32 {
-        self.page_size
-    }
-    fn fill_percent(&self) -> f64 {
-        self.fill_percent
-    }
-    fn allocate(&mut self, count: u64) -> Result<PageId> {
-        assert!(count >= 1);
-        if let Some(id) = self.freelist.allocate(self.txid, count) {
-            return Ok(id);
+impl Sink<'_> {
+    fn free_run(&mut self, span: PageSpan) -> Result<()> {
+        // A page this commit allocated is one the freelist listed; freeing it means the tree
+        // also uses it. Pending, it would be reused under the node just written there.
+        if let Some(both) = self.taken.runs_within(span.start, span.end()).next() {
+            return Err(Error::corrupted(both.start, Corruption::LiveListedFree));
         }
-        let id = self.high_water;
-        let overflow = Error::corrupted(self.meta_page, Corruption::HighWaterOverflow);
-        self.high_water = PageId(id.0.checked_add(count).ok_or(overflow)?);
-        self.freelist.record_allocation(self.txid, id);
-        self.counters.high_water_allocations += count;
-        Ok(id)
-    }
-    fn free(&mut self, span: PageSpan) -> Result<()> {
         if self.leak_freed {
+            // A negative control forgets the pages (see `DebugHooks`).
             return Ok(());
         }
         match self.freelist.try_free(self.txid, span) {
             Ok(()) => {
                 self.freed_here.insert(span.start, span.end());
                 if std::mem::take(&mut self.double_free) {
-                    return self.free(span);
+                    return self.free_run(span);
                 }
                 Ok(())
             }
@@ -103,6 +96,33 @@ impl SpillSink for Sink<'_> {
                 Corruption::FreedTwice { refusal },
             )),
         }
+    }
+}
+
+impl SpillSink for Sink<'_> {
+    fn page_size(&self) -> u32 {
+        self.page_size
+    }
+    fn fill_percent(&self) -> f64 {
+        self.fill_percent
+    }
+    fn allocate(&mut self, count: u64) -> Result<PageId> {
+        assert!(count >= 1);
+        if let Some(id) = self.freelist.allocate(self.txid, count) {
+            self.taken.insert(id, id.plus(count));
+            return Ok(id);
+        }
+        let id = self.high_water;
+        self.guard.check_high_water(id, count)?;
+        let overflow = Error::corrupted(self.meta_page, Corruption::HighWaterOverflow);
+        self.high_water = PageId(id.0.checked_add(count).ok_or(overflow)?);
+        self.freelist.record_allocation(self.txid, id);
+        self.counters.high_water_allocations += count;
+        Ok(id)
+    }
+    fn free(&mut self, span: PageSpan) -> Result<()> {
+        self.guard.check_free(span)?;
+        self.free_run(span)
     }
     fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>, from: PageId) {
         let long = shape::OVERFLOW_LONG_PAGES * u64::from(self.page_size);
@@ -134,6 +154,22 @@ impl WriteTx<'_> {
         self.finished = true;
         commit(&mut self)
     }
+}
+
+/// Make the session's guard on its first commit: one check of the whole file, whose live pages
+/// listed free leave the free set at once (`guard.rs`).
+fn session_guard(tx: &mut WriteTx<'_>) -> Result<()> {
+    if tx.writer.guard.is_some() {
+        return Ok(());
+    }
+    let (problems, complete) = tx.db.check_with(&tx.writer.freelist, None)?;
+    let found = Guard::of(&problems, complete, tx.base.high_water, tx.base.slot())?;
+    if !found.quarantined.is_empty() {
+        let free = guard::minus(&tx.writer.freelist.free_spans(), &found.quarantined);
+        tx.writer.freelist.init_spans(&free)?;
+    }
+    tx.writer.guard = Some(found);
+    Ok(())
 }
 
 fn commit(tx: &mut WriteTx<'_>) -> Result<()> {
@@ -180,6 +216,11 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         tx.txid
     );
     let rd = tx.reader();
+    let mut counters = Counters::default();
+    session_guard(tx)?;
+    if opts.no_freelist_sync {
+        drop_persisted_freelist(tx, &mut counters)?;
+    }
     let writer = &mut *tx.writer;
     let mut sink = Sink {
         freelist: &mut writer.freelist,
@@ -192,7 +233,9 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         dirty: Vec::new(),
         dirty_bytes: 0,
         nodes: Vec::new(),
-        counters: Counters::default(),
+        taken: PageSet::new(),
+        guard: writer.guard.as_mut().expect("session_guard made it"),
+        counters,
         leak_freed: opts.hooks().leak_freed_pages,
         freed_here: PageSet::new(),
         double_free: opts.hooks().double_free_in_commit,
@@ -213,6 +256,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     // Every page is freed now: nothing written may still point at one.
     check_references(&sink)?;
     let freelist_page = if opts.no_freelist_sync {
+        refuse_unloadable_rebuild(sink.freelist)?;
         PageId::NO_FREELIST
     } else {
         let span = write_freelist(&mut sink)?;
@@ -274,6 +318,45 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     counters.commits += 1;
     let fl = writer.freelist.counters();
     db.finish_commit(meta, counters, fl);
+    Ok(())
+}
+
+/// The first commit that drops a persisted freelist (`no_freelist_sync` on a file whose meta
+/// has one) leaves the next open to rebuild the free set by walking every bucket, which a commit
+/// that keeps the freelist never needs. So that commit walks first, as that open will: if the
+/// walk fails (damage the earlier open never read), the commit is refused with the walk's own
+/// error rather than leave a file that opened before and does not open after. If it succeeds,
+/// its free set replaces the loaded one, since it is what the next open will use.
+fn drop_persisted_freelist(tx: &mut WriteTx<'_>, counters: &mut Counters) -> Result<()> {
+    let writer = &mut *tx.writer;
+    let Some(span) = writer.freelist_span else {
+        return Ok(());
+    };
+    assert!(
+        tx.base.has_freelist(),
+        "a freelist span means a persisted freelist"
+    );
+    let pending = writer.freelist.pending_ids();
+    let pager = tx.db.pager();
+    let free = crate::rebuild::free_after_dropping(pager, &tx.base, span, &pending, counters)?;
+    // The array freelist refuses past its limit, as the next open would.
+    writer.freelist.init_spans(&free)
+}
+
+/// Without a persisted freelist the next open rebuilds the free set, and finds exactly this
+/// commit's free and pending pages (the set is exact: rebuilt at open, or by
+/// [`drop_persisted_freelist`]). The array freelist holds one id per page and refuses past
+/// [`MAX_FREE_IDS`]; a commit that would leave more must not return Ok, or the file would no
+/// longer open with the options that wrote it.
+fn refuse_unloadable_rebuild(freelist: &Freelist) -> Result<()> {
+    let count = freelist.free_count() + freelist.pending_count();
+    if freelist.kind() == FreelistKind::Array && count > MAX_FREE_IDS {
+        return Err(Error::TooManyFreeIds {
+            what: "array freelist",
+            count,
+            max: MAX_FREE_IDS,
+        });
+    }
     Ok(())
 }
 

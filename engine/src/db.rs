@@ -10,7 +10,7 @@ use crate::batch::group::GroupCommit;
 use crate::batch::MergeWork;
 use crate::counters::Counters;
 use crate::error::{Error, Result};
-use crate::freelist::{Freelist, FreelistKind};
+use crate::freelist::Freelist;
 use crate::options::Options;
 use crate::pager::Pager;
 use crate::shared::{lock, Published, Shared, WriterState};
@@ -19,15 +19,11 @@ use crate::tx::{ReadTx, WriteTx};
 use crashlab_format::freelist;
 use crashlab_format::meta::{Meta, META_SIZE};
 use crashlab_format::page::{PageHeader, PageKind, FLAG_FREELIST, FLAG_LEAF};
-use crashlab_format::pageset::PageSet;
 use crashlab_format::read::{choose_meta, detect_page_size};
 use crashlab_format::types::{PageId, PageSpan, TxId};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
-
-/// Where [`Db::open_for_check`] gets the free set when the file's cannot be loaded.
-pub(crate) type FreeFallback<'f> = &'f dyn Fn(&Meta) -> Result<PageSet>;
+use std::sync::Mutex;
 
 pub struct Db {
     pub(crate) shared: Shared,
@@ -38,34 +34,16 @@ pub struct Db {
 impl Db {
     /// Open the database in `storage`, creating a fresh one if the storage is empty.
     pub fn open(storage: impl Storage + 'static, options: Options) -> Result<Db> {
-        Db::open_with(storage, options, None)
+        Db::open_with(storage, options)
     }
 
-    /// Open read-only for a consistency check. When the free set cannot be loaded (a damaged
-    /// freelist page, or a tree the rebuild cannot walk) `fallback`'s is used instead, so that
-    /// `check` runs and reports the damage rather than the open failing on the first of it. The
-    /// free set is kept as spans (the hashmap freelist), so a file claiming billions of free
-    /// pages costs what its runs cost; check only asks which pages are free.
-    pub(crate) fn open_for_check(
-        storage: impl Storage + 'static,
-        fallback: FreeFallback<'_>,
-    ) -> Result<Db> {
-        let options = Options {
-            read_only: true,
-            freelist: FreelistKind::Hashmap,
-            ..Options::default()
-        };
-        Db::open_with(storage, options, Some(fallback))
-    }
-
-    fn open_with(
-        storage: impl Storage + 'static,
-        options: Options,
-        fallback: Option<FreeFallback<'_>>,
-    ) -> Result<Db> {
+    fn open_with(storage: impl Storage + 'static, options: Options) -> Result<Db> {
         options.validate()?;
         let len = storage.len().map_err(|e| Error::io("len", e))?;
-        if len == 0 {
+        // A file this open creates holds only what it wrote: its commits have no damage to
+        // step around, so they skip the guard's walk (`guard.rs`).
+        let fresh = len == 0;
+        if fresh {
             if options.read_only {
                 return Err(Error::Truncated {
                     len: 0,
@@ -92,17 +70,13 @@ impl Db {
         let pager = Pager::new(Box::new(storage), page_size, options.page_cache_pages)
             .with_prev_skips_leaf_end(options.hooks().prev_skips_leaf_end);
         let mut counters = Counters::default();
-        let (freelist, freelist_span) = match (
-            load_freelist(&pager, &meta, &options, &mut counters),
-            fallback,
-        ) {
-            (Ok(loaded), _) => loaded,
-            (Err(e @ Error::Io { .. }), _) | (Err(e), None) => return Err(e),
-            (Err(_), Some(free_pages)) => {
-                let mut fl = Freelist::new(options.freelist);
-                fl.init_spans(&free_pages(&meta)?)?;
-                (fl, None)
-            }
+        // A reader has no use for a free set: none is loaded, so neither a damaged freelist nor
+        // a tree the rebuild cannot walk, nor a claimed free count past what the array freelist
+        // takes, keeps a file from being read (`check` takes the free set from the file).
+        let (freelist, freelist_span) = if options.read_only {
+            (Freelist::new(options.freelist), None)
+        } else {
+            load_freelist(&pager, &meta, &options, &mut counters)?
         };
         let group = GroupCommit::new(options.max_batch_size, options.max_batch_delay);
         let db = Db {
@@ -117,6 +91,7 @@ impl Db {
                     freelist_span,
                     file_len: len,
                     latched: None,
+                    guard: fresh.then(crate::guard::Guard::default),
                 }),
                 counters: Mutex::new(counters),
                 options,
@@ -205,6 +180,7 @@ impl Db {
     }
 
     /// Free and pending page counts of the freelist (waits for a running write transaction).
+    /// A read-only database loads no freelist: (0, 0).
     pub fn freelist_counts(&self) -> (u64, u64) {
         let w = self.shared.lock_writer();
         (w.freelist.free_count(), w.freelist.pending_count())
@@ -213,10 +189,6 @@ impl Db {
     /// Whether an earlier failure latched the database.
     pub fn latched(&self) -> Option<String> {
         self.shared.lock_writer().latched.clone()
-    }
-
-    pub(crate) fn lock_writer(&self) -> MutexGuard<'_, WriterState> {
-        self.shared.lock_writer()
     }
 }
 

@@ -12,10 +12,10 @@
 
 use crate::error::Result;
 use crashlab_format::node::Node;
-use crashlab_format::page::PageKind;
+use crashlab_format::page::{PageHeader, PageKind};
 use crashlab_format::read::{self, PageReader};
 use crashlab_format::storage::Storage;
-use crashlab_format::types::PageId;
+use crashlab_format::types::{PageId, PageSpan};
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -154,6 +154,23 @@ impl Pager {
     /// Read page `id` and its overflow pages, checked (see `crashlab_format::read`).
     pub fn read_span(&self, id: PageId, high_water: PageId, kinds: &[PageKind]) -> Result<Vec<u8>> {
         Ok(self.reader.read_span(id, high_water, kinds)?)
+    }
+
+    /// The run a branch or leaf page's header claims, clipped to `high_water`, whether or not
+    /// the node decodes; `None` when the first page cannot be read or is no branch or leaf.
+    /// `check()` uses it for a node it cannot read: the pages it claims are still referenced.
+    pub fn claimed_run(&self, id: PageId, high_water: PageId) -> Option<PageSpan> {
+        if id.0 < 2 || id >= high_water {
+            return None;
+        }
+        let mut buf = vec![0u8; self.page_size() as usize];
+        self.reader.read_raw(id, &mut buf).ok()?;
+        let kinds = [PageKind::Branch, PageKind::Leaf];
+        let header = PageHeader::decode_expecting(&buf, id, &kinds).ok()?;
+        let end =
+            id.0.saturating_add(u64::from(header.overflow) + 1)
+                .min(high_water.0);
+        Some(PageSpan::new(id, end - id.0))
     }
 
     /// Publish a node the writer just wrote at `id` (replacing whatever was cached there).

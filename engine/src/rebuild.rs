@@ -16,7 +16,7 @@ use crashlab_format::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
 use crashlab_format::meta::Meta;
 use crashlab_format::node::{Body, Child, LeafItem};
 use crashlab_format::pageset::PageSet;
-use crashlab_format::types::PageId;
+use crashlab_format::types::{PageId, PageSpan};
 
 /// Sub-bucket roots referenced by the bucket items of a leaf (inline buckets are searched for
 /// nested paged buckets too, bounded by `MAX_BUCKET_DEPTH`).
@@ -44,6 +44,26 @@ pub(crate) fn bucket_roots(
 
 /// The free pages of the snapshot `meta`, as runs.
 pub(crate) fn free_pages(pager: &Pager, meta: &Meta, counters: &mut Counters) -> Result<PageSet> {
+    let reached = reached_pages(pager, meta, counters)?;
+    Ok(gaps_below(&reached, meta.high_water))
+}
+
+/// The pages in `[2, high_water)` that `used` does not hold, as runs.
+pub(crate) fn gaps_below(used: &PageSet, high_water: PageId) -> PageSet {
+    let mut free = PageSet::new();
+    for gap in used.gaps(PageId(2), high_water) {
+        free.insert(gap.start, gap.end());
+    }
+    free
+}
+
+/// The metas and every page reachable from a bucket of the snapshot `meta`, as runs: what the
+/// rebuild walks, failing on the first page it cannot use.
+pub(crate) fn reached_pages(
+    pager: &Pager,
+    meta: &Meta,
+    counters: &mut Counters,
+) -> Result<PageSet> {
     let hwm = meta.high_water;
     let mut seen = PageSet::new();
     seen.insert(PageId(0), PageId(2));
@@ -77,9 +97,36 @@ pub(crate) fn free_pages(pager: &Pager, meta: &Meta, counters: &mut Counters) ->
             }
         }
     }
-    let mut free = PageSet::new();
-    for gap in seen.gaps(PageId(2), hwm) {
-        free.insert(gap.start, gap.end());
+    Ok(seen)
+}
+
+/// The free set the next open will rebuild once a commit drops the persisted freelist of `meta`
+/// (`no_freelist_sync` on a file that had one), less the pages still in use: the old freelist
+/// `span`, which the commit frees (pending), and the `pending` pages. The walk is the one that
+/// open will make: if it fails, the commit must not drop the freelist, or the file would no
+/// longer open.
+///
+/// Using it as the free set also drops what the persisted list got wrong: a live page it lists
+/// is reached, so no longer free (FORMAT.md §10), and a page it leaked is free again.
+pub(crate) fn free_after_dropping(
+    pager: &Pager,
+    meta: &Meta,
+    span: PageSpan,
+    pending: &[PageId],
+    counters: &mut Counters,
+) -> Result<PageSet> {
+    debug_assert!(meta.has_freelist() && meta.freelist == span.start);
+    let mut used = reached_pages(pager, meta, counters)?;
+    if let Some(twice) = used.insert(span.start, span.end()).first() {
+        // The tree reaches the freelist page: freeing it would free a live page.
+        let target = twice.start;
+        return Err(Error::corrupted(
+            meta.slot(),
+            Corruption::ReachedTwice { target },
+        ));
     }
-    Ok(free)
+    for &id in pending {
+        used.insert(id, id.plus(1));
+    }
+    Ok(gaps_below(&used, meta.high_water))
 }

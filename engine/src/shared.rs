@@ -30,6 +30,8 @@ pub(crate) struct WriterState {
     pub freelist_span: Option<PageSpan>,
     pub file_len: u64,
     pub latched: Option<String>,
+    /// What the session's first commit found that no commit can see (`guard.rs`).
+    pub guard: Option<crate::guard::Guard>,
 }
 
 pub(crate) struct Shared {

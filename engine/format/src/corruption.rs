@@ -140,10 +140,22 @@ pub enum Corruption {
     FreedTwice { refusal: FreeRefusal },
     #[error("high-water mark overflows the page id space")]
     HighWaterOverflow,
+    /// A page the tree uses (a commit read its node and rewrites it) that the freelist listed
+    /// as free, so the same commit had already allocated it for another node.
+    #[error("the freelist lists this page as free, yet the tree uses it")]
+    LiveListedFree,
     /// A node commit would write references a page that is free, or that this commit frees:
     /// the tree references that page from two places.
     #[error("page reference {child} is to a free page (the tree references it twice)")]
     ReferenceToFreePage { child: PageId },
+    /// A commit would allocate this page at the high-water mark, yet a reference in the tree
+    /// (or a node's run) already reaches it: what that reference reads would change.
+    #[error("a reference past the high-water mark reaches the page a commit would allocate")]
+    AllocatesReferencedPage,
+    /// The first commit of a session checks the file to step around damage no commit can
+    /// see (FORMAT.md §10); this file's tree has more problems than the check reports.
+    #[error("too damaged for a commit to step around what it cannot see (check stopped)")]
+    TooDamagedToGuard,
 
     // --- Nodes commit would write (a node decoding would reject is never written).
     #[error("{count} elements overflow the u16 element count")]

@@ -17,13 +17,16 @@ pub const MAX_BUCKET_DEPTH: usize = 64;
 /// (`Error::TxIdExhausted`) before anything is written, and `check()` reports such a meta.
 pub const MAX_TXID: u64 = u64::MAX;
 /// Most page ids a structure that holds one entry per free page may hold: the array freelist
-/// (bbolt's design, kept for its cost behaviour) and the freelist page, 8 bytes an id. 2^24 ids
-/// are 128 MiB, a fully free 64 GiB file of 4 KiB pages. Past it open and commit fail with
+/// (bbolt's design, kept for its cost behaviour) and the freelist page, 8 bytes an id. 2^20 ids
+/// are 8 MiB, a fully free 4 GiB file of 4 KiB pages. Past it open and commit fail with
 /// `Error::TooManyFreeIds` instead of allocating in proportion to a count a file claims (a
-/// sparse 1 TiB file says 2^28 free pages in 48 KiB); the hashmap freelist keeps free pages as
-/// spans and is not bound by it (open such a file with it and `no_freelist_sync`), and `check()`
-/// never needs one id per free page.
-pub const MAX_FREE_IDS: u64 = 1 << 24;
+/// sparse 1 TiB file says 2^28 free pages in 48 KiB). The bound is on what a claim can cost
+/// whatever the file holds: a commit that persists a freelist holds the free set, the id list,
+/// the page image and the commit's write buffer at once, four times 8 MiB at most. The hashmap
+/// freelist keeps free pages as spans and is not bound by it (open such a file with it and
+/// `no_freelist_sync`), and neither a read-only open (it loads no freelist) nor `check()` needs
+/// one id per free page.
+pub const MAX_FREE_IDS: u64 = 1 << 20;
 
 // Counts that need no constant of their own, because they are checked against what the file
 // holds before memory grows (see `pager.rs` and `FORMAT.md` §6): a run's overflow count against

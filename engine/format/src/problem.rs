@@ -12,7 +12,38 @@ use std::io;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
     pub page: Option<PageId>,
+    pub kind: ProblemKind,
     pub message: String,
+}
+
+/// What a [`Problem`] is, for the few kinds a caller acts on; the message says the rest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ProblemKind {
+    /// Two references lead to the page (two parents, two buckets, or a cycle). A commit that
+    /// rewrites one path frees the page while the other still points at it (FORMAT.md §10).
+    ReachedTwice,
+    /// The page is reachable and also free or pending: a commit may allocate and overwrite it
+    /// (FORMAT.md §10).
+    ReachableFree,
+    /// A reference to a page at or past the high-water mark, or a node whose run reaches past
+    /// it: pages the next commits allocate, so what `target` (the page referenced, or the
+    /// node) reads changes when they do (FORMAT.md §10).
+    BeyondHighWater { target: PageId },
+    /// The meta's txid is the last one: nothing is wrong with the pages, but no commit can follow.
+    TxIdExhausted,
+    /// Anything else.
+    Other,
+}
+
+impl Problem {
+    /// The problem `check` reports for a meta whose txid leaves no room for another commit.
+    pub fn txid_exhausted(meta: &crate::meta::Meta) -> Problem {
+        Problem {
+            page: Some(meta.slot()),
+            kind: ProblemKind::TxIdExhausted,
+            message: format!("txid {} leaves no room for another commit", meta.txid),
+        }
+    }
 }
 
 impl fmt::Display for Problem {
@@ -39,6 +70,9 @@ pub fn e_page(e: &Error) -> Option<PageId> {
 
 /// Enough problems to diagnose any file; past this the report says it stopped.
 pub const PROBLEMS_MAX: usize = 10_000;
+
+/// The message of the last problem of a report cut short at [`PROBLEMS_MAX`].
+pub const STOPPED: &str = "too many problems; stopped";
 
 /// Problems found so far, at most [`PROBLEMS_MAX`] of them.
 #[derive(Default)]
@@ -77,24 +111,39 @@ impl Report {
     /// The same problem for every page of `span`, until the report is full: a run as long as a
     /// high-water mark claims costs at most [`PROBLEMS_MAX`] steps.
     pub fn add_each(&mut self, span: PageSpan, message: &str) {
+        self.add_each_of(ProblemKind::Other, span, message);
+    }
+
+    pub fn add(&mut self, page: Option<PageId>, message: impl Into<String>) {
+        self.push(Problem {
+            page,
+            kind: ProblemKind::Other,
+            message: message.into(),
+        });
+    }
+
+    /// [`Report::add_each`] for a problem of `kind`.
+    pub fn add_each_of(&mut self, kind: ProblemKind, span: PageSpan, message: &str) {
         for p in span.ids() {
             if self.is_full() {
                 return;
             }
-            self.add(Some(p), message);
+            self.push(Problem {
+                page: Some(p),
+                kind,
+                message: message.into(),
+            });
         }
     }
 
-    pub fn add(&mut self, page: Option<PageId>, message: impl Into<String>) {
+    pub fn push(&mut self, problem: Problem) {
         if self.problems.len() < PROBLEMS_MAX {
-            self.problems.push(Problem {
-                page,
-                message: message.into(),
-            });
+            self.problems.push(problem);
         } else if self.problems.len() == PROBLEMS_MAX {
             self.problems.push(Problem {
                 page: None,
-                message: "too many problems; stopped".into(),
+                kind: ProblemKind::Other,
+                message: STOPPED.into(),
             });
         }
     }

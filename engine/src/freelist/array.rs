@@ -54,8 +54,8 @@ impl FreeSet for ArrayFreeSet {
         self.ids.len() as u64
     }
 
-    fn ids(&self) -> Vec<PageId> {
-        self.ids.clone()
+    fn append_ids(&self, out: &mut Vec<PageId>) {
+        out.extend_from_slice(&self.ids);
     }
 
     fn spans(&self) -> PageSet {

@@ -81,12 +81,10 @@ impl FreeSet for HashmapFreeSet {
         self.count
     }
 
-    fn ids(&self) -> Vec<PageId> {
-        let mut out = Vec::with_capacity(self.count as usize);
+    fn append_ids(&self, out: &mut Vec<PageId>) {
         for (&start, &size) in &self.by_start {
             out.extend((start.0..start.0 + size).map(PageId));
         }
-        out
     }
 
     fn spans(&self) -> PageSet {

@@ -66,8 +66,14 @@ trait FreeSet {
     fn merge(&mut self, ids: &[PageId], moved: &mut u64);
     fn contains(&self, id: PageId) -> bool;
     fn count(&self) -> u64;
+    /// Append all ids, ascending, to `out`.
+    fn append_ids(&self, out: &mut Vec<PageId>);
     /// All ids, ascending.
-    fn ids(&self) -> Vec<PageId>;
+    fn ids(&self) -> Vec<PageId> {
+        let mut out = Vec::with_capacity(self.count() as usize);
+        self.append_ids(&mut out);
+        out
+    }
     /// The set as runs.
     fn spans(&self) -> PageSet;
 }
@@ -143,6 +149,10 @@ impl Freelist {
             "a pending page cannot be initialised as free"
         );
         self.free.get_mut().init(free_ids);
+    }
+
+    pub fn kind(&self) -> FreelistKind {
+        self.kind
     }
 
     /// Replace the free set with the pages of `free` (every page >= 2, none pending), as open's
@@ -331,7 +341,10 @@ impl Freelist {
 
     /// Free and pending ids, ascending: what a freelist page stores.
     pub fn all_ids(&self) -> Vec<PageId> {
-        let mut all = self.free_ids();
+        // One exact allocation: a free set may be as large as `MAX_FREE_IDS`, and growing the
+        // vector would hold twice that while it copies.
+        let mut all = Vec::with_capacity((self.free_count() + self.pending_count()) as usize);
+        self.free.get().append_ids(&mut all);
         all.extend(self.pending_index.iter().copied());
         // Two ascending runs: the stable sort detects runs and merges them in linear time.
         all.sort();

@@ -17,6 +17,16 @@ pub struct BucketData {
     pub values: BTreeMap<Vec<u8>, Vec<u8>>,
 }
 
+impl BucketData {
+    /// Key and value bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.values
+            .iter()
+            .map(|(k, v)| (k.len() + v.len()) as u64)
+            .sum()
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Contents {
     pub buckets: BTreeMap<Path, BucketData>,
@@ -31,7 +41,8 @@ pub struct Reading {
     /// A cursor kept returning items long past what its tree could hold, even counting every
     /// page once per level of the deepest tree the engine accepts.
     pub runaway: bool,
-    /// The read stopped early: more buckets than the file can hold (a cycle of bucket headers).
+    /// The read stopped early: more buckets, or more key and value bytes, than the file can
+    /// hold (a cycle of bucket headers, or pages shared between buckets).
     pub truncated: bool,
 }
 
@@ -44,6 +55,10 @@ pub struct ReadBounds {
     pub runaway: u64,
     /// Buckets the whole file can hold.
     pub buckets: u64,
+    /// Key and value bytes the whole file can hold: each is stored once, in a page. A reading
+    /// holds no more (a file whose pages are shared can be read as more: it is cut there), so
+    /// what the harness keeps follows the file, not how often a damaged tree repeats it.
+    pub bytes: u64,
 }
 
 impl ReadBounds {
@@ -53,6 +68,7 @@ impl ReadBounds {
             items,
             runaway: items * crashlab_engine::limits::MAX_TREE_DEPTH as u64,
             buckets: real_bytes / 32 + 64,
+            bytes: real_bytes,
         }
     }
 }
@@ -115,9 +131,10 @@ pub fn read(db: &Db, rng: &mut FuzzRng, bounds: ReadBounds) -> Result<Reading> {
         };
         let mut stack: Vec<Path> = vec![Vec::new()];
         let mut visited = 0u64;
+        let mut held = 0u64;
         while let Some(path) = stack.pop() {
             visited += 1;
-            if visited > bounds.buckets {
+            if visited > bounds.buckets || held > bounds.bytes {
                 reading.truncated = true;
                 break;
             }
@@ -132,6 +149,7 @@ pub fn read(db: &Db, rng: &mut FuzzRng, bounds: ReadBounds) -> Result<Reading> {
             if reading.runaway {
                 return Ok(reading);
             }
+            held += data.bytes();
             reading.contents.buckets.insert(path.clone(), data);
             if path.len() < NESTING_MAX {
                 for name in subs {
@@ -177,7 +195,12 @@ fn read_bucket(
             return Ok((BucketData::default(), Vec::new()));
         }
         _ => {
-            let why = format!("bucket {}: more than {} items", show(path), bounds.items);
+            let why = format!(
+                "bucket {}: more than {} items or {} bytes",
+                show(path),
+                bounds.items,
+                bounds.bytes
+            );
             reading.disagreements.push(why);
             return Ok((BucketData::default(), Vec::new()));
         }
@@ -208,7 +231,7 @@ fn read_bucket(
 
 enum Walked {
     Items(Items),
-    /// More items than the bucket can hold (kept no further).
+    /// More items, or more bytes, than the bucket can hold (kept no further).
     Overlong,
     Runaway,
 }
@@ -217,19 +240,20 @@ enum Walked {
 fn walk(b: &Bucket<'_>, bounds: ReadBounds, backward: bool) -> Result<Walked> {
     let mut c = b.cursor();
     let mut out = Vec::new();
-    let mut seen = 0u64;
+    let (mut seen, mut bytes) = (0u64, 0u64);
     let mut item = if backward { c.last()? } else { c.first()? };
     while let Some(it) = item {
         seen += 1;
         if seen > bounds.runaway {
             return Ok(Walked::Runaway);
         }
-        if seen <= bounds.items {
+        bytes += (it.key().len() + it.value().map_or(0, <[u8]>::len)) as u64;
+        if seen <= bounds.items && bytes <= bounds.bytes {
             out.push(it.to_item());
         }
         item = if backward { c.prev()? } else { c.next()? };
     }
-    Ok(if seen > bounds.items {
+    Ok(if seen > bounds.items || bytes > bounds.bytes {
         Walked::Overlong
     } else {
         Walked::Items(out)

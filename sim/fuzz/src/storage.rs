@@ -6,7 +6,8 @@
 //! crash test: every write is durable at once).
 
 use crate::image::FileImage;
-use crashlab_engine::Storage;
+use crashlab_engine::{PageId, Storage};
+use crashlab_format::limits::MAX_FREE_IDS;
 use crashlab_format::meta::Meta;
 use crashlab_format::page::{read_u16, FLAG_META};
 use serde::{Deserialize, Serialize};
@@ -32,6 +33,10 @@ pub enum Control {
     /// Drop every write that is not a meta page: the new meta points at pages never written,
     /// which the `check()` after the commit sees.
     LoseDataWrites,
+    /// Rewrite every meta written to claim `MAX_FREE_IDS` + 1 more pages (the file stretched
+    /// sparse to hold them) and no persisted freelist: the file reads and checks clean, but the
+    /// array freelist can no longer load its free set, which only the writable reopen sees.
+    InflateMetaWrites,
 }
 
 pub struct FuzzStorage {
@@ -90,6 +95,17 @@ impl FuzzStorage {
             _ => {}
         }
     }
+
+    /// The inflated meta for `buf` under [`Control::InflateMetaWrites`], if `buf` is a meta.
+    fn inflated(&self, offset: u64, buf: &[u8]) -> Option<Meta> {
+        if self.control != Control::InflateMetaWrites || offset > 65536 {
+            return None;
+        }
+        let mut meta = Meta::decode(buf, PageId(offset.min(1))).ok()?;
+        meta.freelist = PageId::NO_FREELIST;
+        meta.high_water = meta.high_water.plus(MAX_FREE_IDS + 1);
+        Some(meta)
+    }
 }
 
 impl Storage for FuzzStorage {
@@ -101,6 +117,14 @@ impl Storage for FuzzStorage {
         self.misbehave_on_write();
         if self.drops(offset, buf) {
             return Ok(());
+        }
+        if let Some(meta) = self.inflated(offset, buf) {
+            let mut image = self.write();
+            let needed = meta.high_water.0 * u64::from(meta.page_size);
+            if image.len() < needed {
+                image.set_len(needed)?;
+            }
+            return image.write_at(offset, &meta.encode_page());
         }
         self.write().write_at(offset, buf)
     }

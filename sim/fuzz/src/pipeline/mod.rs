@@ -12,8 +12,9 @@
 //! that names a page of the file ([`judge_error`]); a cursor ends; on a file `check()` calls
 //! clean every read succeeds and agrees with itself and with the dump; a commit that returned
 //! Ok on a clean file leaves a clean file holding exactly the model's data; one on a damaged
-//! file leaves no more problems than before and its put readable. The memory cap and the
-//! deadline are enforced around this, by the worker's allocator and the parent's watchdog.
+//! file leaves no more problems than before, its put readable and every other key it read
+//! before unchanged. A file that opened before, read-only or for writing, opens so after. The memory cap and the deadline are enforced around this, by the worker's allocator
+//! and the parent's watchdog.
 
 mod verify;
 
@@ -23,7 +24,7 @@ use crate::outcome::{judge_error, Counts, Failure, FailureKind, Outcome};
 use crate::plan::{Plan, PlanText};
 use crate::rng::FuzzRng;
 use crate::storage::{Control, FuzzStorage};
-use crashlab_engine::{Db, Error, FreelistKind, Options, PageId, Problem};
+use crashlab_engine::{Db, Error, FreelistKind, Options, PageId, Problem, TxId};
 use crashlab_format::inspect::{self, Dump, Image};
 use crashlab_format::page::PAGE_SIZE_MIN;
 use serde::{Deserialize, Serialize};
@@ -64,9 +65,16 @@ impl RunConfig {
 struct Before {
     /// `inspect::check`'s problem count (`None`: the file could not be inspected).
     problems: Option<usize>,
+    /// `check` named damage a commit cannot see by itself (FORMAT.md §10), which the engine's
+    /// first commit of a session must step around.
+    unseen: bool,
     dump: Option<Dump>,
     /// The read-only open worked.
     opened: bool,
+    /// The txid of the meta the read-only open chose.
+    txid: Option<TxId>,
+    /// The writable open (the input's options) worked.
+    write_opened: bool,
     /// Everything read through cursors, when the walk completed without error.
     contents: Option<Contents>,
     page_size: u32,
@@ -139,7 +147,7 @@ impl Run<'_> {
     fn stages(&mut self) -> Step<()> {
         let mut before = self.inspect()?;
         self.read_only(&mut before)?;
-        self.write_and_verify(&before)
+        self.write_and_verify(&mut before)
     }
 
     /// Count `e` and fail when it breaks an oracle.
@@ -174,7 +182,9 @@ impl Run<'_> {
         before.page_size = image.page_size();
         self.stage = "inspect-check";
         let problems = Db::check_image(&image);
-        before.problems = self.ok(problems)?.map(|p| p.len());
+        let problems = self.ok(problems)?;
+        before.problems = problems.as_ref().map(Vec::len);
+        before.unseen = problems.iter().flatten().any(unseen_by_a_commit);
         match before.problems {
             Some(0) => self.counts.bump("inspect-clean"),
             Some(_) => self.counts.bump("inspect-damaged"),
@@ -219,6 +229,7 @@ impl Run<'_> {
             return self.clean_read_failed(before, "the read-only open failed");
         };
         before.opened = true;
+        before.txid = Some(db.meta().txid);
         before.page_size = db.page_size();
         self.counts.bump("read-opened");
         self.stage = "read-walk";
@@ -296,7 +307,7 @@ impl Run<'_> {
         Ok(())
     }
 
-    fn write_and_verify(&mut self, before: &Before) -> Step<()> {
+    fn write_and_verify(&mut self, before: &mut Before) -> Step<()> {
         self.stage = "write-open";
         let options = Options {
             freelist: self.config.write_freelist,
@@ -306,6 +317,7 @@ impl Run<'_> {
         let Some(db) = self.open(options)? else {
             return Ok(());
         };
+        before.write_opened = true;
         self.counts.bump("write-opened");
         let known = before
             .contents
@@ -374,5 +386,15 @@ impl Run<'_> {
                 Ok(false)
             }
         }
+    }
+}
+
+/// Whether `p` is damage FORMAT.md §10 says a commit does not read: a page reached twice, a
+/// live page listed free, a reference past the high-water mark.
+fn unseen_by_a_commit(p: &crashlab_engine::Problem) -> bool {
+    use crashlab_engine::ProblemKind as K;
+    match p.kind {
+        K::ReachedTwice | K::ReachableFree | K::BeyondHighWater { .. } => true,
+        K::TxIdExhausted | K::Other => false,
     }
 }

@@ -5,7 +5,13 @@
 //!   may or may not have landed: both states are accepted, nothing else.
 //! * On a damaged file, it must leave no more problems than before, a file that still opens if
 //!   it opened before, every put it acknowledged readable, and every key the tolerant dump read
-//!   before (and the commits did not write) still there with its value.
+//!   before (and the commits did not write) still there with its value. This holds as well when
+//!   `check()` named damage a commit does not read (a page reached twice, a live page listed
+//!   free, a reference past the high-water mark): the engine's first commit of a session
+//!   checks the file and steps around it, or refuses (FORMAT.md §10).
+//! * On either, a file that opened for writing before (the input's freelist kind) still does.
+//! * One problem a commit causes by design is not counted: when the commits took the last txid,
+//!   `check()` reports that no commit can follow (`Problem::txid_exhausted`).
 
 use super::{Before, Run, Step};
 use crate::model::{self, show, Contents, Path};
@@ -77,22 +83,76 @@ impl Commits {
 
 /// The file after the commits.
 struct After {
-    /// `inspect::check` (`Err`: why it could not run).
+    /// `inspect::check` (`Err`: why it could not run), less a last-txid problem the commits
+    /// caused.
     problems: Result<Vec<Problem>, String>,
     /// What the tolerant dump reads now.
     dump: Option<Dump>,
     db: Option<Db>,
+    /// `Db::check` on the read-only reopen, filtered as `problems`.
     check: Result<Vec<Problem>, String>,
     reading: Result<model::Reading, String>,
+    /// A writable open with the input's freelist kind (`no_freelist_sync`, so it writes nothing).
+    write_reopen: Result<(), String>,
 }
 
 impl Run<'_> {
     pub(super) fn verify(&mut self, before: &Before, commits: &Commits) -> Step<()> {
-        let after = self.after()?;
+        let mut after = self.after()?;
+        self.drop_last_txid_problem(before, &mut after);
+        after.write_reopen = self.write_reopen()?;
+        if before.write_opened {
+            if let Err(why) = &after.write_reopen {
+                let kind = match before.clean() {
+                    true => FailureKind::CommitCorrupted,
+                    false => FailureKind::CommitMadeWorse,
+                };
+                let why = format!("opened for writing before, not after: {why}");
+                return Err(Failure::new(kind, "verify-write-open", why));
+            }
+        }
         if before.clean() {
             self.verify_clean(&after, commits)
         } else {
             self.verify_damaged(before, &after, commits)
+        }
+    }
+
+    /// When the commits took the last txid, `check()` says so by design: that problem is the
+    /// commits' doing and not damage, so it is not counted (any other problem still is).
+    fn drop_last_txid_problem(&mut self, before: &Before, after: &mut After) {
+        let Some(meta) = after.db.as_ref().map(Db::meta) else {
+            return;
+        };
+        let took_last = meta.txid_exhausted() && before.txid.is_some_and(|t| t < meta.txid);
+        if !took_last {
+            return;
+        }
+        self.counts.bump("took-last-txid");
+        let by_design = Problem::txid_exhausted(&meta);
+        for list in [&mut after.problems, &mut after.check]
+            .into_iter()
+            .flatten()
+        {
+            list.retain(|p| *p != by_design);
+        }
+    }
+
+    /// Open the file for writing as the input did (its freelist kind), without persisting a
+    /// freelist, so the open writes nothing.
+    fn write_reopen(&mut self) -> Step<Result<(), String>> {
+        self.stage = "verify-write-open";
+        let options = Options {
+            freelist: self.config.write_freelist,
+            no_freelist_sync: true,
+            ..Options::default()
+        };
+        match Db::open(self.storage.clone(), options) {
+            Ok(_) => Ok(Ok(())),
+            Err(e) => {
+                self.note(&e)?;
+                Ok(Err(e.to_string()))
+            }
         }
     }
 
@@ -115,6 +175,7 @@ impl Run<'_> {
             db: None,
             check: Err("the file does not open".into()),
             reading: Err("the file does not open".into()),
+            write_reopen: Ok(()),
         };
         let options = Options {
             read_only: true,
@@ -243,8 +304,8 @@ impl Run<'_> {
                 ));
             }
         }
-        if let (Some(b), Some(a)) = (&before.dump, &after.dump) {
-            if let Some(why) = lost_keys(b, a, &commits.touched) {
+        if let (Some(b), Some(now)) = (&before.dump, &after.dump) {
+            if let Some(why) = lost_keys(b, now, &commits.touched) {
                 return Err(Failure::new(
                     FailureKind::CommitLostData,
                     "verify-damaged",
@@ -252,22 +313,24 @@ impl Run<'_> {
                 ));
             }
         }
+        if before.unseen {
+            self.counts.bump("verified-unseen-damage");
+        }
         self.counts.bump("verified-damaged");
         Ok(())
     }
 }
 
-/// The first key the dump `before` read that `after` lost or changed, among those no plan
-/// touched.
+/// The first key the dump `before` read that the dump `after` lost or changed, among those no
+/// plan touched.
 fn lost_keys(before: &Dump, after: &Dump, touched: &BTreeSet<(String, String)>) -> Option<String> {
     for (bucket, keys) in &before.buckets {
-        let now = after.buckets.get(bucket);
         for (k, v) in keys {
             if touched.contains(&(bucket.clone(), k.clone())) {
                 continue;
             }
-            let what = match now.and_then(|n| n.get(k)) {
-                Some(n) if n == v => continue,
+            let what = match after.buckets.get(bucket).and_then(|b| b.get(k)) {
+                Some(now) if now == v => continue,
                 Some(_) => "holds another value",
                 None => "is gone",
             };
