@@ -212,9 +212,15 @@ fn a_panic_in_a_run_keeps_its_operation_trace_and_figures() {
         panic!("{:?}", r.outcome)
     };
     assert_eq!(v.verdict, Verdict::Panic);
+    // The panic's source line, then the operation and the file it ran on.
     assert!(
         v.detail
-            .ends_with("(at redb-4.6.0/src/tree_store/btree.rs:1110:22)"),
+            .contains("(at redb-4.6.0/src/tree_store/btree.rs:1110:22) (during op "),
+        "{v:?}"
+    );
+    assert!(
+        v.detail
+            .contains("on the file as recovered after power cut"),
         "{v:?}"
     );
     assert!(v.op_index > 0 && v.op_index < case.run.ops.len(), "{v:?}");

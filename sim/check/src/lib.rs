@@ -56,6 +56,7 @@ mod record;
 mod recover;
 pub mod report;
 mod states;
+mod workers;
 
 pub use alphabet::Alphabet;
 pub use bounded::{space_header, BoundedReport, Finding, Progress, VariantRow, TABLE_HEAD};

@@ -18,42 +18,11 @@ use crate::recover::{recover, Recovery};
 use crate::states;
 use crashlab_sim::adapter::Engine;
 use rayon::prelude::*;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// Distinct images a batch gathers per worker before it is recovered: enough that the workers
 /// rarely wait at the batch's end, few enough that the batch's recipes stay small.
 const BATCH_IMAGES_PER_JOB: usize = 128;
-
-/// The worker threads, and recoveries made ahead of the walk.
-pub(crate) struct Prefetch {
-    pool: Option<rayon::ThreadPool>,
-    ready: BTreeMap<ImageId, Recovery>,
-}
-
-impl Prefetch {
-    /// `jobs` threads; none for one job (or when no thread can be had: the walk then recovers
-    /// every image itself, with the same results).
-    pub fn new(jobs: usize) -> Prefetch {
-        let pool = (jobs > 1)
-            .then(|| {
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(jobs)
-                    .thread_name(|i| format!("check-{i}"))
-                    .build()
-                    .ok()
-            })
-            .flatten();
-        Prefetch {
-            pool,
-            ready: BTreeMap::new(),
-        }
-    }
-
-    /// The recovery of `id`, if it was made ahead.
-    pub fn take(&mut self, id: ImageId) -> Option<Recovery> {
-        self.ready.remove(&id)
-    }
-}
 
 /// An image to recover: its identity, and how to build it from a crash point of the batch.
 struct Recipe {

@@ -1,0 +1,57 @@
+//! Neither a `Bucket::get` nor a step of an iteration allocates: reads borrow the stored bytes.
+//!
+//! The counting allocator is process-wide, so this test is alone in its binary: another test
+//! running on another thread would have its allocations counted here (it did, while it shared
+//! `iter.rs` with the proptests).
+
+use crashlab_engine::{Db, MemStorage, Options};
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
+use std::alloc::System;
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+fn key(i: u32) -> Vec<u8> {
+    format!("k{i:05}").into_bytes()
+}
+
+/// A database whose bucket `b` holds `n` keys (`k00000`, `k00002`, … even numbers only) with
+/// values of 100 bytes, and a sub-bucket `k00001x`.
+fn filled(n: u32) -> Db {
+    let db = Db::open(MemStorage::new(), Options::default()).unwrap();
+    db.update(|tx| {
+        let mut b = tx.create_bucket(b"b")?;
+        for i in 0..n {
+            b.put(&key(2 * i), &[i as u8; 100])?;
+        }
+        b.create_bucket(b"k00001x")?;
+        Ok(())
+    })
+    .unwrap();
+    db
+}
+
+#[test]
+fn gets_and_iteration_steps_allocate_nothing() {
+    let db = filled(2000);
+    db.view(|tx| {
+        let b = tx.bucket(b"b")?.unwrap();
+        // Warm the page cache so no page is decoded below.
+        assert_eq!(b.iter().count(), 2001);
+        let wanted: Vec<Vec<u8>> = (0..500).map(|i| key(2 * i)).collect();
+        let region = Region::new(GLOBAL);
+        for k in &wanted {
+            assert!(b.get(k)?.is_some());
+        }
+        assert_eq!(region.change().allocations, 0, "gets copy nothing");
+        let count = |n: usize| {
+            let region = Region::new(GLOBAL);
+            assert_eq!(b.iter().take(n).count(), n);
+            region.change().allocations
+        };
+        // A cursor's path is allocated once; its steps allocate nothing.
+        assert_eq!(count(10), count(2000));
+        Ok(())
+    })
+    .unwrap();
+}
