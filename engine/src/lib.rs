@@ -50,6 +50,7 @@ mod cursor;
 mod db;
 mod entry;
 mod error;
+mod flush;
 mod freelist;
 mod guard;
 mod iter;
