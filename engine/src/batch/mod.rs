@@ -10,6 +10,7 @@
 pub mod apply;
 pub mod call;
 pub mod core;
+mod decode;
 pub mod group;
 mod sync;
 mod write_batch;
