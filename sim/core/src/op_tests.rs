@@ -1,0 +1,150 @@
+//! Unit tests of `op.rs` (kept apart so the module reads at once).
+
+use super::*;
+
+#[test]
+fn every_op_round_trips_through_text() {
+    let p = vec![Name::new("a"), Name::new(vec![0u8, 255])];
+    let ops = [
+        Op::CreateBucket(p.clone()),
+        Op::DeleteBucket(p.clone()),
+        Op::Put {
+            path: p.clone(),
+            key: Name::new("k1"),
+            len: 300,
+            version: 7,
+        },
+        Op::Delete {
+            path: p.clone(),
+            key: Name::new("0xzz-literal"),
+        },
+        Op::Get {
+            path: p.clone(),
+            key: Name::new(vec![1u8]),
+        },
+        Op::Scan { path: p.clone() },
+        Op::Range {
+            path: p.clone(),
+            range: KeyRange::default(),
+        },
+        Op::Range {
+            path: p.clone(),
+            range: KeyRange {
+                from: Some(Name::new("k1")),
+                to: Some(Name::new(vec![9u8])),
+                reverse: true,
+                limit: Some(3),
+            },
+        },
+        Op::Range {
+            path: p.clone(),
+            range: KeyRange {
+                to: Some(Name::new("k5")),
+                limit: Some(0),
+                ..KeyRange::default()
+            },
+        },
+        Op::NextSequence { path: p.clone() },
+        Op::SetSequence {
+            path: p,
+            value: u64::MAX,
+        },
+        Op::Check,
+        Op::Commit,
+        Op::Rollback,
+        Op::BeginReader,
+        Op::EndReader(3),
+        Op::Reopen,
+        Op::Crash,
+        Op::PowerCutIn(4),
+        Op::Group {
+            callers: 7,
+            calls: 1,
+            seed: 99,
+            schedule: None,
+        },
+        Op::Group {
+            callers: 64,
+            calls: 20,
+            seed: 5,
+            schedule: None,
+        },
+        Op::Group {
+            callers: 3,
+            calls: 2,
+            seed: 5,
+            schedule: Some("0+1/2/0+2/1".parse().unwrap()),
+        },
+    ];
+    for op in ops {
+        let text = op.to_string();
+        assert_eq!(text.parse::<Op>(), Ok(op.clone()), "{text}");
+        assert!(text.starts_with(op.kind()), "{text}");
+    }
+    assert_eq!(
+        Op::CreateBucket(vec![Name::new(vec![0u8, 255])]).to_string(),
+        "create 0x00ff"
+    );
+}
+
+#[test]
+fn bad_lines_say_what_was_expected() {
+    assert!("put a k"
+        .parse::<Op>()
+        .unwrap_err()
+        .contains("put PATH KEY len=N v=N"));
+    assert!("put a k len=x v=1"
+        .parse::<Op>()
+        .unwrap_err()
+        .contains("not a number"));
+    assert!("frobnicate"
+        .parse::<Op>()
+        .unwrap_err()
+        .contains("unknown operation"));
+    assert!("get a 0x1".parse::<Op>().unwrap_err().contains("even"));
+    assert!("get a/ k".parse::<Op>().unwrap_err().contains("must be"));
+    assert!("range a rev from=k"
+        .parse::<Op>()
+        .unwrap_err()
+        .contains("in order"));
+    assert!("range".parse::<Op>().unwrap_err().contains("range PATH"));
+    assert!("set-seq a -1".parse::<Op>().unwrap_err().contains("u64"));
+}
+
+#[test]
+fn a_range_selects_like_a_cursor_reads() {
+    let listing: Vec<(Vec<u8>, u8)> = (1..=5u8).map(|i| (vec![i], i)).collect();
+    let keys = |r: KeyRange| -> Vec<u8> { r.select(&listing).iter().map(|x| x.1).collect() };
+    let name = |b: u8| Some(Name::new(vec![b]));
+    assert_eq!(keys(KeyRange::default()), [1, 2, 3, 4, 5]);
+    let mid = KeyRange {
+        from: name(2),
+        to: name(5),
+        ..KeyRange::default()
+    };
+    assert_eq!(keys(mid.clone()), [2, 3, 4], "from inclusive, to exclusive");
+    let back = KeyRange {
+        reverse: true,
+        limit: Some(2),
+        ..mid
+    };
+    assert_eq!(keys(back), [4, 3]);
+    let absent = KeyRange {
+        from: Some(Name::new(vec![3, 0])),
+        limit: Some(1),
+        ..KeyRange::default()
+    };
+    assert_eq!(
+        keys(absent),
+        [4],
+        "a seek to an absent key lands on the next"
+    );
+}
+
+#[test]
+fn values_depend_on_key_length_and_version() {
+    let k = Name::new("k");
+    assert_eq!(value_bytes(&k, 10, 1).len(), 10);
+    assert_ne!(value_bytes(&k, 10, 1), value_bytes(&k, 10, 2));
+    assert_eq!(value_bytes(&k, 10, 1), value_bytes(&k, 10, 1));
+}
