@@ -46,8 +46,15 @@ impl WithEngine for Explore {
             jobs: self.jobs,
             debug_control: self.debug_control,
         };
-        let header =
-            || Header::new::<E::Config>(self.seeds.clone(), self.shard, self.ops, self.profile);
+        let header = || {
+            Header::new::<E::Config>(
+                self.seeds.clone(),
+                self.shard,
+                self.ops,
+                self.profile,
+                self.control,
+            )
+        };
         let mut report_file = match self.report.as_deref().map(|p| Writer::create(p, &header())) {
             Some(Err(m)) => return bad_input(m),
             Some(Ok(w)) => Some(w),

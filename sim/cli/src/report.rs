@@ -1,7 +1,7 @@
 //! `explore --report FILE.jsonl`: a sweep's results as JSON lines that `crashlab merge` joins.
 //!
 //! Line 1 is the [`Header`]: what produced the report (crashlab's version and commit, an xxh3
-//! hash of the binary) and what it swept (engine, profile, ops, the seed range, the shard). Every
+//! hash of the binary) and what it swept (engine, profile, negative control, ops, the seed range, the shard). Every
 //! further line is one seed's [`SeedLine`], in ascending seed order. Nothing in a report depends
 //! on the wall clock or on `--jobs`, so a shard's report is a function of the binary and the
 //! header alone, and the merge of every shard is the report of the unsharded sweep.
@@ -41,6 +41,9 @@ pub struct Header {
     pub binary_xxh3: String,
     pub engine: String,
     pub profile: String,
+    /// The negative control built as an engine debug hook that was on (`none` for a real sweep):
+    /// a control's findings are planted bugs, never to be merged with a real sweep's.
+    pub control: String,
     pub ops: usize,
     /// The sweep's whole range `[start, end)`, the same in every shard's report.
     pub seeds: [u64; 2],
@@ -56,6 +59,7 @@ impl Header {
         shard: (u64, u64),
         ops: usize,
         profile: impl ToString,
+        control: impl ToString,
     ) -> Header {
         Header {
             crashlab_report: FORMAT,
@@ -64,6 +68,7 @@ impl Header {
             binary_xxh3: binary_hash(),
             engine: C::ENGINE.into(),
             profile: profile.to_string(),
+            control: control.to_string(),
             ops,
             seeds: [seeds.start, seeds.end],
             shard: [shard.0, shard.1],

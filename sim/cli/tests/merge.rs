@@ -13,25 +13,28 @@ const RANGE: &str = "0..30";
 
 /// `explore` of `RANGE` (lying-sync: violations with cases), shard `shard`, report to `out`.
 fn explore(dir: &Path, shard: &str, ops: &str, out: &str) -> Output {
-    crashlab_within(
-        120,
-        &[
-            "explore",
-            "--seeds",
-            RANGE,
-            "--ops",
-            ops,
-            "--profile",
-            "lying-sync",
-            "--found-dir",
-            "found",
-            "--shard",
-            shard,
-            "--report",
-            out,
-        ],
-        dir,
-    )
+    explore_with(dir, shard, ops, out, &[])
+}
+
+/// [`explore`] with more arguments.
+fn explore_with(dir: &Path, shard: &str, ops: &str, out: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "explore",
+        "--seeds",
+        RANGE,
+        "--ops",
+        ops,
+        "--profile",
+        "lying-sync",
+        "--found-dir",
+        "found",
+        "--shard",
+        shard,
+        "--report",
+        out,
+    ];
+    args.extend(extra);
+    crashlab_within(120, &args, dir)
 }
 
 /// The reports of `n` shards, written under `dir`, in reverse order of shard.
@@ -133,6 +136,24 @@ fn missing_foreign_and_edited_reports_are_refused_and_duplicates_kept_once() {
         ],
         d,
         &["other.jsonl:1", "ops: 60 against 61"],
+    );
+    // A negative control's sweep of the same range is not a shard of the real one either: its
+    // findings are planted bugs.
+    let o = explore_with(
+        d,
+        "1/3",
+        "60",
+        "control.jsonl",
+        &["--control", "panic-in-commit"],
+    );
+    assert!(o.status.code().is_some_and(|c| c <= 1), "{}", text(&o));
+    refused(
+        &["merge", &files[0], "control.jsonl", "--out", "m.jsonl"],
+        d,
+        &[
+            "control.jsonl:1",
+            r#"control: "none" against "panic-in-commit""#,
+        ],
     );
     // A seed whose line was edited differs from its twin in a duplicate report.
     let edited = std::fs::read_to_string(d.join(&files[2])).unwrap();
