@@ -15,16 +15,17 @@
 //! page the persisted list wrongly held free is not reused); a `no_freelist_sync` commit with the
 //! array freelist also refuses to leave more free pages than the next open can load.
 
+use common::fixture::{bbolt_fixture, claim, get, Claim};
 use crashlab_engine::limits::MAX_FREE_IDS;
 use crashlab_engine::{
     Corruption, Db, Error, FileStorage, FreelistKind, MemStorage, Options, PageId, ProblemKind,
 };
-use crashlab_format::meta::fnv1a64;
 use std::path::PathBuf;
 
+mod common;
+
 fn inline_db() -> Vec<u8> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/bbolt/inline.db");
-    std::fs::read(path).expect("the inline fixture")
+    bbolt_fixture("inline.db")
 }
 
 fn options(no_freelist_sync: bool, freelist: FreelistKind) -> Options {
@@ -41,16 +42,6 @@ fn put_small(db: &Db, key: &[u8]) -> crashlab_engine::Result<()> {
             .expect("bucket small")
             .put(key, b"x")
     })
-}
-
-fn get(db: &Db, bucket: &[u8], key: &[u8]) -> Option<Vec<u8>> {
-    db.view(|tx| {
-        tx.bucket(bucket)?
-            .expect("bucket")
-            .get(key)
-            .map(|v| v.map(|v| v.to_vec()))
-    })
-    .unwrap()
 }
 
 /// `inline.db` with page 8's first leaf element (in bucket `parent`) flagged 2, an invalid leaf
@@ -139,26 +130,20 @@ fn the_walks_free_set_replaces_a_list_that_holds_a_live_page() {
     assert_eq!(db.check().unwrap(), vec![]);
 }
 
-/// The inline fixture, stretched sparse so that both metas (checksums recomputed) claim
-/// `high_water` pages while keeping their freelist page.
+/// The inline fixture, stretched sparse so that both metas claim `high_water` pages while keeping
+/// their freelist page.
 fn sparse_claim(dir: &std::path::Path, high_water: u64) -> PathBuf {
     let path = dir.join("claims.db");
     std::fs::write(&path, inline_db()).unwrap();
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&path)
-        .unwrap();
-    use std::os::unix::fs::FileExt;
-    for slot in 0..2u64 {
-        let mut m = [0u8; 80];
-        f.read_exact_at(&mut m, slot * 4096).unwrap();
-        m[56..64].copy_from_slice(&high_water.to_le_bytes());
-        let sum = fnv1a64(&m[16..72]);
-        m[72..80].copy_from_slice(&sum.to_le_bytes());
-        f.write_all_at(&m, slot * 4096).unwrap();
-    }
-    f.set_len(high_water * 4096).unwrap();
+    let len = high_water * 4096;
+    claim(
+        &path,
+        Claim {
+            high_water,
+            drop_freelist: false,
+            len,
+        },
+    );
     path
 }
 

@@ -12,13 +12,13 @@
 //! its free set from the file (the freelist page when it decodes, otherwise every page its walk
 //! does not reach), so it still reports a damaged freelist page instead of failing.
 
+use common::fixture::{bbolt_fixture, claim, get, Claim};
 use crashlab_engine::{Db, FileStorage, FreelistKind, MemStorage, Options, PageId};
-use crashlab_format::meta::fnv1a64;
-use std::path::PathBuf;
+
+mod common;
 
 fn inline_db() -> Vec<u8> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/bbolt/inline.db");
-    std::fs::read(path).expect("the inline fixture")
+    bbolt_fixture("inline.db")
 }
 
 fn read_only(freelist: FreelistKind) -> Options {
@@ -29,38 +29,21 @@ fn read_only(freelist: FreelistKind) -> Options {
     }
 }
 
-fn get(db: &Db, bucket: &[u8], key: &[u8]) -> Option<Vec<u8>> {
-    db.view(|tx| {
-        tx.bucket(bucket)?
-            .expect("bucket")
-            .get(key)
-            .map(|v| v.map(|v| v.to_vec()))
-    })
-    .unwrap()
-}
-
 #[test]
 fn a_sparse_file_claiming_more_free_pages_than_the_array_holds_opens_for_reading() {
     // corpus/fuzz/004: both metas claim 2^28 pages of 4 KiB and no persisted freelist.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sparse.db");
     std::fs::write(&path, inline_db()).unwrap();
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&path)
-        .unwrap();
-    use std::os::unix::fs::FileExt;
-    for slot in 0..2u64 {
-        let mut m = [0u8; 80];
-        f.read_exact_at(&mut m, slot * 4096).unwrap();
-        m[48..56].copy_from_slice(&u64::MAX.to_le_bytes()); // no persisted freelist
-        m[56..64].copy_from_slice(&(1u64 << 28).to_le_bytes()); // high-water mark
-        let sum = fnv1a64(&m[16..72]);
-        m[72..80].copy_from_slice(&sum.to_le_bytes());
-        f.write_all_at(&m, slot * 4096).unwrap();
-    }
-    f.set_len(1 << 40).unwrap();
+    let (high_water, len) = (1 << 28, 1 << 40);
+    claim(
+        &path,
+        Claim {
+            high_water,
+            drop_freelist: true,
+            len,
+        },
+    );
     for kind in [FreelistKind::Array, FreelistKind::Hashmap] {
         let storage = FileStorage::open_read_only(&path).unwrap();
         let db = Db::open(storage, read_only(kind)).unwrap();

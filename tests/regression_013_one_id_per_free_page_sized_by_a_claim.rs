@@ -14,10 +14,13 @@
 
 use crashlab_engine::limits::MAX_FREE_IDS;
 use crashlab_engine::{Db, Error, FileStorage, FreelistKind, Options, TxId};
-use crashlab_format::meta::fnv1a64;
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 use std::alloc::System;
 use std::path::{Path, PathBuf};
+
+mod common;
+
+use common::fixture::{bbolt_fixture, claim, persists_no_freelist, Claim};
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
@@ -32,25 +35,19 @@ fn allocated<T>(f: impl FnOnce() -> T) -> (T, usize) {
 /// `nofreelist.db` stretched sparse, both metas (checksums recomputed) claiming `high_water`
 /// pages of 4 KiB and no persisted freelist.
 fn claiming(dir: &Path, name: &str, high_water: u64) -> PathBuf {
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/bbolt/nofreelist.db");
+    let fixture = bbolt_fixture("nofreelist.db");
+    assert!((0..2).all(|slot| persists_no_freelist(&fixture, slot)));
     let path = dir.join(name);
-    std::fs::copy(fixture, &path).unwrap();
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&path)
-        .unwrap();
-    use std::os::unix::fs::FileExt;
-    for slot in 0..2u64 {
-        let mut m = [0u8; 80];
-        f.read_exact_at(&mut m, slot * 4096).unwrap();
-        assert_eq!(&m[48..56], &u64::MAX.to_le_bytes(), "no persisted freelist");
-        m[56..64].copy_from_slice(&high_water.to_le_bytes());
-        let sum = fnv1a64(&m[16..72]);
-        m[72..80].copy_from_slice(&sum.to_le_bytes());
-        f.write_all_at(&m, slot * 4096).unwrap();
-    }
-    f.set_len(high_water * 4096).unwrap();
+    std::fs::write(&path, fixture).unwrap();
+    let len = high_water * 4096;
+    claim(
+        &path,
+        Claim {
+            high_water,
+            drop_freelist: false,
+            len,
+        },
+    );
     path
 }
 

@@ -3,30 +3,13 @@
 //! transaction's iterators see its own writes (that neither a get nor a step of an iteration
 //! allocates is `alloc.rs`, a binary of its own).
 
+mod common;
+
+use common::{filled, key};
 use crashlab_engine::{Db, MemStorage, Options};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::ops::Bound;
-
-fn key(i: u32) -> Vec<u8> {
-    format!("k{i:05}").into_bytes()
-}
-
-/// A database whose bucket `b` holds `n` keys (`k00000`, `k00002`, … even numbers only) with
-/// values of 100 bytes, and a sub-bucket `k00001x`.
-fn filled(n: u32) -> Db {
-    let db = Db::open(MemStorage::new(), Options::default()).unwrap();
-    db.update(|tx| {
-        let mut b = tx.create_bucket(b"b")?;
-        for i in 0..n {
-            b.put(&key(2 * i), &[i as u8; 100])?;
-        }
-        b.create_bucket(b"k00001x")?;
-        Ok(())
-    })
-    .unwrap();
-    db
-}
 
 /// A key range as `BTreeMap::range` takes it.
 type Range<'k> = (Bound<&'k [u8]>, Bound<&'k [u8]>);

@@ -3,6 +3,8 @@
 
 use crashlab_engine::{Bucket, Db, Result};
 pub use crashlab_format::inspect::{hex, Dump};
+
+pub mod fixture;
 use std::collections::BTreeMap;
 
 /// The contents as the engine's read API (transactions, buckets, cursors) sees them, in the shape
