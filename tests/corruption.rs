@@ -5,7 +5,7 @@
 mod common;
 
 use common::{sample_file, write_after_damage};
-use crashlab_engine::{Db, Error, MemStorage, Options, Storage};
+use crashlab_engine::{Db, Error, FormatError, MemStorage, Options, Storage};
 use proptest::prelude::*;
 
 const PS: usize = 512;
@@ -69,7 +69,7 @@ fn bad_magic_in_one_slot_falls_back_and_in_both_is_a_typed_error() {
     let mut both = one;
     both[PS + 16] ^= 1;
     match small_value(both) {
-        Err(Error::NoValidMeta { meta0, meta1 }) => {
+        Err(Error::Format(FormatError::NoValidMeta { meta0, meta1 })) => {
             assert!(meta0.to_string().contains("magic"), "{meta0}");
             assert!(meta1.to_string().contains("no meta page found"), "{meta1}");
         }
@@ -82,7 +82,10 @@ fn both_metas_with_bad_checksums_is_a_typed_error() {
     let mut bytes = sample_file(1);
     bytes[50] ^= 0xff;
     bytes[PS + 50] ^= 0xff;
-    assert!(matches!(small_value(bytes), Err(Error::NoValidMeta { .. })));
+    assert!(matches!(
+        small_value(bytes),
+        Err(Error::Format(FormatError::NoValidMeta { .. }))
+    ));
 }
 
 #[test]
@@ -113,7 +116,8 @@ fn truncated_files_are_errors() {
             },
         );
         match res {
-            Err(Error::Truncated { .. }) | Err(Error::NoValidMeta { .. }) => {}
+            Err(Error::Format(FormatError::Truncated { .. }))
+            | Err(Error::Format(FormatError::NoValidMeta { .. })) => {}
             Err(e) => panic!("length {len}: unexpected error kind {e}"),
             Ok(_) => panic!("length {len}: a truncated file opened"),
         }
@@ -129,7 +133,10 @@ fn empty_file_read_only_is_an_error_and_writable_creates() {
             ..opts()
         },
     );
-    assert!(matches!(r, Err(Error::Truncated { len: 0, .. })));
+    assert!(matches!(
+        r,
+        Err(Error::Format(FormatError::Truncated { len: 0, .. }))
+    ));
     let mem = MemStorage::new();
     Db::open(mem.clone(), opts()).unwrap();
     assert_eq!(mem.len().unwrap(), 4 * PS as u64);

@@ -13,7 +13,7 @@
 mod common;
 
 use common::{sample_file, write_after_damage};
-use crashlab_engine::{Corruption, Db, Error, MemStorage, Options};
+use crashlab_engine::{Corruption, Db, Error, FormatError, MemStorage, Options};
 
 #[test]
 fn flipped_separator_key_gives_an_error_not_a_panic() {
@@ -31,15 +31,15 @@ fn flipped_separator_key_gives_an_error_not_a_panic() {
     let res = write_after_damage(&db);
     match res {
         // Refused in the transaction, when it took the child: nothing reached commit.
-        Err(Error::Corrupted {
+        Err(Error::Format(FormatError::Corrupted {
             reason: Corruption::ChildOutsideSeparators { .. },
             ..
-        }) => assert!(db.latched().is_none()),
+        })) => assert!(db.latched().is_none()),
         // Refused by commit's own check: the failed commit latched the database.
-        Err(Error::Corrupted {
+        Err(Error::Format(FormatError::Corrupted {
             reason: Corruption::CrossPageOrder,
             ..
-        }) => assert!(matches!(db.begin_write(), Err(Error::Latched(_)))),
+        })) => assert!(matches!(db.begin_write(), Err(Error::Latched(_)))),
         other => panic!("expected a Corrupted error, got {other:?}"),
     }
     assert_eq!(db.check().unwrap(), before, "nothing was written");

@@ -14,7 +14,7 @@
 mod common;
 
 use common::{sample_file, write_after_damage};
-use crashlab_engine::{Corruption, Db, Error, MemStorage, Options};
+use crashlab_engine::{Corruption, Db, Error, FormatError, MemStorage, Options};
 
 #[test]
 fn page_referenced_twice_gives_an_error_not_a_panic() {
@@ -30,10 +30,10 @@ fn page_referenced_twice_gives_an_error_not_a_panic() {
     .unwrap();
     let res = write_after_damage(&db);
     match res {
-        Err(Error::Corrupted {
+        Err(Error::Format(FormatError::Corrupted {
             reason: Corruption::FreedTwice { .. } | Corruption::OverflowBeyondContents { .. },
             ..
-        }) => {}
+        })) => {}
         other => panic!("expected a Corrupted error, got {other:?}"),
     }
     assert!(

@@ -20,7 +20,7 @@
 
 mod common;
 
-use crashlab_engine::{Corruption, Db, Error, MemStorage, Options, PageId, Storage};
+use crashlab_engine::{Corruption, Db, Error, FormatError, MemStorage, Options, PageId, Storage};
 use crashlab_format::inspect::{self, Image, PageBody, PageUse};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -140,10 +140,10 @@ fn put_routed_by_a_damaged_separator_fails_and_names_the_branch() {
     };
     let err = attempt(&damaged, &w, "inline.db example").expect("the write is refused");
     match err {
-        Error::Corrupted {
+        Error::Format(FormatError::Corrupted {
             page,
             reason: Corruption::ChildOutsideSeparators { child, .. },
-        } => {
+        }) => {
             assert_eq!(page, PageId(11), "the branch holding the separator");
             assert_eq!(child, PageId(3), "the leaf that disagrees with it");
         }
@@ -294,12 +294,13 @@ fn damaged_separators_in_fixtures_never_lead_to_a_worse_file() {
                             // A put onto a sub-bucket's name is the one error that is not damage.
                             let typed = matches!(
                                 e,
-                                Error::Corrupted { .. } | Error::IncompatibleValue { .. }
+                                Error::Format(FormatError::Corrupted { .. })
+                                    | Error::IncompatibleValue { .. }
                             );
                             assert!(typed, "{what}: {e}");
                             // Damage in a branch is named at a page of the tree (issue 15's
                             // defect 4: never the page-0 placeholder).
-                            if let Error::Corrupted { page, .. } = e {
+                            if let Error::Format(FormatError::Corrupted { page, .. }) = e {
                                 assert!(page.0 >= 2, "{what}: {e}");
                             }
                             refused += 1;

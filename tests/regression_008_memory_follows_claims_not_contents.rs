@@ -20,7 +20,9 @@
 //! handles such files, and asserts a bound far below what the claims would cost.
 
 use crashlab_engine::limits::MAX_FREE_IDS;
-use crashlab_engine::{Corruption, Db, Error, FileStorage, FreelistKind, Options, PageId, TxId};
+use crashlab_engine::{
+    Corruption, Db, Error, FileStorage, FormatError, FreelistKind, Options, PageId, TxId,
+};
 use crashlab_format::inspect::{self, Image};
 use crashlab_format::meta::fnv1a64;
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
@@ -134,7 +136,7 @@ fn sparse_claims_cost_what_the_file_holds(dir: &Path, page_size: u32) {
         open(&path, options).err()
     });
     match err {
-        Some(Error::TooManyFreeIds { count, max, .. }) => {
+        Some(Error::Format(FormatError::TooManyFreeIds { count, max, .. })) => {
             assert!(count > high_water - 16, "{count}");
             assert_eq!(max, MAX_FREE_IDS);
         }
@@ -193,10 +195,10 @@ fn sparse_claims_cost_what_the_file_holds(dir: &Path, page_size: u32) {
     assert!(
         matches!(
             err,
-            Some(Error::TooManyFreeIds {
+            Some(Error::Format(FormatError::TooManyFreeIds {
                 what: "freelist page",
                 ..
-            })
+            }))
         ),
         "{err:?}"
     );
@@ -228,10 +230,10 @@ fn overflow_and_count_claims_are_refused_without_allocating(dir: &Path) {
         open(&path, options).err()
     });
     match err {
-        Some(Error::Corrupted {
+        Some(Error::Format(FormatError::Corrupted {
             page,
             reason: Corruption::OverflowBeyondContents { overflow, .. },
-        }) => {
+        })) => {
             assert_eq!(page, root);
             assert_eq!(overflow, 1 << 27);
         }
@@ -266,7 +268,7 @@ fn overflow_and_count_claims_are_refused_without_allocating(dir: &Path) {
         open(&path, Options::default()).err()
     });
     assert!(
-        matches!(err, Some(Error::TooManyFreeIds { what: "freelist page", count, .. }) if count == 1 << 30),
+        matches!(err, Some(Error::Format(FormatError::TooManyFreeIds { what: "freelist page", count, .. })) if count == 1 << 30),
         "{err:?}"
     );
     bounded("check with a freelist count claim", || {

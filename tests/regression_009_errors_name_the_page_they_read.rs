@@ -14,7 +14,7 @@
 //! reference is a field of its own: `ChildOutOfRange { child, .. }`, `ReachedTwice { target }`,
 //! `ChildOutsideSeparators { child, .. }`.
 
-use crashlab_engine::{Corruption, Db, Error, MemStorage, Options, PageId};
+use crashlab_engine::{Corruption, Db, Error, FormatError, MemStorage, Options, PageId};
 use crashlab_format::inspect::{self, Image};
 
 const BAD: u64 = 4461319140530639695;
@@ -45,7 +45,7 @@ fn assert_bad_reference(e: &Error, high_water: PageId) {
         high: high_water,
     };
     match e {
-        Error::Corrupted { page, reason } => {
+        Error::Format(FormatError::Corrupted { page, reason }) => {
             assert_eq!(
                 *page,
                 PageId(11),
@@ -121,10 +121,10 @@ fn a_page_reached_twice_names_the_second_reference() {
         Ok(_) => panic!("a page reached twice fails the rebuild"),
     };
     match err {
-        Error::Corrupted {
+        Error::Format(FormatError::Corrupted {
             page,
             reason: Corruption::ReachedTwice { target },
-        } => {
+        }) => {
             assert_eq!(page, PageId(12), "the branch holding the second reference");
             assert_eq!(target, PageId(first));
         }
@@ -142,10 +142,10 @@ fn a_write_refused_on_damage_names_a_real_page() {
         .update(|tx| tx.bucket_mut(b"grow")?.expect("bucket").put(b"g30", b"x"))
         .unwrap_err();
     match err {
-        Error::Corrupted {
+        Error::Format(FormatError::Corrupted {
             page,
             reason: Corruption::ChildOutsideSeparators { child, .. },
-        } => {
+        }) => {
             assert_eq!(page, PageId(11), "the branch whose separator disagrees");
             assert_eq!(child, PageId(2), "the child it disagrees with");
         }

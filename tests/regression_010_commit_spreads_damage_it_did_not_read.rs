@@ -21,7 +21,7 @@
 mod common;
 
 use common::{sample_file, write_after_damage};
-use crashlab_engine::{Corruption, Db, Error, MemStorage, Options, PageId};
+use crashlab_engine::{Corruption, Db, Error, FormatError, MemStorage, Options, PageId};
 
 fn opts() -> Options {
     Options {
@@ -77,10 +77,10 @@ fn a_page_reached_by_two_paths_is_not_freed_under_the_other() {
     // 015), before the spill's own refusal (`ReferenceToFreePage`, page 27 referencing 2)
     // would have been reached.
     match commit_and_reopen(bytes, write_after_damage) {
-        Err(Error::Corrupted {
+        Err(Error::Format(FormatError::Corrupted {
             page,
             reason: Corruption::ReachedTwice { target },
-        }) => {
+        })) => {
             assert_eq!(target, PageId(2), "the shared page");
             assert_eq!(page, PageId(2));
         }
@@ -131,10 +131,10 @@ fn removing_an_emptied_child_does_not_bring_back_a_hidden_key() {
         })
     };
     match commit_and_reopen(bytes, empty_leaf_11) {
-        Err(Error::Corrupted {
+        Err(Error::Format(FormatError::Corrupted {
             page,
             reason: Corruption::ChildOutsideSeparators { child, .. },
-        }) => {
+        })) => {
             assert_eq!(page, PageId(27));
             assert_eq!(child, PageId(10), "the neighbour whose range would grow");
         }

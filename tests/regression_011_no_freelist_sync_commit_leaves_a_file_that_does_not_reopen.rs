@@ -18,7 +18,8 @@
 use common::fixture::{bbolt_fixture, claim, get, Claim};
 use crashlab_engine::limits::MAX_FREE_IDS;
 use crashlab_engine::{
-    Corruption, Db, Error, FileStorage, FreelistKind, MemStorage, Options, PageId, ProblemKind,
+    Corruption, Db, Error, FileStorage, FormatError, FreelistKind, MemStorage, Options, PageId,
+    ProblemKind,
 };
 use std::path::PathBuf;
 
@@ -67,7 +68,7 @@ fn the_first_commit_that_drops_the_freelist_is_refused_when_the_rebuild_would_fa
         flags: 2,
     };
     assert!(
-        matches!(&err, Error::Corrupted { page: PageId(8), reason: r } if *r == reason),
+        matches!(&err, Error::Format(FormatError::Corrupted { page: PageId(8), reason: r }) if *r == reason),
         "the walk's own error, not {err:?}"
     );
     drop(db);
@@ -160,7 +161,7 @@ fn a_commit_leaving_more_free_pages_than_the_array_freelist_loads_is_refused() {
     let db = open(true).unwrap();
     assert!(db.meta().has_freelist());
     match put_small(&db, b"k") {
-        Err(Error::TooManyFreeIds { what, count, max }) => {
+        Err(Error::Format(FormatError::TooManyFreeIds { what, count, max })) => {
             assert_eq!(what, "array freelist");
             assert!(count > MAX_FREE_IDS, "{count}");
             assert_eq!(max, MAX_FREE_IDS);

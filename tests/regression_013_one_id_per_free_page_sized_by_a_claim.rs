@@ -13,7 +13,7 @@
 //! file claims, and `Freelist::all_ids` allocates its exact length once.
 
 use crashlab_engine::limits::MAX_FREE_IDS;
-use crashlab_engine::{Db, Error, FileStorage, FreelistKind, Options, TxId};
+use crashlab_engine::{Db, Error, FileStorage, FormatError, FreelistKind, Options, TxId};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 use std::alloc::System;
 use std::path::{Path, PathBuf};
@@ -69,10 +69,10 @@ fn claims_past_the_limit_are_refused_before_allocating(dir: &Path) {
     assert!(
         matches!(
             err,
-            Some(Error::TooManyFreeIds {
+            Some(Error::Format(FormatError::TooManyFreeIds {
                 what: "array freelist",
                 ..
-            })
+            }))
         ),
         "{err:?}"
     );
@@ -82,10 +82,10 @@ fn claims_past_the_limit_are_refused_before_allocating(dir: &Path) {
     assert!(
         matches!(
             err,
-            Some(Error::TooManyFreeIds {
+            Some(Error::Format(FormatError::TooManyFreeIds {
                 what: "freelist page",
                 ..
-            })
+            }))
         ),
         "{err:?}"
     );

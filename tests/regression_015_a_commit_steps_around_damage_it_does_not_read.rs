@@ -14,7 +14,9 @@
 //! shared page is refused with `ReachedTwice`, and one that would allocate at the high-water
 //! mark a page a reference reaches with `AllocatesReferencedPage`. The oracle is strict again.
 
-use crashlab_engine::{Corruption, Db, Error, MemStorage, Options, PageId, ProblemKind};
+use crashlab_engine::{
+    Corruption, Db, Error, FormatError, MemStorage, Options, PageId, ProblemKind,
+};
 use crashlab_format::inspect::{self, Dump, Image};
 use std::path::PathBuf;
 
@@ -105,7 +107,7 @@ fn a_commit_that_would_free_a_page_reached_twice_is_refused() {
     assert!(
         matches!(
             err,
-            Error::Corrupted { page, reason: Corruption::ReachedTwice { target: t } }
+            Error::Format(FormatError::Corrupted { page, reason: Corruption::ReachedTwice { target: t } })
                 if page == target && t == target
         ),
         "{err:?}"
@@ -136,10 +138,10 @@ fn a_commit_never_allocates_a_page_a_reference_past_the_high_water_mark_reaches(
     assert!(
         matches!(
             err,
-            Error::Corrupted {
+            Error::Format(FormatError::Corrupted {
                 page: PageId(64),
                 reason: Corruption::AllocatesReferencedPage
-            }
+            })
         ),
         "{err:?}"
     );

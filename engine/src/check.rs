@@ -13,7 +13,7 @@
 //! reach, which is what an open's rebuild would make of them.
 
 use crate::db::Db;
-use crate::error::{Corruption, Error, Result};
+use crate::error::{Corruption, Error, FormatError, Result};
 use crate::freelist::Freelist;
 use crate::rebuild::bucket_roots;
 use crate::shared::Shared;
@@ -30,16 +30,10 @@ use crashlab_format::types::{PageId, PageSpan};
 /// What `e` says went wrong at `page`, without repeating the page number a [`Problem`] shows.
 fn reason_at(page: PageId, e: &Error) -> String {
     match e {
-        Error::Corrupted { page: p, reason } if *p == page => reason.to_string(),
+        Error::Format(FormatError::Corrupted { page: p, reason }) if *p == page => {
+            reason.to_string()
+        }
         _ => e.to_string(),
-    }
-}
-
-/// The page a corruption error names.
-fn e_page(e: &Error) -> Option<PageId> {
-    match e {
-        Error::Corrupted { page, .. } => Some(*page),
-        _ => None,
     }
 }
 
@@ -52,7 +46,7 @@ trait AddError {
 impl AddError for Report {
     fn add_error(&mut self, page: PageId, kind: ProblemKind, context: &str, e: Error) {
         match e {
-            Error::Io { op, source } => self.unreadable(op, source),
+            Error::Format(FormatError::Io { op, source }) => self.unreadable(op, source),
             e => self.push(Problem {
                 page: Some(page),
                 kind,
@@ -251,7 +245,7 @@ impl Shared {
             let node = match self.pager().node(v.id, hwm, v.from) {
                 Ok(n) => n,
                 Err(e) => {
-                    let at = e_page(&e).unwrap_or(v.id);
+                    let at = e.corrupted_page().unwrap_or(v.id);
                     let kind = read_problem_kind(v.id, &e);
                     let run = self.damaged_run(v.id, hwm, &e);
                     report.add_error(at, kind, "", e);
@@ -355,12 +349,12 @@ impl Shared {
     fn damaged_run(&self, id: PageId, hwm: PageId, e: &Error) -> PageSpan {
         let claim_is_the_damage = matches!(
             e,
-            Error::Corrupted {
+            Error::Format(FormatError::Corrupted {
                 reason: Corruption::OverflowBeyondContents { .. }
                     | Corruption::OverflowPastHighWater { .. }
                     | Corruption::OverflowPastEof,
                 ..
-            }
+            })
         );
         let claimed = match claim_is_the_damage {
             true => None,
@@ -373,14 +367,14 @@ impl Shared {
 /// The kind of problem a failed read of node `id` is.
 fn read_problem_kind(id: PageId, e: &Error) -> ProblemKind {
     match e {
-        Error::Corrupted {
+        Error::Format(FormatError::Corrupted {
             reason: Corruption::ChildOutOfRange { child, high, .. },
             ..
-        } if child >= high => ProblemKind::BeyondHighWater { target: *child },
-        Error::Corrupted {
+        }) if child >= high => ProblemKind::BeyondHighWater { target: *child },
+        Error::Format(FormatError::Corrupted {
             reason: Corruption::OverflowPastHighWater { .. },
             ..
-        } => ProblemKind::BeyondHighWater { target: id },
+        }) => ProblemKind::BeyondHighWater { target: id },
         _ => ProblemKind::Other,
     }
 }

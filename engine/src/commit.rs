@@ -16,7 +16,7 @@
 
 use crate::bucket::BucketTree;
 use crate::counters::{shape, Counters};
-use crate::error::{Corruption, Error, Invariant, Result};
+use crate::error::{Corruption, Error, FormatError, Invariant, Result};
 use crate::flush::{grow_to, sync, write_at, write_pages, DirtyPages};
 use crate::freelist::{Freelist, FreelistKind};
 use crate::guard::{self, Guard};
@@ -352,11 +352,11 @@ fn drop_persisted_freelist(tx: &mut WriteTx<'_>, counters: &mut Counters) -> Res
 fn refuse_unloadable_rebuild(freelist: &Freelist) -> Result<()> {
     let count = freelist.free_count() + freelist.pending_count();
     if freelist.kind() == FreelistKind::Array && count > MAX_FREE_IDS {
-        return Err(Error::TooManyFreeIds {
+        return Err(Error::Format(FormatError::TooManyFreeIds {
             what: "array freelist",
             count,
             max: MAX_FREE_IDS,
-        });
+        }));
     }
     Ok(())
 }
@@ -465,11 +465,11 @@ fn write_freelist(sink: &mut Sink<'_>) -> Result<PageSpan> {
     let estimate = sink.freelist.free_count() + sink.freelist.pending_count();
     // One 8-byte id per free page, by the format: refuse before building the list.
     if estimate > MAX_FREE_IDS {
-        return Err(Error::TooManyFreeIds {
+        return Err(Error::Format(FormatError::TooManyFreeIds {
             what: "freelist page",
             count: estimate,
             max: MAX_FREE_IDS,
-        });
+        }));
     }
     let pages = freelist::page_count_for(estimate, sink.page_size);
     let start = sink.allocate(pages)?;

@@ -9,7 +9,7 @@ use crate::batch::call::Call;
 use crate::batch::group::GroupCommit;
 use crate::batch::MergeWork;
 use crate::counters::Counters;
-use crate::error::{Error, Result};
+use crate::error::{Error, FormatError, Result};
 use crate::freelist::Freelist;
 use crate::options::Options;
 use crate::pager::Pager;
@@ -45,10 +45,10 @@ impl Db {
         let fresh = len == 0;
         if fresh {
             if options.read_only {
-                return Err(Error::Truncated {
+                return Err(Error::Format(FormatError::Truncated {
                     len: 0,
                     needed: 2 * META_SIZE as u64,
-                });
+                }));
             }
             init_fresh(&storage, &options)?;
         }
@@ -65,7 +65,7 @@ impl Db {
         let len = storage.len().map_err(|e| Error::io("len", e))?;
         let needed = meta.high_water.0.saturating_mul(u64::from(page_size));
         if len < needed {
-            return Err(Error::Truncated { len, needed });
+            return Err(Error::Format(FormatError::Truncated { len, needed }));
         }
         let pager = Pager::new(Box::new(storage), page_size, options.page_cache_pages)
             .with_prev_skips_leaf_end(options.hooks().prev_skips_leaf_end);

@@ -2,52 +2,27 @@
 //!
 //! Errors for the world (I/O, corrupt bytes, misuse reachable from the public API) are values;
 //! programmer errors are assertions. Every corruption error names the page whose bytes showed
-//! the damage and a typed [`Corruption`] reason (which names any other page involved). The format
-//! layer's errors (`crashlab_format::Error`) convert into this one variant for variant, with the
-//! same texts.
+//! the damage and a typed [`Corruption`] reason (which names any other page involved). What the
+//! format layer reports ([`FormatError`]: I/O, damage, metas, length, limits) is one variant,
+//! [`Error::Format`], with the format's own texts; the rest is the engine's (misuse, latching,
+//! batches, invariants).
 
 pub use crashlab_format::corruption::{Corruption, RangeEdge};
 use crashlab_format::limits::MAX_TXID;
 use crashlab_format::types::{PageId, TxId};
+pub use crashlab_format::Error as FormatError;
 use std::io;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The storage failed. The database latches this: writes are refused until it is reopened.
-    #[error("I/O error during {op}: {source}")]
-    Io {
-        op: &'static str,
-        #[source]
-        source: io::Error,
-    },
-
-    /// Bytes read from disk do not form a valid structure: `page` is the page whose bytes were
-    /// being read (or, for a node commit would write, the page it was read from).
-    #[error("corrupted page {page}: {reason}")]
-    Corrupted { page: PageId, reason: Corruption },
-
-    /// A meta page failed its FNV-1a checksum.
-    #[error(
-        "meta page {page}: checksum mismatch (stored {stored:#018x}, computed {computed:#018x})"
-    )]
-    ChecksumMismatch {
-        page: PageId,
-        stored: u64,
-        computed: u64,
-    },
-
-    /// Neither meta page validates; the file cannot be opened.
-    #[error("no valid meta page: page 0: {meta0}; page 1: {meta1}")]
-    NoValidMeta {
-        meta0: Box<Error>,
-        meta1: Box<Error>,
-    },
-
-    /// The file is shorter than the structures it describes.
-    #[error("file too short: {len} bytes, need at least {needed}")]
-    Truncated { len: u64, needed: u64 },
+    /// Reading or writing the format failed: the storage (`Io`; the database latches it, and
+    /// refuses writes until it is reopened), damaged bytes (`Corrupted`, naming the page), a meta
+    /// that does not validate, a file too short for what it describes, or a one-id-per-page limit
+    /// passed. Its texts are the format's own: the simulator hashes error texts into trace hashes.
+    #[error(transparent)]
+    Format(#[from] FormatError),
 
     /// A previous write failed; the in-memory state may not match the disk any more.
     #[error("database refused writes after an earlier failure (reopen to recover): {0}")]
@@ -88,14 +63,6 @@ pub enum Error {
     /// overwrite the meta it builds on. Refused before anything is written.
     #[error("transaction id {txid} leaves no room for another commit (the last is {MAX_TXID})")]
     TxIdExhausted { txid: TxId },
-    /// A structure that holds one entry per free page (the array freelist, a freelist page)
-    /// would pass its limit (see `limits::MAX_FREE_IDS`).
-    #[error("{what} of {count} page ids exceeds the limit of {max}")]
-    TooManyFreeIds {
-        what: &'static str,
-        count: u64,
-        max: u64,
-    },
     /// The engine broke one of its own in-memory invariants: a bug in the engine, not damage in
     /// the file (which is [`Error::Corrupted`]). The database latches as after any failed
     /// commit; nothing of the failed commit reached the disk's meta.
@@ -114,43 +81,34 @@ pub enum Invariant {
 
 impl Error {
     pub(crate) fn io(op: &'static str, source: io::Error) -> Error {
-        Error::Io { op, source }
+        Error::Format(FormatError::io(op, source))
     }
 
     pub(crate) fn corrupted(page: PageId, reason: Corruption) -> Error {
-        Error::Corrupted { page, reason }
+        Error::Format(FormatError::corrupted(page, reason))
     }
 
     /// The corruption reason, when this is a corruption error.
     pub fn corruption(&self) -> Option<&Corruption> {
         match self {
-            Error::Corrupted { reason, .. } => Some(reason),
+            Error::Format(e) => e.corruption(),
             _ => None,
         }
     }
-}
 
-impl From<crashlab_format::Error> for Error {
-    fn from(e: crashlab_format::Error) -> Error {
-        use crashlab_format::Error as F;
-        match e {
-            F::Io { op, source } => Error::Io { op, source },
-            F::Corrupted { page, reason } => Error::Corrupted { page, reason },
-            F::ChecksumMismatch {
-                page,
-                stored,
-                computed,
-            } => Error::ChecksumMismatch {
-                page,
-                stored,
-                computed,
-            },
-            F::NoValidMeta { meta0, meta1 } => Error::NoValidMeta {
-                meta0: Box::new(Error::from(*meta0)),
-                meta1: Box::new(Error::from(*meta1)),
-            },
-            F::Truncated { len, needed } => Error::Truncated { len, needed },
-            F::TooManyFreeIds { what, count, max } => Error::TooManyFreeIds { what, count, max },
+    /// The page a corruption error names.
+    pub fn corrupted_page(&self) -> Option<PageId> {
+        match self {
+            Error::Format(e) => e.page(),
+            _ => None,
+        }
+    }
+
+    /// The format's error, when this is one.
+    pub fn format(&self) -> Option<&FormatError> {
+        match self {
+            Error::Format(e) => Some(e),
+            _ => None,
         }
     }
 }

@@ -74,7 +74,7 @@ pub use crashlab_format::types::{PageId, TxId};
 pub use cursor::Cursor;
 pub use db::Db;
 pub use entry::{CursorItem, Entry, Value};
-pub use error::{Corruption, Error, Invariant, RangeEdge, Result};
+pub use error::{Corruption, Error, FormatError, Invariant, RangeEdge, Result};
 pub use freelist::FreelistKind;
 pub use iter::Iter;
 #[cfg(feature = "debug-hooks")]

@@ -1,7 +1,7 @@
 //! Focused behaviour: cursor edges, inline buckets turning paged and back, limits, the commit's
 //! I/O order, and latching after a failed commit.
 
-use crashlab_engine::{Db, Error, MemStorage, Options, Storage};
+use crashlab_engine::{Db, Error, FormatError, MemStorage, Options, Storage};
 use std::io;
 use std::sync::{Arc, Mutex};
 
@@ -270,7 +270,10 @@ fn failed_sync_fails_the_commit_and_latches_until_reopen() {
     let err = db
         .update(|tx| tx.create_bucket(b"b")?.put(b"k", b"v"))
         .unwrap_err();
-    assert!(matches!(err, Error::Io { op: "sync", .. }), "{err}");
+    assert!(
+        matches!(err, Error::Format(FormatError::Io { op: "sync", .. })),
+        "{err}"
+    );
     assert_eq!(db.meta(), before, "a failed commit is not published");
     assert!(matches!(db.begin_write(), Err(Error::Latched(_))));
     // Readers still work on the last good snapshot.
@@ -365,7 +368,10 @@ fn failed_commit_with_no_freelist_sync_rebuilds_on_reopen() {
             Ok(())
         })
         .unwrap_err();
-    assert!(matches!(err, Error::Io { .. }), "{err}");
+    assert!(
+        matches!(err, Error::Format(FormatError::Io { .. })),
+        "{err}"
+    );
     drop(db);
     *rec.fail_sync_at.lock().unwrap() = None;
     // The meta write reached the page cache but its sync failed: either state is allowed.
@@ -471,7 +477,10 @@ fn check_fails_with_the_io_error_of_a_page_it_cannot_read() {
     let root = db.meta().root.0;
     *rec.fail_reads_of.lock().unwrap() = Some(root);
     let err = db.check().unwrap_err();
-    assert!(matches!(err, Error::Io { .. }), "{err}");
+    assert!(
+        matches!(err, Error::Format(FormatError::Io { .. })),
+        "{err}"
+    );
     *rec.fail_reads_of.lock().unwrap() = None;
     assert_eq!(db.check().unwrap(), vec![]);
 }

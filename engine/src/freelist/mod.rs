@@ -22,7 +22,7 @@
 mod array;
 mod hashmap;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, FormatError, Result};
 use array::ArrayFreeSet;
 pub use crashlab_format::corruption::FreeRefusal;
 use crashlab_format::limits::MAX_FREE_IDS;
@@ -168,11 +168,11 @@ impl Freelist {
             );
         }
         if self.kind == FreelistKind::Array && free.len() > MAX_FREE_IDS {
-            return Err(Error::TooManyFreeIds {
+            return Err(Error::Format(FormatError::TooManyFreeIds {
                 what: "array freelist",
                 count: free.len(),
                 max: MAX_FREE_IDS,
-            });
+            }));
         }
         self.free.get_mut().init_spans(free);
         debug_assert!(

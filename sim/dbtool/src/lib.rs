@@ -85,7 +85,7 @@ impl From<Error> for Failure {
 impl From<crashlab_engine::Error> for Failure {
     fn from(e: crashlab_engine::Error) -> Failure {
         Failure::Read(match e {
-            crashlab_engine::Error::Corrupted { reason, .. } => reason.to_string(),
+            crashlab_engine::Error::Format(e) => describe(&e),
             e => e.to_string(),
         })
     }

@@ -2,6 +2,7 @@
 //! oracle it broke, if any. A campaign's [`Summary`] adds outcomes up.
 
 use crashlab_engine::Error;
+use crashlab_engine::FormatError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -129,9 +130,17 @@ pub struct Outcome {
     pub writes: Vec<crate::plan::PlanText>,
 }
 
-/// The variant name of an engine error (`Corrupted`, `NoValidMeta`, ...), read from its
-/// `Debug` form so a variant added to the engine is named without a change here.
+/// The variant name of an engine error (`Corrupted`, `NoValidMeta`, `Latched`, ...: a format
+/// error is named by its own variant), read from its `Debug` form so a variant added to the
+/// engine or the format is named without a change here.
 pub fn error_kind(e: &Error) -> String {
+    match e {
+        Error::Format(f) => variant_name(f),
+        e => variant_name(e),
+    }
+}
+
+fn variant_name(e: &dyn std::fmt::Debug) -> String {
     let debug = format!("{e:?}");
     debug
         .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
@@ -158,16 +167,16 @@ const MISUSE: [&str; 8] = [
 pub fn judge_error(e: &Error, stage: &str, pages: u64, counts: &mut Counts) -> Option<Failure> {
     let kind = error_kind(e);
     counts.bump(&format!("error:{kind}"));
-    if let Error::NoValidMeta { meta0, meta1 } = e {
+    if let Error::Format(FormatError::NoValidMeta { meta0, meta1 }) = e {
         for m in [meta0, meta1] {
-            counts.bump(&format!("meta-slot:{}", error_kind(m)));
+            counts.bump(&format!("meta-slot:{}", variant_name(m)));
         }
     }
     if MISUSE.contains(&kind.as_str()) {
         let detail = format!("{kind}: {e}");
         return Some(Failure::new(FailureKind::UnexpectedError, stage, detail));
     }
-    if let Error::Corrupted { page, .. } = e {
+    if let Error::Format(FormatError::Corrupted { page, .. }) = e {
         if page.0 >= pages.max(2) {
             let detail = format!("names page {page} of a file of at most {pages} pages: {e}");
             return Some(Failure::new(FailureKind::ErrorNamesNoPage, stage, detail));
@@ -185,26 +194,32 @@ mod tests {
     fn error_kinds_come_from_the_variant() {
         assert_eq!(error_kind(&Error::BucketNotFound), "BucketNotFound");
         assert_eq!(error_kind(&Error::Latched("x".into())), "Latched");
-        let t = Error::Truncated { len: 1, needed: 2 };
+        let t = Error::Format(FormatError::Truncated { len: 1, needed: 2 });
         assert_eq!(error_kind(&t), "Truncated");
     }
 
     #[test]
     fn judging() {
         let mut c = Counts::default();
-        assert!(judge_error(&Error::Truncated { len: 1, needed: 2 }, "open", 8, &mut c).is_none());
+        assert!(judge_error(
+            &Error::Format(FormatError::Truncated { len: 1, needed: 2 }),
+            "open",
+            8,
+            &mut c
+        )
+        .is_none());
         let misuse = Error::InvalidOptions("x".into());
         let f = judge_error(&misuse, "open", 8, &mut c).unwrap();
         assert_eq!(f.kind, FailureKind::UnexpectedError);
-        let meta = Error::ChecksumMismatch {
+        let meta = FormatError::ChecksumMismatch {
             page: PageId(0),
             stored: 0,
             computed: 1,
         };
-        let nvm = Error::NoValidMeta {
+        let nvm = Error::Format(FormatError::NoValidMeta {
             meta0: Box::new(meta),
-            meta1: Box::new(Error::Truncated { len: 1, needed: 2 }),
-        };
+            meta1: Box::new(FormatError::Truncated { len: 1, needed: 2 }),
+        });
         assert!(judge_error(&nvm, "open", 8, &mut c).is_none());
         assert_eq!(c.get("error:Truncated"), 1);
         assert_eq!(c.get("meta-slot:ChecksumMismatch"), 1);

@@ -15,7 +15,7 @@ use crate::apply::path_refs;
 use crate::calls::{CallSpec, GroupObserver};
 use crate::op::{value_bytes, KeyRange, Name, Op, Path};
 use crate::schedule::Schedule;
-use crashlab_engine::{Counters, Db, Error, Options, ReadTx, Storage, WriteTx};
+use crashlab_engine::{Counters, Db, Error, FormatError, Options, ReadTx, Storage, WriteTx};
 use crashlab_models::{Answer, KvModel, ModelError};
 use read::{list_bucket, read_range};
 use std::rc::Rc;
@@ -31,16 +31,16 @@ pub struct CrashlabDb {
 impl From<Error> for EngineError {
     fn from(e: Error) -> EngineError {
         let kind = match &e {
-            Error::Io { .. } => ErrorKind::Io,
+            Error::Format(FormatError::Io { .. }) => ErrorKind::Io,
             Error::Latched(_) => ErrorKind::Latched,
             Error::BucketNotFound => ErrorKind::Refused(ModelError::BucketNotFound),
             Error::BucketExists => ErrorKind::Refused(ModelError::BucketExists),
             Error::IncompatibleValue { .. } => ErrorKind::Refused(ModelError::Incompatible),
             Error::BucketTooDeep { .. } => ErrorKind::Refused(ModelError::TooDeep),
-            Error::Corrupted { .. }
-            | Error::ChecksumMismatch { .. }
-            | Error::NoValidMeta { .. }
-            | Error::Truncated { .. } => ErrorKind::Corrupt,
+            Error::Format(FormatError::Corrupted { .. })
+            | Error::Format(FormatError::ChecksumMismatch { .. })
+            | Error::Format(FormatError::NoValidMeta { .. })
+            | Error::Format(FormatError::Truncated { .. }) => ErrorKind::Corrupt,
             Error::Invariant(_) => ErrorKind::Invariant,
             // A batch's shared commit passes its error on as text.
             Error::BatchCommitFailed(m) if m.contains(INVARIANT_IN_MEMORY) => ErrorKind::Invariant,

@@ -2,7 +2,7 @@
 
 use crate::adapter::Listing;
 use crate::op::KeyRange;
-use crashlab_engine::{Bucket, Cursor, Db, Error, MemStorage, Options, ReadTx};
+use crashlab_engine::{Bucket, Cursor, Db, Error, FormatError, MemStorage, Options, ReadTx};
 use crashlab_models::{BucketModel, KvModel};
 
 /// Every item of a bucket in key order (sub-buckets as `None`).
@@ -76,10 +76,10 @@ fn fill(b: &Bucket<'_>, into: &mut BucketModel, depth: usize) -> Result<(), Erro
 /// that misses its cache reads now.
 pub(crate) fn view(mut image: Vec<u8>, meta: &[u8], options: &Options) -> Result<KvModel, Error> {
     if image.len() < 2 * meta.len() {
-        return Err(Error::Truncated {
+        return Err(Error::Format(FormatError::Truncated {
             len: image.len() as u64,
             needed: 2 * meta.len() as u64,
-        });
+        }));
     }
     for slot in image[..2 * meta.len()].chunks_mut(meta.len()) {
         slot.copy_from_slice(meta);
