@@ -337,3 +337,25 @@ fn the_same_seed_leaves_the_same_directory_byte_for_byte() {
         assert!(differ, "{model}: other seeds leave other directories");
     }
 }
+
+#[test]
+fn a_file_length_is_durable_as_its_disk_length_model_says() {
+    let grow_by_writing = |length| {
+        let fs = SimFs::new(
+            3,
+            DiskConfig {
+                length,
+                ..DiskConfig::default()
+            },
+            FsConfig::default(),
+        );
+        let f = fs.create("f").unwrap();
+        fs.sync_dir().unwrap();
+        f.write_at(0, &[7u8; 4096]).unwrap();
+        f.sync().unwrap(); // a data sync: growth needs its own barrier under own-barrier
+        fs.crash();
+        content(&fs, "f").unwrap().len()
+    };
+    assert_eq!(grow_by_writing(crate::disk::LengthModel::WithData), 4096);
+    assert_eq!(grow_by_writing(crate::disk::LengthModel::OwnBarrier), 0);
+}
