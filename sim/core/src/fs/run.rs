@@ -36,7 +36,9 @@ pub fn run_on_one_file<E: Engine>(cfg: &RunConfig<E::Config>, fs: FsConfig) -> R
 }
 
 /// The runner's hooks, with the engine's storage a SimFs file and power cuts the file
-/// system's.
+/// system's. Every other method of [`Hooks`] is the runner's: a method added to the trait must
+/// be delegated here too, or a default that does nothing would silently replace the runner's
+/// (the equivalence test in `fs/tests/run.rs` is what would notice).
 pub struct FsHooks<E> {
     runner: RunnerHooks<E>,
     fs: SimFs,
