@@ -139,6 +139,17 @@ impl Control {
             _ => ControlStorage::Plain(disk),
         }
     }
+
+    /// `storage` behind this control's wrapper, if it has one: for storage that is not a bare
+    /// [`SimDisk`] (a SimFs file). `meta_len` as for [`Control::for_run`]; the caller checks the
+    /// [`Control::length_model`].
+    pub fn wrap<S: Storage + 'static>(self, storage: S, meta_len: u64) -> Box<dyn Storage> {
+        match self {
+            Control::NoBarrier => Box::new(NoBarrier::with_meta_len(storage, meta_len)),
+            Control::NoGrowthSync => Box::new(DropGrowthSync::new(storage)),
+            _ => Box::new(storage),
+        }
+    }
 }
 
 /// A control's storage for one run: the disk, or a wrapper over it (a fresh one per open: the

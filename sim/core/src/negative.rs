@@ -7,22 +7,23 @@ use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Drops every sync that follows a data-page write, keeping the ones that follow a meta-page
-/// write: the barrier between a commit's data and its meta is gone.
-pub struct NoBarrier {
-    disk: SimDisk,
+/// write: the barrier between a commit's data and its meta is gone. Over a [`SimDisk`], or any
+/// storage (a SimFs file).
+pub struct NoBarrier<S = SimDisk> {
+    disk: S,
     /// Writes below this offset are the meta (crashlab: two pages; redb: its header page).
     meta_len: u64,
     last_write_was_data: AtomicBool,
 }
 
-impl NoBarrier {
+impl<S: Storage> NoBarrier<S> {
     /// For crashlab's engine, whose two meta pages open the file.
-    pub fn new(disk: SimDisk, page_size: u32) -> NoBarrier {
+    pub fn new(disk: S, page_size: u32) -> NoBarrier<S> {
         NoBarrier::with_meta_len(disk, 2 * u64::from(page_size))
     }
 
     /// For an engine whose meta / header is the file's first `meta_len` bytes.
-    pub fn with_meta_len(disk: SimDisk, meta_len: u64) -> NoBarrier {
+    pub fn with_meta_len(disk: S, meta_len: u64) -> NoBarrier<S> {
         NoBarrier {
             disk,
             meta_len,
@@ -31,7 +32,7 @@ impl NoBarrier {
     }
 }
 
-impl Storage for NoBarrier {
+impl<S: Storage> Storage for NoBarrier<S> {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         self.disk.read_at(offset, buf)
     }
@@ -60,14 +61,14 @@ impl Storage for NoBarrier {
 /// the only one that persists the new length, so the meta that references pages past the old
 /// end survives a power cut while the length that holds them does not. The same disk without
 /// this wrapper is the positive twin, `fdatasync-disk`, on which a correct engine must pass.
-pub struct DropGrowthSync {
-    disk: SimDisk,
+pub struct DropGrowthSync<S = SimDisk> {
+    disk: S,
     /// The last call (reads and `len` aside) was a `set_len` that grew the file.
     grew: AtomicBool,
 }
 
-impl DropGrowthSync {
-    pub fn new(disk: SimDisk) -> DropGrowthSync {
+impl<S: Storage> DropGrowthSync<S> {
+    pub fn new(disk: S) -> DropGrowthSync<S> {
         DropGrowthSync {
             disk,
             grew: AtomicBool::new(false),
@@ -75,7 +76,7 @@ impl DropGrowthSync {
     }
 }
 
-impl Storage for DropGrowthSync {
+impl<S: Storage> Storage for DropGrowthSync<S> {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         self.disk.read_at(offset, buf)
     }

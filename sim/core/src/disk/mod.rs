@@ -162,7 +162,7 @@ struct Inner {
     stats: IoStats,
 }
 
-fn assert_config(config: &DiskConfig) {
+pub(crate) fn assert_config(config: &DiskConfig) {
     let ss = config.sector_size;
     assert!(
         ss.is_power_of_two(),

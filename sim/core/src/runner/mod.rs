@@ -12,7 +12,7 @@ pub use hooks::{CutRecord, RunnerHooks};
 use crate::adapter::{Engine, EngineConfig};
 use crate::config::RunConfig;
 use crate::disk::{FaultCounts, IoStats, SimDisk};
-use crate::driver::{Driver, RunStats, Settings};
+use crate::driver::{Driver, Hooks, RunStats, Settings};
 use crate::guard;
 use crate::profile::Profile;
 use crate::thresholds::Thresholds;
@@ -47,8 +47,13 @@ pub fn run<E: Engine>(cfg: &RunConfig<E::Config>) -> Report {
 /// [`run`] with the driver's settings: a test turns one of its checks off to show what that
 /// check alone catches.
 pub fn run_with<E: Engine>(cfg: &RunConfig<E::Config>, settings: Settings) -> Report {
-    let rt = madsim::runtime::Runtime::with_seed_and_config(cfg.seed, madsim::Config::default());
-    match guard::catch(|| rt.block_on(run_async::<E>(cfg, settings))) {
+    in_runtime(cfg.seed, run_async::<E>(cfg, settings))
+}
+
+/// Run `drive` in a madsim runtime seeded with `seed`; a panic it does not catch is a violation.
+pub(crate) fn in_runtime(seed: u64, drive: impl std::future::Future<Output = Report>) -> Report {
+    let rt = madsim::runtime::Runtime::with_seed_and_config(seed, madsim::Config::default());
+    match guard::catch(|| rt.block_on(drive)) {
         Ok(report) => report,
         Err(detail) => panicked_outside_the_run(detail),
     }
@@ -79,6 +84,18 @@ fn panicked_outside_the_run(detail: String) -> Report {
 async fn run_async<E: Engine>(cfg: &RunConfig<E::Config>, settings: Settings) -> Report {
     let disk = SimDisk::new(cfg.seed, cfg.disk.clone());
     let hooks = RunnerHooks::<E>::new(cfg);
+    drive_to_report(cfg, disk, settings, hooks, |h| h).await
+}
+
+/// Drive the case on `disk` (the driver's: faults, figures, images) with `hooks`, which are the
+/// runner's own or wrap them (`runner` finds them), and report.
+pub(crate) async fn drive_to_report<E: Engine, H: Hooks<E>>(
+    cfg: &RunConfig<E::Config>,
+    disk: SimDisk,
+    settings: Settings,
+    hooks: H,
+    runner: fn(&H) -> &RunnerHooks<E>,
+) -> Report {
     let mut d = Driver::<E, _>::new(cfg, disk, settings, hooks);
     let outcome = match guard::catch_future(d.drive()).await {
         Err(panic) => {
@@ -97,7 +114,8 @@ async fn run_async<E: Engine>(cfg: &RunConfig<E::Config>, settings: Settings) ->
     };
     d.trace.record(format!("outcome {outcome:?}"));
     let mut stats = d.stats.clone();
-    stats.thresholds = Thresholds::of_run(&d.counters, d.hooks.many_bucket_states());
+    let hooks = runner(&d.hooks);
+    stats.thresholds = Thresholds::of_run(&d.counters, hooks.many_bucket_states());
     Report {
         outcome,
         stats,
@@ -108,8 +126,8 @@ async fn run_async<E: Engine>(cfg: &RunConfig<E::Config>, settings: Settings) ->
         faults: d.disk.fault_counts(),
         io: d.disk.io_stats(),
         image_hash: d.disk.image_hash(),
-        torn_metas: d.hooks.torn_metas(),
-        cut: d.hooks.cut_record(),
+        torn_metas: hooks.torn_metas(),
+        cut: hooks.cut_record(),
     }
 }
 
