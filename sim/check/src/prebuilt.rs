@@ -5,7 +5,7 @@
 //! | shape | what the image holds | what a commit of the checked workload then does |
 //! |---|---|---|
 //! | `escaped-freelist` | 0xFFFF + 2,048 free pages (34 MiB filled in one commit, deleted in the next) | rewrites a freelist of ≥ 0xFFFF ids, whose count field escapes (`freelist-escape`), over ≥ 64 pages (`freelist-pages`) |
-//! | `deep-tree` | 2,000 keys of 40–160 bytes in the workload's bucket `a` | rewrites a leaf of a tree of ≥ 4 levels and every branch above it (`tree-depth`) |
+//! | `deep-tree` | 2,000 keys of 40–160 bytes in each of the workload's buckets `a` and `b` | rewrites a leaf of a tree of ≥ 4 levels and every branch above it (`tree-depth`) |
 //! | `many-buckets` | 1,100 top-level buckets besides the workload's | acknowledges states of ≥ 1,000 buckets (`buckets`) |
 //! | `long-overflow` | the workload's keys `k0`..`k7` of bucket `a` as values of 64–256 pages | frees or reads those chains when it overwrites, deletes or gets them |
 //!
@@ -268,12 +268,19 @@ fn deep_key(i: u64) -> String {
     s
 }
 
+/// The same deep tree in both of the workload's top-level buckets, so most workloads that
+/// commit a write rewrite one.
 fn deep_tree() -> Vec<Vec<Op>> {
-    let p = bucket("a");
-    let mut txs = vec![vec![Op::CreateBucket(p.clone())]];
+    let buckets = [bucket("a"), bucket("b")];
+    let mut txs = vec![buckets.iter().cloned().map(Op::CreateBucket).collect()];
     for round in 0..DEEP_KEYS / DEEP_KEYS_PER_COMMIT {
         let keys = round * DEEP_KEYS_PER_COMMIT..(round + 1) * DEEP_KEYS_PER_COMMIT;
-        txs.push(keys.map(|i| put(&p, deep_key(i), i % 40)).collect());
+        txs.push(
+            buckets
+                .iter()
+                .flat_map(|p| keys.clone().map(|i| put(p, deep_key(i), i % 40)))
+                .collect(),
+        );
     }
     txs
 }

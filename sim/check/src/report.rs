@@ -120,7 +120,11 @@ impl CheckReport {
     pub fn text(&self, wall_s: Option<f64>) -> String {
         let mut s = String::new();
         if let Some(image) = &self.image {
-            s.push_str(&image_lines(image, &self.thresholds));
+            let live = self
+                .found
+                .iter()
+                .any(|f| matches!(f.state, CrashState::Live { .. }));
+            s.push_str(&image_lines(image, &self.thresholds, live));
         }
         let c = &self.coverage;
         let _ = writeln!(
@@ -169,7 +173,9 @@ impl CheckReport {
 }
 
 /// `image: escaped-freelist · 35,… bytes · …` and the thresholds the checked workload crossed.
-fn image_lines(image: &ImageFacts, checked: &Thresholds) -> String {
+/// `stopped`: the recorded run ended at a violation, so the counters of its last session were
+/// never read (what it crossed there is not counted).
+fn image_lines(image: &ImageFacts, checked: &Thresholds, stopped: bool) -> String {
     let crossed = |t: &Thresholds| {
         let named: Vec<String> = t
             .named()
@@ -193,5 +199,10 @@ fn image_lines(image: &ImageFacts, checked: &Thresholds) -> String {
         image.buckets,
         crossed(&image.thresholds),
         crossed(checked)
+            + if stopped {
+                " (the recorded run stopped at a violation: its last session is not counted)"
+            } else {
+                ""
+            }
     )
 }

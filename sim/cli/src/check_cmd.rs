@@ -50,10 +50,9 @@ pub struct CheckArgs {
     #[arg(long)]
     control: Option<Control>,
     /// Crash again during the recovery of one distinct state in N (0: never), N ≤ 2^20
-    /// (RECRASH_ONE_IN_MAX).
-    #[arg(long, default_value_t = check::RECRASH_ONE_IN_DEFAULT,
-          value_parser = crate::args::recrash_one_in)]
-    recrash_one_in: u64,
+    /// (RECRASH_ONE_IN_MAX) [default: 16; 0 with --from-image].
+    #[arg(long, value_parser = crate::args::recrash_one_in)]
+    recrash_one_in: Option<u64>,
     /// Check every variant of the engine's options (× batched or not).
     #[arg(long)]
     variants: bool,
@@ -194,7 +193,11 @@ fn configure<C: EngineConfig>(
     if let Some(length) = o.length {
         cfg.params.length = length;
     }
-    cfg.recrash_one_in = o.recrash_one_in;
+    cfg.recrash_one_in = o.recrash_one_in.unwrap_or(if cfg.image.is_some() {
+        IMAGE_RECRASH_ONE_IN_DEFAULT
+    } else {
+        check::RECRASH_ONE_IN_DEFAULT
+    });
     if o.stop_at_first {
         cfg.stop_after = Some(1);
     }
@@ -455,6 +458,9 @@ pub fn replay_state<E: Engine>(
 
 /// `--max-states` from a pre-built image: each distinct state is a copy of the whole image.
 const IMAGE_MAX_STATES_DEFAULT: u64 = 64;
+/// `--recrash-one-in` from a pre-built image: a re-crashed recovery records the whole image
+/// again at each of its crash points (five times the cost of the check in docs/checker.md).
+const IMAGE_RECRASH_ONE_IN_DEFAULT: u64 = 0;
 
 /// `--from-image SHAPE`: build the image (timed on its own), check from it, and print the line
 /// that reruns the check for each violation (a case file cannot carry the image).
