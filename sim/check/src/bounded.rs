@@ -235,7 +235,7 @@ fn check_one<E: Engine>(
     shared: &mut Shared,
     row: &mut VariantRow,
 ) -> Vec<Found> {
-    let rec = drive::record::<E>(cfg, &mut shared.book);
+    let rec = drive::record::<E>(cfg, None, &mut shared.book);
     let book = std::mem::take(&mut shared.book);
     let cache = std::mem::take(&mut shared.cache);
     let mut ex = Explorer::<E>::with_cache(cfg, book, cache);

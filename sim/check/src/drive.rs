@@ -11,6 +11,7 @@
 //! (redb keeps a non-durable commit's header in memory, so a crash may lose it).
 
 use crate::book::{Allowed, Book, ModelId};
+use crate::prebuilt::Prebuilt;
 use crate::record::{lock, Context, Log, OpenReader, Recorder, SharedLog};
 use crate::CheckConfig;
 use crashlab_engine::Storage;
@@ -21,6 +22,7 @@ use crashlab_sim::disk::{CrashOutcome, DiskConfig, SimDisk};
 use crashlab_sim::driver::{Driver, Hooks, Settings};
 use crashlab_sim::op::{value_bytes, Name, Op};
 use crashlab_sim::power::PowerSwitch;
+use crashlab_sim::thresholds::{bucket_count, Thresholds, MANY_BUCKETS};
 use crashlab_sim::verdict::{During, Stop, Verdict};
 use std::rc::Rc;
 
@@ -36,6 +38,8 @@ pub(crate) struct Recording {
     pub log: Log,
     pub live: Option<LiveFinding>,
     pub commits: u64,
+    /// The scale thresholds the recorded run crossed (a pre-built image's own are not in it).
+    pub thresholds: Thresholds,
 }
 
 /// A fresh, fault-free disk with the checker's sector size and length model.
@@ -57,6 +61,8 @@ struct RecordHooks<'b> {
     caps: Capabilities,
     /// The control's storage over the run's disk, shared by every open.
     control: ControlStorage,
+    /// Acknowledged states holding `MANY_BUCKETS` buckets or more.
+    many_bucket_states: u64,
 }
 
 impl<E: Engine> Hooks<E> for RecordHooks<'_> {
@@ -119,25 +125,42 @@ impl<E: Engine> Hooks<E> for RecordHooks<'_> {
     }
 
     fn session_started(&mut self, _db: &Rc<E>, _power: &PowerSwitch, _current: &KvModel) {}
+
+    fn acknowledged(&mut self, current: &KvModel) {
+        self.many_bucket_states += u64::from(bucket_count(current) >= MANY_BUCKETS);
+    }
 }
 
-/// Record the workload of `cfg` on engine `E`.
-pub(crate) fn record<E: Engine>(cfg: &CheckConfig<E::Config>, book: &mut Book) -> Recording {
+/// Record the workload of `cfg` on engine `E`, from an empty file or from `image` (made
+/// durable, its state the oracle's first).
+pub(crate) fn record<E: Engine>(
+    cfg: &CheckConfig<E::Config>,
+    image: Option<&Prebuilt>,
+    book: &mut Book,
+) -> Recording {
     let run = cfg.run_config();
     let log = Log::shared(cfg.params.sector_size, Context::default());
     let caps = run.engine.capabilities();
     let disk = new_disk(cfg);
+    if let Some(image) = image {
+        disk.write_at(0, &image.bytes).expect("a fault-free disk");
+        disk.make_all_durable();
+    }
     let hooks = RecordHooks {
         log: log.clone(),
         book,
         caps,
         control: cfg.params.control.for_run(&disk, caps.meta_region_len),
+        many_bucket_states: 0,
     };
     let settings = Settings {
         batched: cfg.params.batched,
         ..Settings::default()
     };
     let mut d = Driver::<E, _>::new(&run, disk, settings, hooks);
+    if let Some(image) = image {
+        d = d.starting_from((*image.state).clone());
+    }
     let rt = madsim::runtime::Runtime::with_seed_and_config(cfg.seed, madsim::Config::default());
     // A panic the drive future does not see (one in a task the engine's callers run on) leaves
     // `block_on` itself: caught there too, so the checker reports it instead of dying.
@@ -164,11 +187,13 @@ pub(crate) fn record<E: Engine>(cfg: &CheckConfig<E::Config>, book: &mut Book) -
         }),
     };
     let commits = d.stats.commits;
+    let thresholds = Thresholds::of_run(&d.counters, d.hooks.many_bucket_states);
     drop(d);
     Recording {
         log: Log::take(&log),
         live,
         commits,
+        thresholds,
     }
 }
 

@@ -51,6 +51,7 @@ mod explore;
 pub mod image;
 mod interleave;
 mod minimise;
+pub mod prebuilt;
 mod prefetch;
 mod record;
 mod recover;
@@ -64,6 +65,7 @@ pub use enumerate::{Counts, Space};
 pub use interleave::{
     check_interleavings, Checked, GroupSpace, Interleavings, GROUP_CALLERS_MAX, GROUP_SCHEDULES_MAX,
 };
+pub use prebuilt::{ImageFacts, Prebuilt, Shape};
 pub use report::{CheckReport, Found};
 pub use states::Coverage;
 
@@ -99,6 +101,10 @@ pub struct CheckConfig<C> {
     /// Worker threads that recover crash images, 1 to `JOBS_MAX`: how the check runs, never
     /// what it reports (see [`prefetch`]).
     pub jobs: usize,
+    /// Start the workload from this pre-built image instead of an empty file ([`prebuilt`]);
+    /// not part of a case file, and not used by [`check_all_workloads`] or
+    /// [`check_interleavings`].
+    pub image: Option<Shape>,
 }
 
 /// Default `recrash_one_in`.
@@ -126,7 +132,18 @@ impl<C: EngineConfig> CheckConfig<C> {
             max_reported: 10,
             stop_after: None,
             jobs: 1,
+            image: None,
         }
+    }
+
+    /// [`CheckConfig::from_seed`] starting from the image `shape`: the engine's options are the
+    /// ones the seed draws under the `scale` profile (512-byte pages for crashlab's engine),
+    /// the workload the same.
+    pub fn from_seed_on_image(seed: u64, ops: usize, shape: Shape) -> CheckConfig<C> {
+        let mut cfg = CheckConfig::from_seed(seed, ops);
+        cfg.engine = C::from_seed(seed, Profile::Scale);
+        cfg.image = Some(shape);
+        cfg
     }
 
     /// The check a case describes: its `check` line, or without one the checker's defaults on
@@ -198,7 +215,10 @@ impl<C: EngineConfig> CheckConfig<C> {
 
     /// Why this check cannot run on its engine, if it cannot.
     pub fn unsupported(&self) -> Option<String> {
-        self.params.supported_by(&self.engine).err()
+        self.params
+            .supported_by(&self.engine)
+            .err()
+            .or_else(|| self.image.and_then(|s| s.unsupported_by(&self.engine)))
     }
 
     /// This check for every variant of the engine's options × batched or not (when the engine
@@ -222,10 +242,31 @@ impl<C: EngineConfig> CheckConfig<C> {
     }
 }
 
-/// Check every crash state of `cfg`'s workload on engine `E`.
+/// Check every crash state of `cfg`'s workload on engine `E` (from its pre-built image, if it
+/// names one: built here, once).
 pub fn check<E: Engine>(cfg: &CheckConfig<E::Config>) -> CheckReport {
+    match prebuild::<E>(cfg) {
+        Ok(image) => check_on::<E>(cfg, image.as_ref()),
+        Err(why) => CheckReport::image_failed(why),
+    }
+}
+
+/// The image `cfg` starts from, built (`None` for an empty file).
+pub fn prebuild<E: Engine>(cfg: &CheckConfig<E::Config>) -> Result<Option<Prebuilt>, String> {
+    cfg.image.map(|s| prebuilt::build::<E>(cfg, s)).transpose()
+}
+
+/// [`check`] on an image built by [`prebuild`] for `cfg` (or for a configuration that differs
+/// only in its control, its check parameters or its workload: the image is built without the
+/// control), so that several checks share one build.
+pub fn check_on<E: Engine>(cfg: &CheckConfig<E::Config>, image: Option<&Prebuilt>) -> CheckReport {
+    assert_eq!(
+        cfg.image,
+        image.map(|i| i.shape),
+        "the image given is the one the check names"
+    );
     let mut book = Book::default();
-    let rec = drive::record::<E>(cfg, &mut book);
+    let rec = drive::record::<E>(cfg, image, &mut book);
     let mut ex = Explorer::<E>::new(cfg, book);
     let points = &rec.log.points;
     let mut next = 0;
@@ -246,6 +287,8 @@ pub fn check<E: Engine>(cfg: &CheckConfig<E::Config>) -> CheckReport {
     report.ops = cfg.ops.len();
     report.commits = rec.commits;
     report.pending_rewrites = rec.log.rewrites;
+    report.thresholds = rec.thresholds;
+    report.image = image.map(Prebuilt::facts);
     report
 }
 
@@ -280,8 +323,9 @@ pub fn state_image<E: Engine>(
     cfg: &CheckConfig<E::Config>,
     state: &CrashState,
 ) -> Result<Vec<u8>, String> {
+    let image = prebuild::<E>(cfg)?;
     let mut book = Book::default();
-    let rec = drive::record::<E>(cfg, &mut book);
+    let rec = drive::record::<E>(cfg, image.as_ref(), &mut book);
     let mut ex = Explorer::<E>::new(cfg, book);
     let p = crash_point(&rec, state)?;
     ex.state_image(p, state)
@@ -312,8 +356,12 @@ fn crash_point<'r>(
 
 /// Replay one crash state of `cfg`'s workload.
 pub fn replay<E: Engine>(cfg: &CheckConfig<E::Config>, state: &CrashState) -> Replayed {
+    let image = match prebuild::<E>(cfg) {
+        Ok(image) => image,
+        Err(why) => return Replayed::Missing(why),
+    };
     let mut book = Book::default();
-    let rec = drive::record::<E>(cfg, &mut book);
+    let rec = drive::record::<E>(cfg, image.as_ref(), &mut book);
     let mut ex = Explorer::<E>::new(cfg, book);
     if let CrashState::Live { op } = state {
         return match rec.live {

@@ -1,9 +1,11 @@
 //! What a check found: the size of the space it covered, how it covered it, and each violation
 //! with the minimal crash state behind it.
 
+use crate::prebuilt::ImageFacts;
 use crate::states::Coverage;
 use crashlab_sim::spec::CrashState;
-use crashlab_sim::verdict::Verdict;
+use crashlab_sim::thresholds::Thresholds;
+use crashlab_sim::verdict::{During, Verdict};
 use std::fmt::Write as _;
 
 /// Crash points by how their subsets were chosen.
@@ -79,9 +81,31 @@ pub struct CheckReport {
     pub distinct: u64,
     pub violating_states: u64,
     pub found: Vec<Found>,
+    /// The scale thresholds the recorded run crossed (its engine counters, and the acknowledged
+    /// states with `MANY_BUCKETS` buckets): what a pre-built image lets a small workload reach.
+    pub thresholds: Thresholds,
+    /// The pre-built image the workload started from, if any.
+    pub image: Option<ImageFacts>,
 }
 
 impl CheckReport {
+    /// The report of a check whose pre-built image could not be built (the engine failed on a
+    /// disk without faults): one violation, before the workload's first operation.
+    pub fn image_failed(why: String) -> CheckReport {
+        CheckReport {
+            violating_states: 1,
+            found: vec![Found {
+                verdict: Verdict::Failed(During::Create),
+                detail: why,
+                op: 0,
+                state: CrashState::Live { op: 0 },
+                coverage: None,
+                states_before: 0,
+            }],
+            ..CheckReport::default()
+        }
+    }
+
     /// Every state judged.
     pub fn states(&self) -> u64 {
         self.power_states + self.process_states + self.reader_states + self.recovery.states
@@ -95,6 +119,13 @@ impl CheckReport {
     /// The report for people; `wall_s` (measured by the caller) gives the rate.
     pub fn text(&self, wall_s: Option<f64>) -> String {
         let mut s = String::new();
+        if let Some(image) = &self.image {
+            let live = self
+                .found
+                .iter()
+                .any(|f| matches!(f.state, CrashState::Live { .. }));
+            s.push_str(&image_lines(image, &self.thresholds, live));
+        }
         let c = &self.coverage;
         let _ = writeln!(
             s,
@@ -139,4 +170,39 @@ impl CheckReport {
         }
         s
     }
+}
+
+/// `image: escaped-freelist · 35,… bytes · …` and the thresholds the checked workload crossed.
+/// `stopped`: the recorded run ended at a violation, so the counters of its last session were
+/// never read (what it crossed there is not counted).
+fn image_lines(image: &ImageFacts, checked: &Thresholds, stopped: bool) -> String {
+    let crossed = |t: &Thresholds| {
+        let named: Vec<String> = t
+            .named()
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(name, n)| format!("{name} {n}×"))
+            .collect();
+        if named.is_empty() {
+            "none".to_string()
+        } else {
+            named.join(" · ")
+        }
+    };
+    format!(
+        "image: {} · {} bytes ({:.1} MiB) · {} commits · {} buckets · building it crossed: {}\n\
+         thresholds the checked workload crossed: {}\n",
+        image.shape,
+        image.bytes,
+        image.bytes as f64 / f64::from(1u32 << 20),
+        image.commits,
+        image.buckets,
+        crossed(&image.thresholds),
+        crossed(checked)
+            + if stopped {
+                " (the recorded run stopped at a violation: its last session is not counted)"
+            } else {
+                ""
+            }
+    )
 }

@@ -50,10 +50,9 @@ pub struct CheckArgs {
     #[arg(long)]
     control: Option<Control>,
     /// Crash again during the recovery of one distinct state in N (0: never), N ≤ 2^20
-    /// (RECRASH_ONE_IN_MAX).
-    #[arg(long, default_value_t = check::RECRASH_ONE_IN_DEFAULT,
-          value_parser = crate::args::recrash_one_in)]
-    recrash_one_in: u64,
+    /// (RECRASH_ONE_IN_MAX) [default: 16; 0 with --from-image].
+    #[arg(long, value_parser = crate::args::recrash_one_in)]
+    recrash_one_in: Option<u64>,
     /// Check every variant of the engine's options (× batched or not).
     #[arg(long)]
     variants: bool,
@@ -88,6 +87,13 @@ pub struct CheckArgs {
     /// The engine under test with --seed: crashlab or redb (a case names its own engine).
     #[arg(long, conflicts_with = "case", value_parser = crate::engines::parse)]
     engine: Option<String>,
+    /// Start the workload from a large image built first, where the format changes shape:
+    /// escaped-freelist, deep-tree, many-buckets or long-overflow (512-byte pages; with --seed
+    /// the options are drawn as under the scale profile) [--max-states default: 64]
+    /// (docs/checker.md).
+    #[arg(long, value_name = "SHAPE",
+          conflicts_with_all = ["all_workloads", "variants", "interleavings"])]
+    from_image: Option<check::Shape>,
 }
 
 pub fn run(args: CheckArgs) -> ExitCode {
@@ -130,7 +136,10 @@ impl WithEngine for Check {
                     Err(e) => return bad_input(e),
                 }
             }
-            Source::Seed(seed) => CheckConfig::from_seed(*seed, self.args.ops),
+            Source::Seed(seed) => match self.args.from_image {
+                Some(shape) => CheckConfig::from_seed_on_image(*seed, self.args.ops, shape),
+                None => CheckConfig::from_seed(*seed, self.args.ops),
+            },
         };
         let cfg = match configure(base, &self.args) {
             Ok(c) => c,
@@ -144,6 +153,9 @@ impl WithEngine for Check {
         }
         if let Some(limit) = self.args.interleavings {
             return run_interleavings::<E>(&cfg, limit, &self.args.found_dir);
+        }
+        if cfg.image.is_some() {
+            return run_from_image::<E>(&cfg, &self.args, &self.source);
         }
         print!("{}", header(&cfg));
         let started = Instant::now();
@@ -164,8 +176,11 @@ fn configure<C: EngineConfig>(
     mut cfg: CheckConfig<C>,
     o: &CheckArgs,
 ) -> Result<CheckConfig<C>, String> {
+    cfg.image = cfg.image.or(o.from_image);
     if let Some(n) = o.max_states {
         cfg.params.max_states = max_states_valid(n)?;
+    } else if cfg.image.is_some() {
+        cfg.params.max_states = IMAGE_MAX_STATES_DEFAULT;
     }
     if let Some(ss) = o.sector_size {
         cfg.params.sector_size = sector_size_valid(ss)?;
@@ -178,7 +193,11 @@ fn configure<C: EngineConfig>(
     if let Some(length) = o.length {
         cfg.params.length = length;
     }
-    cfg.recrash_one_in = o.recrash_one_in;
+    cfg.recrash_one_in = o.recrash_one_in.unwrap_or(if cfg.image.is_some() {
+        IMAGE_RECRASH_ONE_IN_DEFAULT
+    } else {
+        check::RECRASH_ONE_IN_DEFAULT
+    });
     if o.stop_at_first {
         cfg.stop_after = Some(1);
     }
@@ -435,4 +454,65 @@ pub fn replay_state<E: Engine>(
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// `--max-states` from a pre-built image: each distinct state is a copy of the whole image.
+const IMAGE_MAX_STATES_DEFAULT: u64 = 64;
+/// `--recrash-one-in` from a pre-built image: a re-crashed recovery records the whole image
+/// again at each of its crash points (five times the cost of the check in docs/checker.md).
+const IMAGE_RECRASH_ONE_IN_DEFAULT: u64 = 0;
+
+/// `--from-image SHAPE`: build the image (timed on its own), check from it, and print the line
+/// that reruns the check for each violation (a case file cannot carry the image).
+fn run_from_image<E: Engine>(
+    cfg: &CheckConfig<E::Config>,
+    o: &CheckArgs,
+    source: &Source,
+) -> ExitCode {
+    print!("{}", header(cfg));
+    let started = Instant::now();
+    let image = match check::prebuild::<E>(cfg) {
+        Ok(Some(image)) => image,
+        Ok(None) => unreachable!("the check names an image"),
+        Err(m) => {
+            println!("VIOLATION: {m}");
+            return ExitCode::from(1);
+        }
+    };
+    let built_s = started.elapsed().as_secs_f64();
+    println!("image built in {built_s:.3} s");
+    let started = Instant::now();
+    let report = check::check_on::<E>(cfg, Some(&image));
+    let wall_s = started.elapsed().as_secs_f64();
+    print!("{}", report.text(Some(wall_s)));
+    if report.violating_states == 0 {
+        return ExitCode::SUCCESS;
+    }
+    println!("  repro: {}", rerun_line(cfg, o, source));
+    ExitCode::from(1)
+}
+
+/// The command line that reruns this check (deterministic: it finds the same states).
+fn rerun_line<C: EngineConfig>(cfg: &CheckConfig<C>, o: &CheckArgs, source: &Source) -> String {
+    let mut line = match source {
+        Source::Case(file, _) => format!("crashlab check --case {}", file.display()),
+        Source::Seed(seed) => format!(
+            "crashlab check --engine {} --seed {seed} --ops {}",
+            C::ENGINE,
+            o.ops
+        ),
+    };
+    let p = &cfg.params;
+    let shape = cfg.image.map_or("", |s| s.name());
+    line += &format!(
+        " --from-image {shape} --max-states {} --sector-size {} --length {} --recrash-one-in {}",
+        p.max_states, p.sector_size, p.length, cfg.recrash_one_in
+    );
+    if p.control != Control::None {
+        line += &format!(" --control {}", p.control);
+    }
+    if p.batched {
+        line += " --batched";
+    }
+    line
 }

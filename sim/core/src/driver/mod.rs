@@ -193,6 +193,18 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
         }
     }
 
+    /// A run on a disk that already holds a database whose contents are `state` (durable, as
+    /// the crash-state checker's pre-built images are): the oracle starts from it, not from
+    /// the empty database.
+    pub fn starting_from(mut self, state: KvModel) -> Self {
+        assert_eq!(
+            self.next, 0,
+            "a run starts from its image before its first operation"
+        );
+        self.oracle = DurabilityOracle::new(state);
+        self
+    }
+
     /// The index of the next operation (the one running, while one runs, plus one).
     pub fn next_op(&self) -> usize {
         self.next
