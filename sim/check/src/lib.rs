@@ -51,6 +51,7 @@ mod record;
 mod recover;
 pub mod report;
 mod states;
+mod view;
 
 pub use alphabet::Alphabet;
 pub use bounded::{space_header, BoundedReport, Finding, Progress, VariantRow, TABLE_HEAD};
@@ -60,6 +61,7 @@ pub use interleave::{
 };
 pub use report::{CheckReport, Found};
 pub use states::Coverage;
+pub use view::{state_view, StateView};
 
 use book::Book;
 use crashlab_sim::adapter::{Engine, EngineConfig};

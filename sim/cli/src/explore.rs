@@ -17,6 +17,8 @@ pub struct Explore {
     pub ops: usize,
     pub profile: Profile,
     pub found_dir: PathBuf,
+    /// Where to write an HTML report per violation found.
+    pub html_dir: Option<PathBuf>,
 }
 
 impl WithEngine for Explore {
@@ -44,7 +46,11 @@ impl WithEngine for Explore {
         let summary = sweep::<E>(&cfg, &mut |run, report| {
             if let crashlab_sim::verdict::Outcome::Violation(v) = &report.outcome {
                 violations += 1;
-                let saved = save_case(run, &self.found_dir).map(|p| p.display().to_string());
+                let saved = save_case(run, &self.found_dir);
+                if let (Some(dir), Ok(case)) = (&self.html_dir, &saved) {
+                    crate::run_cmd::html_of_saved::<E>(run, case, dir);
+                }
+                let saved = saved.map(|p| p.display().to_string());
                 let repro = saved.unwrap_or_else(|e| format!("(not saved: {e})"));
                 // println through the bar: it still prints when the bar is hidden (not a TTY).
                 bar.suspend(|| println!("seed {}: {v}\n  repro: crashlab repro {repro}", run.seed));

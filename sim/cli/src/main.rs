@@ -12,6 +12,7 @@ mod cases;
 mod check_cmd;
 mod engines;
 mod explore;
+mod html;
 mod run_cmd;
 
 use clap::{Parser, Subcommand};
@@ -69,6 +70,10 @@ enum Command {
         /// The engine under test: crashlab or redb.
         #[arg(long, default_value = "crashlab", value_parser = engines::parse)]
         engine: String,
+        /// Write a self-contained HTML report of each violation found into DIR (one page per
+        /// saved case; the sweep itself keeps no event log).
+        #[arg(long)]
+        html_dir: Option<PathBuf>,
     },
     /// Replay a case file bit for bit.
     Repro {
@@ -76,6 +81,9 @@ enum Command {
         /// Write the disk's durable image at the end of the run here, for `crashlab db`.
         #[arg(long)]
         save_image: Option<PathBuf>,
+        /// Write a self-contained HTML report of the run to FILE (docs/report.md).
+        #[arg(long)]
+        html: Option<PathBuf>,
     },
     /// Minimise a failing case's operations and faults; writes FILE.shrunk.case.
     Shrink {
@@ -149,6 +157,7 @@ fn main() -> ExitCode {
             profile,
             found_dir,
             engine,
+            html_dir,
         } => {
             let sweep = explore::Explore {
                 seeds: seeds.0..seeds.1,
@@ -156,13 +165,19 @@ fn main() -> ExitCode {
                 ops,
                 profile,
                 found_dir,
+                html_dir,
             };
             engine_or_exit(&engine, sweep)
         }
-        Command::Repro { file, save_image } => cases::with_case(&file, |text| run_cmd::Repro {
+        Command::Repro {
+            file,
+            save_image,
+            html,
+        } => cases::with_case(&file, |text| run_cmd::Repro {
             file: file.clone(),
             text,
             save_image,
+            html,
         }),
         Command::Shrink { file, budget } => cases::with_case(&file, |text| run_cmd::Shrink {
             file: file.clone(),

@@ -28,6 +28,7 @@ mod after_failure;
 mod group;
 mod hooks;
 mod live;
+mod log;
 mod recovery;
 mod session;
 
@@ -156,6 +157,8 @@ pub struct Driver<'c, E: Engine, H> {
     /// A commit failed, the engine latched and the application carries on: the disk's figures
     /// then, which must not grow until the session ends.
     pub(crate) latched: Option<IoStats>,
+    /// The structured event log, when a report asked for one ([`Driver::keep_event_log`]).
+    pub(crate) log: Option<Box<crate::events::EventLog>>,
 }
 
 impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
@@ -182,6 +185,7 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
             pending_power_cut: false,
             restart_after_io_error: false,
             latched: None,
+            log: None,
         }
     }
 
@@ -306,7 +310,9 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
     fn power_cut(&mut self) {
         self.stats.crashes += 1;
         self.power.reset();
+        let before = self.before_cut();
         let c = self.hooks.power_cut(&self.disk);
+        self.log_power_cut(before);
         self.trace.record(format!(
             "power cut: {} pending sectors, {} kept, {} lost",
             c.pending_sectors, c.kept, c.lost
