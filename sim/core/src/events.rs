@@ -150,6 +150,14 @@ pub struct CallRow {
     pub answer: String,
 }
 
+/// Whether an operation's result (as the trace shows it) is a failure: a failed commit, a
+/// group whose commit failed, an I/O error.
+pub fn result_failed(result: &str) -> bool {
+    result.starts_with("failed")
+        || result.starts_with("io error")
+        || result.contains("a commit failed:")
+}
+
 /// The fate of each sector of `pending` (ascending indexes of `sector_size` bytes), from the
 /// image before a cut (`before`: pending over durable), the durable image before it and the
 /// durable image after it.

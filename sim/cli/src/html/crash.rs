@@ -49,6 +49,13 @@ fn one(input: &Input<'_>, n: usize, op: usize, cut: &PowerCut) -> Markup {
         None
     };
     let count = |f: Fate| cut.sectors.iter().filter(|s| s.1 == f).count();
+    if cut.sectors.is_empty() {
+        return html! {
+            div class="crash" id=(format!("crash-{n}")) {
+                h3 { "Power cut " (n + 1) " during or after op " (op) ": nothing was pending (every write synced)" }
+            }
+        };
+    }
     html! {
         div class="crash" id=(format!("crash-{n}")) {
             h3 {

@@ -89,6 +89,13 @@ fn header(input: &Input<'_>) -> Markup {
                 }
                 tr { th { "repro" } td { code id="repro" { (input.repro) } } }
             }
+            nav {
+                a href="#timeline" { "timeline" } " · "
+                @if input.failing_op.is_some() { a href="#failing" { "the failing step" } " · " }
+                a href="#crashes" { "crashes" } " · "
+                a href="#judgement" { "judgement" } " · "
+                a href="#figures" { "counters and chart" }
+            }
         }
     }
 }

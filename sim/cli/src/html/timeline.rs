@@ -57,7 +57,7 @@ pub fn section(input: &Input<'_>) -> Markup {
         // An operation the session ended (a failed commit, a power cut) is only a trace line.
         if let Some((i, result)) = op_line(line, input.ops.len()) {
             if results[i].is_none() {
-                let failed = result.contains("failed") || result.contains("error");
+                let failed = crashlab_sim::events::result_failed(result);
                 results[i] = Some(Done {
                     result,
                     failed,
@@ -69,6 +69,20 @@ pub fn section(input: &Input<'_>) -> Markup {
         let op = at.checked_sub(1).map_or(0, |i| log.events[i].op);
         let slot = op.min(by_op.len() - 1);
         by_op[slot].push(Row::Note(line));
+    }
+    // An operation that cut the power (`crash`, `power-cut-in` firing) ends its session
+    // without a result of its own.
+    for (i, rows) in by_op.iter().enumerate().take(results.len()) {
+        let cut = rows
+            .iter()
+            .any(|r| matches!(r, Row::Event(e) if matches!(e.what, What::PowerCut(_))));
+        if results[i].is_none() && cut {
+            results[i] = Some(Done {
+                result: "power cut",
+                failed: false,
+                t: None,
+            });
+        }
     }
     html! {
         section id="timeline" {
@@ -147,7 +161,7 @@ fn op_row(
                 }
                 @if failing { " " span class="flag" { "◀ violation here" } }
             }
-            td class="num" { @if let Some(t) = t { (format!("{:.3}", t as f64 / 1e6)) } }
+            td class="num" { @if let Some(t) = t.filter(|_| input.sim_time_ns > 0) { (format!("{:.3}", t as f64 / 1e6)) } }
         }
     }
 }
@@ -164,7 +178,7 @@ fn event_row(input: &Input<'_>, r: &Row<'_>) -> Markup {
         tr class=(class) {
             td {}
             td colspan="2" { (text) }
-            td class="num" { @if let Some(t) = t { (format!("{:.3}", t as f64 / 1e6)) } }
+            td class="num" { @if let Some(t) = t.filter(|_| input.sim_time_ns > 0) { (format!("{:.3}", t as f64 / 1e6)) } }
         }
     }
 }
@@ -180,10 +194,12 @@ fn describe(input: &Input<'_>, e: &Event) -> (&'static str, String) {
                 .page_size
                 .map(|ps| format!(", page {}", f.offset / ps))
                 .unwrap_or_default();
-            let what = format!(
-                "fault {} at offset {}{page} ({} bytes)",
-                f.kind, f.offset, f.len
-            );
+            let what = if f.kind.contains("sync") {
+                format!("fault {} (a sync)", f.kind)
+            } else {
+                let (kind, at, len) = (f.kind, f.offset, f.len);
+                format!("fault {kind} at offset {at}{page} ({len} bytes)")
+            };
             ("fault", what)
         }
         What::PowerCut(c) => {

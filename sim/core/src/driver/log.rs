@@ -66,7 +66,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
     }
 
     pub(super) fn log_op(&mut self, index: usize, op: &crate::op::Op, result: &str) {
-        let failed = result.starts_with("failed") || result.contains("error");
+        let failed = crate::events::result_failed(result);
         self.log_event(|| What::Op {
             index,
             op: op.to_string(),
