@@ -17,6 +17,8 @@ mod diff;
 mod judge;
 mod pages;
 mod source;
+#[cfg(test)]
+mod tests;
 mod timeline;
 
 pub use source::{from_check, from_run, write_page};

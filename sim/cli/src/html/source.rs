@@ -179,11 +179,26 @@ pub fn from_check<E: Engine>(
             ),
             ("kept by the state".into(), format!("{:?}", view.kept)),
             ("sector size".into(), format!("{} B", view.sector_size)),
+            ("recovery".into(), recrash(state)),
         ],
         sim_time_ns: 0,
         page_size: page_size(&cfg.engine_config().describe()),
     };
     Ok(render(&input))
+}
+
+/// What a state does to the recovery: a second cut during it, or nothing.
+fn recrash(state: &CrashState) -> String {
+    match state {
+        CrashState::PowerCut {
+            recovery: Some((call, keep)),
+            ..
+        } => format!(
+            "cut again after the recovery's storage call {call}, keeping its sectors {keep:?} \
+             (the map shows the first cut; the image judged is the second's)"
+        ),
+        _ => "not interrupted".into(),
+    }
 }
 
 /// The state's image opened as the application would, judged against the allowed states; none
