@@ -146,7 +146,7 @@ fn outcome_op(dom: &str) -> usize {
     n.split(':').next().unwrap().parse().unwrap()
 }
 
-/// The (bucket, key) of each `missing` row of the diffs.
+/// The (bucket, key) of each `missing` key row of the diffs (not the rows of missing buckets).
 fn missing(dom: &str) -> Vec<(String, String)> {
     let cell = |s: &str| -> (String, usize) {
         let start = s.find("<code>").unwrap() + "<code>".len();
@@ -155,6 +155,7 @@ fn missing(dom: &str) -> Vec<(String, String)> {
     };
     dom.split("<tr class=\"d-missing\">")
         .skip(1)
+        .filter(|row| !row.contains("<td class=\"key\">bucket "))
         .map(|row| {
             let (bucket, at) = cell(row);
             let (key, _) = cell(&row[at..]);
