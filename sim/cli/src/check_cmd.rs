@@ -231,15 +231,26 @@ fn html_found<E: Engine>(
             E::Config::ENGINE,
             i
         );
-        let path = dir.join(format!("{name}.html"));
-        let case = found_dir.join(format!("{name}.case"));
-        let repro = format!("crashlab repro {}", case.display());
-        let written = crate::html::from_check::<E>(cfg, &f.state, repro)
-            .and_then(|page| crate::html::write_page(&path, &page));
-        match written {
-            Ok(()) => println!("  report: {}", path.display()),
-            Err(m) => eprintln!("could not write a report for {}: {m}", f.state),
-        }
+        html_state::<E>(cfg, &f.state, &found_dir.join(format!("{name}.case")), dir);
+    }
+}
+
+/// The HTML page of `state`, saved as `case`: `dir/<case's stem>.html` (a message on stderr
+/// when it cannot be written; the check goes on).
+fn html_state<E: Engine>(
+    cfg: &CheckConfig<E::Config>,
+    state: &CrashState,
+    case: &Path,
+    dir: &Path,
+) {
+    let stem = case.file_stem().unwrap_or_default().to_string_lossy();
+    let path = dir.join(format!("{stem}.html"));
+    let repro = format!("crashlab repro {}", case.display());
+    let written = crate::html::from_check::<E>(cfg, state, repro)
+        .and_then(|page| crate::html::write_page(&path, &page));
+    match written {
+        Ok(()) => println!("  report: {}", path.display()),
+        Err(m) => eprintln!("could not write a report for {state}: {m}"),
     }
 }
 
@@ -367,6 +378,9 @@ fn run_all_workloads<E: Engine>(base: &CheckConfig<E::Config>, o: &CheckArgs) ->
             E::Config::ENGINE
         );
         save_state(&f.cfg, &f.found.state, &o.found_dir, &name);
+        if let Some(dir) = &o.html_dir {
+            html_state::<E>(&f.cfg, &f.found.state, &o.found_dir.join(&name), dir);
+        }
     }
     if report.total().violating_states > 0 {
         ExitCode::from(1)
