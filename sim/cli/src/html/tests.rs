@@ -21,7 +21,7 @@ fn hostile_log() -> EventLog {
     observed
         .root
         .buckets
-        .get_mut(&b"<script>".to_vec())
+        .get_mut(b"<script>".as_slice())
         .unwrap()
         .values
         .clear();

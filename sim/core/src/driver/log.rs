@@ -129,10 +129,10 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         let Some((range, states)) = allowed else {
             return;
         };
-        let problems = problems
-            .as_ref()
-            .map(Clone::clone)
-            .map_err(ToString::to_string);
+        let problems = match problems {
+            Ok(p) => Ok(p.clone()),
+            Err(e) => Err(e.to_string()),
+        };
         let observed = observed.clone();
         self.log_event(|| {
             What::Recovery(Box::new(Recovery {
