@@ -66,12 +66,11 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
     }
 
     pub(super) fn log_op(&mut self, index: usize, op: &crate::op::Op, result: &str) {
-        let failed = crate::events::result_failed(result);
         self.log_event(|| What::Op {
             index,
             op: op.to_string(),
             result: result.to_string(),
-            failed,
+            failed: crate::events::result_failed(result),
         });
     }
 
