@@ -57,6 +57,7 @@ mod recover;
 pub mod report;
 mod states;
 mod workers;
+mod view;
 
 pub use alphabet::Alphabet;
 pub use bounded::{space_header, BoundedReport, Finding, Progress, VariantRow, TABLE_HEAD};
@@ -66,6 +67,7 @@ pub use interleave::{
 };
 pub use report::{CheckReport, Found};
 pub use states::Coverage;
+pub use view::{state_view, StateView};
 
 use book::Book;
 use crashlab_sim::adapter::{Engine, EngineConfig};

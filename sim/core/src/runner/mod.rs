@@ -13,6 +13,7 @@ use crate::adapter::{Engine, EngineConfig};
 use crate::config::RunConfig;
 use crate::disk::{FaultCounts, IoStats, SimDisk};
 use crate::driver::{Driver, RunStats, Settings};
+use crate::events::EventLog;
 use crate::guard;
 use crate::profile::Profile;
 use crate::thresholds::Thresholds;
@@ -47,10 +48,25 @@ pub fn run<E: Engine>(cfg: &RunConfig<E::Config>) -> Report {
 /// [`run`] with the driver's settings: a test turns one of its checks off to show what that
 /// check alone catches.
 pub fn run_with<E: Engine>(cfg: &RunConfig<E::Config>, settings: Settings) -> Report {
+    run_inner::<E>(cfg, settings, false).0
+}
+
+/// [`run`] keeping the structured [`EventLog`] of the run, for a report a person reads. The
+/// run is the same run (same trace hash); only the log is extra.
+pub fn run_logged<E: Engine>(cfg: &RunConfig<E::Config>) -> (Report, EventLog) {
+    let (report, log) = run_inner::<E>(cfg, Settings::default(), true);
+    (report, log.unwrap_or_default())
+}
+
+fn run_inner<E: Engine>(
+    cfg: &RunConfig<E::Config>,
+    settings: Settings,
+    log: bool,
+) -> (Report, Option<EventLog>) {
     let rt = madsim::runtime::Runtime::with_seed_and_config(cfg.seed, madsim::Config::default());
-    match guard::catch(|| rt.block_on(run_async::<E>(cfg, settings))) {
-        Ok(report) => report,
-        Err(detail) => panicked_outside_the_run(detail),
+    match guard::catch(|| rt.block_on(run_async::<E>(cfg, settings, log))) {
+        Ok(done) => done,
+        Err(detail) => (panicked_outside_the_run(detail), None),
     }
 }
 
@@ -76,10 +92,17 @@ fn panicked_outside_the_run(detail: String) -> Report {
     }
 }
 
-async fn run_async<E: Engine>(cfg: &RunConfig<E::Config>, settings: Settings) -> Report {
+async fn run_async<E: Engine>(
+    cfg: &RunConfig<E::Config>,
+    settings: Settings,
+    log: bool,
+) -> (Report, Option<EventLog>) {
     let disk = SimDisk::new(cfg.seed, cfg.disk.clone());
     let hooks = RunnerHooks::<E>::new(cfg);
     let mut d = Driver::<E, _>::new(cfg, disk, settings, hooks);
+    if log {
+        d.keep_event_log();
+    }
     let outcome = match guard::catch_future(d.drive()).await {
         Err(panic) => {
             let detail = format!("the engine panicked: {panic} ({})", d.during());
@@ -98,7 +121,7 @@ async fn run_async<E: Engine>(cfg: &RunConfig<E::Config>, settings: Settings) ->
     d.trace.record(format!("outcome {outcome:?}"));
     let mut stats = d.stats.clone();
     stats.thresholds = Thresholds::of_run(&d.counters, d.hooks.many_bucket_states());
-    Report {
+    let report = Report {
         outcome,
         stats,
         trace_hash: d.trace.hash(),
@@ -110,7 +133,8 @@ async fn run_async<E: Engine>(cfg: &RunConfig<E::Config>, settings: Settings) ->
         image_hash: d.disk.image_hash(),
         torn_metas: d.hooks.torn_metas(),
         cut: d.hooks.cut_record(),
-    }
+    };
+    (report, d.take_event_log())
 }
 
 /// The header of a run: every choice its seed made.
