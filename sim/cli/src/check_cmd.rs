@@ -147,7 +147,7 @@ impl WithEngine for Check {
             return run_variants::<E>(&cfg);
         }
         if let Some(limit) = self.args.interleavings {
-            return run_interleavings::<E>(&cfg, limit, &self.args.found_dir);
+            return run_interleavings::<E>(&cfg, limit, &self.args);
         }
         print!("{}", header(&cfg));
         let started = Instant::now();
@@ -275,12 +275,12 @@ fn interleavings(s: &str) -> Result<usize, String> {
     bounded_count(s, INTERLEAVINGS_MAX, "INTERLEAVINGS_MAX")
 }
 
-/// `--interleavings N`: the workload under every schedule of its groups, a case per reported
-/// violation (at most `max_reported` in all).
+/// `--interleavings N`: the workload under every schedule of its groups, a case (and with
+/// `--html-dir` a page) per reported violation (at most `max_reported` in all).
 fn run_interleavings<E: Engine>(
     cfg: &CheckConfig<E::Config>,
     limit: usize,
-    dir: &Path,
+    o: &CheckArgs,
 ) -> ExitCode {
     if !cfg
         .ops
@@ -316,7 +316,10 @@ fn run_interleavings<E: Engine>(
             f.verdict,
             f.detail
         );
-        save_state(&c.cfg, &f.state, dir, &name);
+        save_state(&c.cfg, &f.state, &o.found_dir, &name);
+        if let Some(dir) = &o.html_dir {
+            html_state::<E>(&c.cfg, &f.state, &o.found_dir.join(&name), dir);
+        }
     }
     if all.violating_states() > 0 {
         ExitCode::from(1)

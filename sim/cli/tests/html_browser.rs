@@ -246,6 +246,19 @@ fn concurrent_callers_get_a_lane_each() {
         lanes.matches("<td class=\"lane\">").count(),
         callers as usize
     );
+    // The same callers under a pinned schedule, on the checker's page of one crash state: a
+    // lane each, every call in the batch the schedule names.
+    let case = corpus("corpus/report/interleaved-lone-call.case");
+    let seen = render(&case, dir.path(), "interleaved");
+    let (rows, failing) = timeline(&seen.dom);
+    assert_eq!(rows, ops_in(&case).len());
+    assert_eq!(failing, rows - 1, "the crash is in the group, the last op");
+    let lanes = seen.dom.split("<table class=\"lanes\">").nth(1).unwrap();
+    let lanes = &lanes[..lanes.find("</table>").unwrap()];
+    assert_eq!(lanes.matches("<td class=\"lane\">").count(), 3, "{lanes}");
+    for k in 0..3 {
+        assert!(lanes.contains(&format!("batch {k} of the pinned schedule")), "{lanes}");
+    }
 }
 
 #[test]

@@ -40,6 +40,8 @@ fn the_same_case_gives_the_same_page_byte_for_byte() {
     for (case, name) in [
         ("corpus/report/durability-no-barrier.case", "run"),
         ("corpus/check/negative/b-meta-same-slot.case", "state"),
+        ("corpus/report/callers-no-barrier.case", "callers"),
+        ("corpus/report/interleaved-lone-call.case", "interleaved"),
     ] {
         let a = page_of(&corpus(case), dir.path(), &format!("{name}-a.html"));
         let b = page_of(&corpus(case), dir.path(), &format!("{name}-b.html"));
@@ -56,10 +58,10 @@ fn a_300_operation_case_stays_under_a_megabyte_with_a_row_per_operation() {
     let page = page_of(&case, dir.path(), "big.html");
     assert!(page.len() < 1_000_000, "{} bytes", page.len());
     assert_eq!(page.matches(r#"<tr class="op"#).count(), 300);
-    // The violation is at op 175 (the outcome line says so); that row is marked.
-    assert!(page.contains("VIOLATION durability at op 175"));
+    // The violation is at op 289 (the outcome line says so); that row is marked.
+    assert!(page.contains("VIOLATION durability at op 289"));
     assert!(
-        page.contains(r#"data-op="175" id="failing""#),
+        page.contains(r#"data-op="289" id="failing""#),
         "the failing step is marked"
     );
     // Self-contained: nothing is fetched.
@@ -108,7 +110,7 @@ fn explore_and_check_write_a_page_per_failure() {
         &[
             "explore",
             "--seeds",
-            "9..10",
+            "7..8",
             "--ops",
             "300",
             "--profile",
@@ -122,13 +124,13 @@ fn explore_and_check_write_a_page_per_failure() {
     );
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
-    let page: PathBuf = dir.path().join("pages/seed-9-no-barrier-crashlab.html");
+    let page: PathBuf = dir.path().join("pages/seed-7-no-barrier-crashlab.html");
     assert!(
-        t.contains("report: pages/seed-9-no-barrier-crashlab.html"),
+        t.contains("report: pages/seed-7-no-barrier-crashlab.html"),
         "{t}"
     );
     let page = std::fs::read_to_string(page).unwrap();
-    assert!(page.contains("crashlab repro found/seed-9-no-barrier-crashlab.case"));
+    assert!(page.contains("crashlab repro found/seed-7-no-barrier-crashlab.case"));
     assert!(page.contains(r#"id="failing""#));
 
     let case = corpus("corpus/check/negative/b-meta-same-slot.case");
@@ -161,4 +163,109 @@ fn explore_and_check_write_a_page_per_failure() {
             .any(|k| page.contains(&format!(r#"data-kind="{k}""#))),
         "pages are typed by the engine's decoder: {page}"
     );
+}
+
+/// The sectors outlined as pinned on power cut `n`'s map (`crash-n`), and on every other map.
+fn pinned_sectors(page: &str, n: usize) -> (Vec<u64>, usize) {
+    let maps: Vec<&str> = page.split(r#"<div class="crash" id="crash-"#).skip(1).collect();
+    let pinned = |map: &str| -> Vec<u64> {
+        map.split(r#"<div class="sec "#)
+            .skip(1)
+            .filter(|d| d.split('"').next().unwrap().ends_with(" pinned"))
+            .map(|d| {
+                let at = d.find(r#"data-sector=""#).unwrap() + r#"data-sector=""#.len();
+                d[at..].split('"').next().unwrap().parse().unwrap()
+            })
+            .collect()
+    };
+    let others = maps
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != n)
+        .map(|(_, m)| pinned(m).len())
+        .sum();
+    (pinned(maps[n]), others)
+}
+
+#[test]
+fn a_shrunk_case_outlines_its_minimal_surviving_set_on_its_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = dir.path().join("d.case");
+    std::fs::copy(corpus("corpus/report/durability-no-barrier.case"), &case).unwrap();
+    let o = crashlab(&["shrink", "d.case"], dir.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let shrunk = std::fs::read_to_string(dir.path().join("d.shrunk.case")).unwrap();
+    // `power-cut = cut=N keep=a,b,...`: the cut the shrinker pinned and what it keeps.
+    let line = shrunk.lines().find(|l| l.starts_with("power-cut = ")).unwrap();
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let cut: usize = words[2].strip_prefix("cut=").unwrap().parse().unwrap();
+    let keep: Vec<u64> = match words[3].strip_prefix("keep=").unwrap() {
+        "none" => Vec::new(),
+        list => list.split(',').map(|s| s.parse().unwrap()).collect(),
+    };
+    assert!(!keep.is_empty(), "the shrunk cut keeps a sector: {line}");
+    let page = page_of("d.shrunk.case", dir.path(), "shrunk.html");
+    let (outlined, elsewhere) = pinned_sectors(&page, cut - 1);
+    assert_eq!(outlined, keep, "the pinned cut outlines exactly what it keeps");
+    assert_eq!(elsewhere, 0, "no other cut is outlined");
+    // The unshrunk case pins nothing: nothing is outlined.
+    let page = page_of("d.case", dir.path(), "whole.html");
+    assert!(!page.contains(" pinned\""), "an unpinned run outlines nothing");
+}
+
+#[test]
+fn check_interleavings_writes_a_page_per_violation_with_a_lane_per_caller() {
+    let dir = tempfile::tempdir().unwrap();
+    // The interleaved case's workload without its crash state: `check` finds the states.
+    let saved = std::fs::read_to_string(corpus("corpus/report/interleaved-lone-call.case")).unwrap();
+    let workload: String = saved
+        .lines()
+        .filter(|l| !l.starts_with("crash-state") && !l.starts_with("check ="))
+        .map(|l| match l.split_once(" batches=") {
+            Some((group, _)) => format!("{group}\n"),
+            None => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(dir.path().join("g.case"), workload).unwrap();
+    let args = [
+        "check",
+        "--case",
+        "g.case",
+        "--interleavings",
+        "100",
+        "--control",
+        "lone-call-skips-data-sync",
+        "--found-dir",
+        "found",
+        "--html-dir",
+        "pages",
+    ];
+    let o = crashlab(&args, dir.path());
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    let cases = t.matches("  repro: crashlab repro found/").count();
+    assert!(cases > 0, "{t}");
+    assert_eq!(t.matches("  report: pages/").count(), cases, "{t}");
+    for entry in std::fs::read_dir(dir.path().join("found")).unwrap() {
+        let case_path = entry.unwrap().path();
+        let case = std::fs::read_to_string(&case_path).unwrap();
+        let stem = case_path.file_stem().unwrap().to_string_lossy().into_owned();
+        let page = std::fs::read_to_string(dir.path().join(format!("pages/{stem}.html"))).unwrap();
+        assert!(page.contains(&format!("crashlab repro found/{stem}.case")));
+        assert!(page.contains(r#"id="failing""#), "{stem}: the step is marked");
+        // One lane per caller, each call in the batch the case's pinned schedule gives it.
+        let lanes = page.split(r#"<table class="lanes">"#).nth(1).unwrap();
+        let lanes = &lanes[..lanes.find("</table>").unwrap()];
+        assert_eq!(lanes.matches(r#"<td class="lane">"#).count(), 3, "{stem}");
+        let batches = case.split(" batches=").nth(1).unwrap().lines().next().unwrap();
+        for (k, batch) in batches.split('/').enumerate() {
+            for caller in batch.split('+') {
+                let lane = lanes.split(r#"<td class="lane">"#).nth(1 + caller.parse::<usize>().unwrap());
+                assert!(
+                    lane.unwrap().contains(&format!("batch {k} of the pinned schedule")),
+                    "{stem}: caller {caller} is in batch {k} of {batches}: {lanes}"
+                );
+            }
+        }
+    }
 }

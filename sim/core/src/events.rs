@@ -137,8 +137,9 @@ pub struct Recovery {
 pub struct GroupLanes {
     pub callers: u32,
     pub calls: Vec<CallRow>,
-    /// The calls each commit held, in commit order, and how it ended.
-    pub commits: Vec<(Vec<usize>, CommitEnd)>,
+    /// The calls each commit held, in commit order, and how it ended; no end when the lanes
+    /// show a pinned schedule's batches rather than a run's commits (a checker's page).
+    pub commits: Vec<(Vec<usize>, Option<CommitEnd>)>,
 }
 
 #[derive(Clone, Debug)]

@@ -30,7 +30,9 @@ pub fn section(input: &Input<'_>) -> Markup {
                 span class="sec survived" { "survived" } " "
                 span class="sec lost" { "lost" } " "
                 span class="sec torn" { "torn" }
-                @if input.pinned.is_some() { " — outlined: the minimal surviving set of the crash state" }
+                @if let Some(p) = &input.pinned {
+                    " — outlined at power cut " (p.cut + 1) ": the minimal surviving set of the crash state"
+                }
             }
             @for (n, (op, cut)) in cuts.iter().enumerate() {
                 (one(input, n, *op, cut))
@@ -69,7 +71,7 @@ fn one(input: &Input<'_>, n: usize, op: usize, cut: &PowerCut) -> Markup {
             }
             div class="pagemap" {
                 @for (s, fate) in cut.sectors.iter().take(SECTORS_SHOWN_MAX) {
-                    (sector(input, types.as_ref(), *s, *fate, ss))
+                    (sector(input, n, types.as_ref(), *s, *fate, ss))
                 }
             }
             @if cut.sectors.len() > SECTORS_SHOWN_MAX {
@@ -79,8 +81,19 @@ fn one(input: &Input<'_>, n: usize, op: usize, cut: &PowerCut) -> Markup {
     }
 }
 
-fn sector(input: &Input<'_>, types: Option<&PageTypes>, s: u64, fate: Fate, ss: u64) -> Markup {
-    let pinned = input.pinned.as_ref().is_some_and(|k| k.contains(&s));
+/// Sector `s` of power cut `n`'s map.
+fn sector(
+    input: &Input<'_>,
+    n: usize,
+    types: Option<&PageTypes>,
+    s: u64,
+    fate: Fate,
+    ss: u64,
+) -> Markup {
+    let pinned = input
+        .pinned
+        .as_ref()
+        .is_some_and(|p| p.cut == n && p.survivors.contains(&s));
     let class = format!("sec {}{}", fate.name(), if pinned { " pinned" } else { "" });
     let (page, kind) = match (types, input.page_size) {
         (Some(t), _) => {

@@ -44,12 +44,20 @@ pub struct Input<'a> {
     pub log: &'a EventLog,
     /// Decode page types with crashlab's inspector.
     pub decode_pages: bool,
-    /// The crash state the case pins: its surviving sectors are highlighted.
-    pub pinned: Option<Vec<u64>>,
+    /// The crash state the case pins (a checker's state, a shrunk run's power cut): its
+    /// surviving sectors are highlighted on that cut's map.
+    pub pinned: Option<Pinned>,
     pub counters: Vec<(String, String)>,
     pub sim_time_ns: u64,
     /// The engine's page size, when known: a fault's offset is then also shown as a page.
     pub page_size: Option<u64>,
+}
+
+/// A pinned crash: which of the logged power cuts (from 0) and the sectors it keeps.
+#[derive(Clone, Debug)]
+pub struct Pinned {
+    pub cut: usize,
+    pub survivors: Vec<u64>,
 }
 
 /// The page, as text.

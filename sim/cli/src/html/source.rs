@@ -2,14 +2,17 @@
 //! --html-dir`), or one crash state of the checker (`check --html-dir`, `repro --html` of a case
 //! that pins a state), whose crash point, pending sectors and allowed states the checker gives.
 
-use super::{render, Input};
+use super::{render, Input, Pinned};
 use crashlab_check::{state_view, CheckConfig, Replayed};
 use crashlab_models::KvModel;
 use crashlab_sim::adapter::{Engine, EngineConfig};
 use crashlab_sim::case::{format_disk, format_faults};
 use crashlab_sim::config::RunConfig;
 use crashlab_sim::driver::{recover_image, Recovered};
-use crashlab_sim::events::{Event, EventLog, Fate, PowerCut, Recovery, What};
+use crashlab_sim::adapter::Capabilities;
+use crashlab_sim::calls::group_calls;
+use crashlab_sim::events::{CallRow, Event, EventLog, Fate, GroupLanes, PowerCut, Recovery, What};
+use crashlab_sim::op::Op;
 use crashlab_sim::report;
 use crashlab_sim::runner::Report;
 use crashlab_sim::spec::CrashState;
@@ -54,7 +57,11 @@ pub fn from_run<C: EngineConfig>(
         failing_op,
         log,
         decode_pages: C::ENGINE == "crashlab",
-        pinned: None,
+        // A shrunk case pins one power cut: its minimal surviving set is outlined.
+        pinned: cfg.pinned_cut.as_ref().map(|c| Pinned {
+            cut: usize::try_from(c.cut.saturating_sub(1)).unwrap_or(usize::MAX),
+            survivors: c.pin.survivors(),
+        }),
         counters,
         sim_time_ns: r.io.sim_time_ns,
         page_size: page_size(&cfg.engine.describe()),
@@ -124,6 +131,13 @@ pub fn from_check<E: Engine>(
             )
         })
         .collect();
+    let caps = cfg.engine_config().capabilities();
+    for (i, lanes) in planned_lanes(&cfg.ops, view.op, &caps) {
+        events.push(Event {
+            op: i,
+            ..stamp(0, What::Group(lanes))
+        });
+    }
     let sectors = view
         .pending
         .iter()
@@ -167,7 +181,10 @@ pub fn from_check<E: Engine>(
         failing_op: Some(view.op),
         log: &log,
         decode_pages: E::Config::ENGINE == "crashlab",
-        pinned: matches!(state, CrashState::PowerCut { .. }).then(|| view.kept.clone()),
+        pinned: matches!(state, CrashState::PowerCut { .. }).then(|| Pinned {
+            cut: 0,
+            survivors: view.kept.clone(),
+        }),
         counters: vec![
             (
                 "crash point".into(),
@@ -185,6 +202,63 @@ pub fn from_check<E: Engine>(
         page_size: page_size(&cfg.engine_config().describe()),
     };
     Ok(render(&input))
+}
+
+/// The lanes of each group of concurrent callers up to op `last`, from the workload itself: the
+/// checker keeps no answers, so each call shows its caller, its operations and the batch the
+/// group's pinned schedule puts it in (none when timing decides, as in the recorded run).
+fn planned_lanes(ops: &[Op], last: usize, caps: &Capabilities) -> Vec<(usize, GroupLanes)> {
+    let groups = ops.iter().enumerate().take(last.saturating_add(1));
+    groups
+        .filter_map(|(i, op)| match op {
+            Op::Group {
+                callers,
+                calls,
+                seed,
+                schedule,
+            } => {
+                let specs = group_calls(*callers, *calls, *seed, caps);
+                let rows = specs
+                    .iter()
+                    .map(|c| CallRow {
+                        caller: c.caller,
+                        ops: c.ops.iter().map(ToString::to_string).collect(),
+                        fails: c.fails,
+                        answer: "not recorded by the checker".into(),
+                    })
+                    .collect();
+                let batches = schedule.as_ref().map_or(Vec::new(), |s| {
+                    batches_of(&s.0, &specs.iter().map(|c| c.caller).collect::<Vec<_>>())
+                });
+                let lanes = GroupLanes {
+                    callers: *callers,
+                    calls: rows,
+                    commits: batches.into_iter().map(|b| (b, None)).collect(),
+                };
+                Some((i, lanes))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The calls (indexes into `callers`, each call's caller in group order) each batch of a
+/// schedule holds: a batch takes the next call of each caller it names.
+pub(super) fn batches_of(schedule: &[Vec<u32>], callers: &[u32]) -> Vec<Vec<usize>> {
+    let mut taken = vec![false; callers.len()];
+    schedule
+        .iter()
+        .map(|batch| {
+            batch
+                .iter()
+                .filter_map(|&c| {
+                    let i = (0..callers.len()).find(|&i| callers[i] == c && !taken[i])?;
+                    taken[i] = true;
+                    Some(i)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// What a state does to the recovery: a second cut during it, or nothing.

@@ -108,3 +108,19 @@ fn the_data_block_cannot_be_closed_by_what_it_holds() {
     assert_eq!(v["outcome"], "VIOLATION </script><b>boom</b>");
     assert_eq!(v["failing_op"], 0);
 }
+
+#[test]
+fn a_schedule_puts_each_callers_next_call_in_its_batch() {
+    // Callers 0, 1, 2 with two calls each (caller-major, as `group_calls` draws them).
+    let callers = [0, 0, 1, 1, 2, 2];
+    let schedule = vec![vec![0, 2], vec![1], vec![0, 1], vec![2]];
+    assert_eq!(
+        super::source::batches_of(&schedule, &callers),
+        vec![vec![0, 4], vec![2], vec![1, 3], vec![5]]
+    );
+    // A batch naming a caller with no call left takes nothing of it.
+    assert_eq!(
+        super::source::batches_of(&[vec![0], vec![0], vec![0]], &[0, 0]),
+        vec![vec![0], vec![1], vec![]]
+    );
+}

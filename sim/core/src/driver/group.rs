@@ -82,7 +82,7 @@ struct Observer<'a, H> {
     /// The engine documents a latch after a failed commit.
     latches: bool,
     /// Each commit's calls and end, kept only for a report's event log.
-    lanes: Option<Vec<(Vec<usize>, CommitEnd)>>,
+    lanes: Option<Vec<(Vec<usize>, Option<CommitEnd>)>>,
 }
 
 impl<H> Observer<'_, H> {
@@ -133,7 +133,7 @@ impl<E: Engine, H: Hooks<E>> GroupObserver for Typed<'_, '_, E, H> {
         };
         o.oracle.end_commit(index, outcome);
         if let Some(lanes) = &mut o.lanes {
-            lanes.push((calls.clone(), outcome.into()));
+            lanes.push((calls.clone(), Some(outcome.into())));
         }
         if result.is_ok() {
             o.sizes.push(calls.len());

@@ -151,7 +151,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         callers: u32,
         calls: &[crate::calls::CallSpec],
         answers: &[(usize, crashlab_models::Answer)],
-        commits: Vec<(Vec<usize>, CommitEnd)>,
+        commits: Vec<(Vec<usize>, Option<CommitEnd>)>,
     ) {
         let mut rows: Vec<CallRow> = calls
             .iter()
