@@ -56,8 +56,8 @@ mod record;
 mod recover;
 pub mod report;
 mod states;
-mod workers;
 mod view;
+mod workers;
 
 pub use alphabet::Alphabet;
 pub use bounded::{space_header, BoundedReport, Finding, Progress, VariantRow, TABLE_HEAD};

@@ -257,7 +257,10 @@ fn concurrent_callers_get_a_lane_each() {
     let lanes = &lanes[..lanes.find("</table>").unwrap()];
     assert_eq!(lanes.matches("<td class=\"lane\">").count(), 3, "{lanes}");
     for k in 0..3 {
-        assert!(lanes.contains(&format!("batch {k} of the pinned schedule")), "{lanes}");
+        assert!(
+            lanes.contains(&format!("batch {k} of the pinned schedule")),
+            "{lanes}"
+        );
     }
 }
 

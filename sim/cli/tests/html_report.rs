@@ -167,7 +167,10 @@ fn explore_and_check_write_a_page_per_failure() {
 
 /// The sectors outlined as pinned on power cut `n`'s map (`crash-n`), and on every other map.
 fn pinned_sectors(page: &str, n: usize) -> (Vec<u64>, usize) {
-    let maps: Vec<&str> = page.split(r#"<div class="crash" id="crash-"#).skip(1).collect();
+    let maps: Vec<&str> = page
+        .split(r#"<div class="crash" id="crash-"#)
+        .skip(1)
+        .collect();
     let pinned = |map: &str| -> Vec<u64> {
         map.split(r#"<div class="sec "#)
             .skip(1)
@@ -196,7 +199,10 @@ fn a_shrunk_case_outlines_its_minimal_surviving_set_on_its_cut() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let shrunk = std::fs::read_to_string(dir.path().join("d.shrunk.case")).unwrap();
     // `power-cut = cut=N keep=a,b,...`: the cut the shrinker pinned and what it keeps.
-    let line = shrunk.lines().find(|l| l.starts_with("power-cut = ")).unwrap();
+    let line = shrunk
+        .lines()
+        .find(|l| l.starts_with("power-cut = "))
+        .unwrap();
     let words: Vec<&str> = line.split_whitespace().collect();
     let cut: usize = words[2].strip_prefix("cut=").unwrap().parse().unwrap();
     let keep: Vec<u64> = match words[3].strip_prefix("keep=").unwrap() {
@@ -206,18 +212,37 @@ fn a_shrunk_case_outlines_its_minimal_surviving_set_on_its_cut() {
     assert!(!keep.is_empty(), "the shrunk cut keeps a sector: {line}");
     let page = page_of("d.shrunk.case", dir.path(), "shrunk.html");
     let (outlined, elsewhere) = pinned_sectors(&page, cut - 1);
-    assert_eq!(outlined, keep, "the pinned cut outlines exactly what it keeps");
+    assert_eq!(
+        outlined, keep,
+        "the pinned cut outlines exactly what it keeps"
+    );
     assert_eq!(elsewhere, 0, "no other cut is outlined");
+    // And the map draws the disk's decisions: what survived the cut is exactly what it keeps
+    // (a sector rewritten with the bytes it held must not read as survived).
+    let map = page
+        .split(&format!(r#"<div class="crash" id="crash-{}">"#, cut - 1))
+        .nth(1)
+        .unwrap();
+    let map = &map[..map.find("</div></div>").unwrap()];
+    assert_eq!(
+        map.matches(r#"<div class="sec survived"#).count(),
+        keep.len(),
+        "{map}"
+    );
     // The unshrunk case pins nothing: nothing is outlined.
     let page = page_of("d.case", dir.path(), "whole.html");
-    assert!(!page.contains(" pinned\""), "an unpinned run outlines nothing");
+    assert!(
+        !page.contains(" pinned\""),
+        "an unpinned run outlines nothing"
+    );
 }
 
 #[test]
 fn check_interleavings_writes_a_page_per_violation_with_a_lane_per_caller() {
     let dir = tempfile::tempdir().unwrap();
     // The interleaved case's workload without its crash state: `check` finds the states.
-    let saved = std::fs::read_to_string(corpus("corpus/report/interleaved-lone-call.case")).unwrap();
+    let saved =
+        std::fs::read_to_string(corpus("corpus/report/interleaved-lone-call.case")).unwrap();
     let workload: String = saved
         .lines()
         .filter(|l| !l.starts_with("crash-state") && !l.starts_with("check ="))
@@ -249,20 +274,36 @@ fn check_interleavings_writes_a_page_per_violation_with_a_lane_per_caller() {
     for entry in std::fs::read_dir(dir.path().join("found")).unwrap() {
         let case_path = entry.unwrap().path();
         let case = std::fs::read_to_string(&case_path).unwrap();
-        let stem = case_path.file_stem().unwrap().to_string_lossy().into_owned();
+        let stem = case_path
+            .file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         let page = std::fs::read_to_string(dir.path().join(format!("pages/{stem}.html"))).unwrap();
         assert!(page.contains(&format!("crashlab repro found/{stem}.case")));
-        assert!(page.contains(r#"id="failing""#), "{stem}: the step is marked");
+        assert!(
+            page.contains(r#"id="failing""#),
+            "{stem}: the step is marked"
+        );
         // One lane per caller, each call in the batch the case's pinned schedule gives it.
         let lanes = page.split(r#"<table class="lanes">"#).nth(1).unwrap();
         let lanes = &lanes[..lanes.find("</table>").unwrap()];
         assert_eq!(lanes.matches(r#"<td class="lane">"#).count(), 3, "{stem}");
-        let batches = case.split(" batches=").nth(1).unwrap().lines().next().unwrap();
+        let batches = case
+            .split(" batches=")
+            .nth(1)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap();
         for (k, batch) in batches.split('/').enumerate() {
             for caller in batch.split('+') {
-                let lane = lanes.split(r#"<td class="lane">"#).nth(1 + caller.parse::<usize>().unwrap());
+                let lane = lanes
+                    .split(r#"<td class="lane">"#)
+                    .nth(1 + caller.parse::<usize>().unwrap());
                 assert!(
-                    lane.unwrap().contains(&format!("batch {k} of the pinned schedule")),
+                    lane.unwrap()
+                        .contains(&format!("batch {k} of the pinned schedule")),
                     "{stem}: caller {caller} is in batch {k} of {batches}: {lanes}"
                 );
             }

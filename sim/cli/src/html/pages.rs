@@ -2,9 +2,9 @@
 //! leaf, overflow), decoded by the engine's own inspector on the image the engine saw just
 //! before the cut. Only crashlab's format is decoded; another engine's pages are named by id.
 
+use crashlab_engine::MemStorage;
 use crashlab_format::inspect::{page_detail, Image, PageBody};
 use crashlab_format::types::PageId;
-use crashlab_engine::MemStorage;
 use std::collections::BTreeMap;
 
 /// How far back an overflow page's first page is looked for.

@@ -5,12 +5,12 @@
 use super::{render, Input, Pinned};
 use crashlab_check::{state_view, CheckConfig, Replayed};
 use crashlab_models::KvModel;
+use crashlab_sim::adapter::Capabilities;
 use crashlab_sim::adapter::{Engine, EngineConfig};
+use crashlab_sim::calls::group_calls;
 use crashlab_sim::case::{format_disk, format_faults};
 use crashlab_sim::config::RunConfig;
 use crashlab_sim::driver::{recover_image, Recovered};
-use crashlab_sim::adapter::Capabilities;
-use crashlab_sim::calls::group_calls;
 use crashlab_sim::events::{CallRow, Event, EventLog, Fate, GroupLanes, PowerCut, Recovery, What};
 use crashlab_sim::op::Op;
 use crashlab_sim::report;

@@ -244,7 +244,10 @@ fn describe(input: &Input<'_>, e: &Event) -> (&'static str, String) {
 
 fn lanes(g: &GroupLanes) -> Markup {
     let commit_of = |call: usize| {
-        let k = g.commits.iter().position(|(calls, _)| calls.contains(&call))?;
+        let k = g
+            .commits
+            .iter()
+            .position(|(calls, _)| calls.contains(&call))?;
         Some(match g.commits[k].1 {
             Some(end) => format!("commit {k} ({})", end.name()),
             None => format!("batch {k} of the pinned schedule"),

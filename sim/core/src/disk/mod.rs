@@ -162,6 +162,8 @@ struct Inner {
     stats: IoStats,
     /// Every fault injected, where: kept only when asked for ([`SimDisk::log_faults`]).
     fault_log: Option<Vec<FaultEvent>>,
+    /// What the last power cut did to each pending sector, kept only while faults are logged.
+    last_cut: Option<sectors::CrashApplied>,
 }
 
 /// One fault the disk injected: its kind (`write_eio`, `latent`, `misdirect`, ...), the byte
@@ -230,6 +232,7 @@ impl SimDisk {
             counts: FaultCounts::default(),
             stats: IoStats::default(),
             fault_log: None,
+            last_cut: None,
         };
         let disk = SimDisk {
             inner: Arc::new(Mutex::new(inner)),
@@ -390,6 +393,14 @@ impl SimDisk {
             .unwrap_or_default()
     }
 
+    /// What the last power cut did to each pending sector, once (none unless
+    /// [`SimDisk::log_faults`] is on): (survived whole, torn, lost), each ascending.
+    pub(crate) fn take_last_cut(&self) -> Option<(Vec<u64>, Vec<u64>, Vec<u64>)> {
+        let a = self.lock().last_cut.take()?;
+        let whole = a.kept.iter().copied().filter(|s| !a.torn.contains(s));
+        Some((whole.collect(), a.torn, a.lost))
+    }
+
     /// Stable 64-bit FNV-1a hash of the current image (what reads see): for determinism tests.
     pub fn image_hash(&self) -> u64 {
         fnv1a_64(&self.image())
@@ -465,6 +476,9 @@ impl Inner {
         self.counts.sectors_lost_in_crash += outcome.lost;
         self.counts.torn_writes_in_crash += torn;
         self.counts.sub_sector_tears += outcome.sub_sector_tears;
+        if self.fault_log.is_some() {
+            self.last_cut = Some(applied.clone());
+        }
         (outcome, applied)
     }
 }

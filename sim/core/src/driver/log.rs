@@ -4,7 +4,7 @@
 use super::{Driver, Hooks};
 use crate::adapter::Engine;
 use crate::events::{
-    sector_fates, CallRow, CommitEnd, Event, EventLog, GroupLanes, PowerCut, Recovery, What,
+    sector_fates, CallRow, CommitEnd, Event, EventLog, Fate, GroupLanes, PowerCut, Recovery, What,
 };
 use crashlab_models::KvModel;
 use std::sync::Arc;
@@ -92,7 +92,19 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         let Some(b) = before else { return };
         let ss = u64::from(self.disk.config().sector_size);
         let after = self.disk.durable_image();
-        let sectors = sector_fates(&b.pending, ss, &b.visible, &b.durable, &after);
+        // The disk's own decisions; bytes compared only if it kept none (a sector rewritten
+        // with the bytes it held reads the same either way, so bytes alone cannot tell).
+        let sectors = match self.disk.take_last_cut() {
+            Some((whole, torn, lost)) => {
+                let mut all: Vec<(u64, Fate)> =
+                    whole.into_iter().map(|s| (s, Fate::Survived)).collect();
+                all.extend(torn.into_iter().map(|s| (s, Fate::Torn)));
+                all.extend(lost.into_iter().map(|s| (s, Fate::Lost)));
+                all.sort_unstable_by_key(|f| f.0);
+                all
+            }
+            None => sector_fates(&b.pending, ss, &b.visible, &b.durable, &after),
+        };
         self.log_event(|| {
             What::PowerCut(PowerCut {
                 sector_size: ss,
