@@ -57,6 +57,7 @@ mod record;
 mod recover;
 pub mod report;
 mod states;
+mod view;
 mod workers;
 
 pub use alphabet::Alphabet;
@@ -68,6 +69,7 @@ pub use interleave::{
 pub use prebuilt::{ImageFacts, Prebuilt, Shape};
 pub use report::{CheckReport, Found};
 pub use states::Coverage;
+pub use view::{state_view, StateView};
 
 use book::Book;
 use crashlab_sim::adapter::{Engine, EngineConfig};

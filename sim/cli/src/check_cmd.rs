@@ -84,6 +84,10 @@ pub struct CheckArgs {
     /// Where to save a case for each violation.
     #[arg(long, default_value = "corpus/found")]
     found_dir: PathBuf,
+    /// Write a self-contained HTML report of each minimal violating state into DIR (beside
+    /// its saved case's name; docs/report.md).
+    #[arg(long)]
+    html_dir: Option<PathBuf>,
     /// The engine under test with --seed: crashlab or redb (a case names its own engine).
     #[arg(long, conflicts_with = "case", value_parser = crate::engines::parse)]
     engine: Option<String>,
@@ -152,7 +156,7 @@ impl WithEngine for Check {
             return run_variants::<E>(&cfg);
         }
         if let Some(limit) = self.args.interleavings {
-            return run_interleavings::<E>(&cfg, limit, &self.args.found_dir);
+            return run_interleavings::<E>(&cfg, limit, &self.args);
         }
         if cfg.image.is_some() {
             return run_from_image::<E>(&cfg, &self.args, &self.source);
@@ -163,6 +167,9 @@ impl WithEngine for Check {
         let wall_s = started.elapsed().as_secs_f64();
         print!("{}", report.text(Some(wall_s)));
         save_found(&cfg, &report, &self.args.found_dir);
+        if let Some(dir) = &self.args.html_dir {
+            html_found::<E>(&cfg, &report, &self.args.found_dir, dir);
+        }
         if report.violating_states > 0 {
             ExitCode::from(1)
         } else {
@@ -233,6 +240,44 @@ fn save_found<C: EngineConfig>(cfg: &CheckConfig<C>, report: &CheckReport, dir: 
     }
 }
 
+/// An HTML page per reported violation, named as its saved case is.
+fn html_found<E: Engine>(
+    cfg: &CheckConfig<E::Config>,
+    report: &CheckReport,
+    found_dir: &Path,
+    dir: &Path,
+) {
+    for (i, f) in report.found.iter().enumerate() {
+        let name = format!(
+            "check-{}-{}-{}-{}",
+            cfg.seed,
+            cfg.params.control,
+            E::Config::ENGINE,
+            i
+        );
+        html_state::<E>(cfg, &f.state, &found_dir.join(format!("{name}.case")), dir);
+    }
+}
+
+/// The HTML page of `state`, saved as `case`: `dir/<case's stem>.html` (a message on stderr
+/// when it cannot be written; the check goes on).
+fn html_state<E: Engine>(
+    cfg: &CheckConfig<E::Config>,
+    state: &CrashState,
+    case: &Path,
+    dir: &Path,
+) {
+    let stem = case.file_stem().unwrap_or_default().to_string_lossy();
+    let path = dir.join(format!("{stem}.html"));
+    let repro = format!("crashlab repro {}", case.display());
+    let written = crate::html::from_check::<E>(cfg, state, repro)
+        .and_then(|page| crate::html::write_page(&path, &page));
+    match written {
+        Ok(()) => println!("  report: {}", path.display()),
+        Err(m) => eprintln!("could not write a report for {state}: {m}"),
+    }
+}
+
 /// Save the case that replays `state` of `cfg` as `dir/name`, and print its repro line.
 fn save_state<C: EngineConfig>(cfg: &CheckConfig<C>, state: &CrashState, dir: &Path, name: &str) {
     match save(dir, name, &cfg.to_case(state.clone())) {
@@ -249,12 +294,12 @@ fn interleavings(s: &str) -> Result<usize, String> {
     bounded_count(s, INTERLEAVINGS_MAX, "INTERLEAVINGS_MAX")
 }
 
-/// `--interleavings N`: the workload under every schedule of its groups, a case per reported
-/// violation (at most `max_reported` in all).
+/// `--interleavings N`: the workload under every schedule of its groups, a case (and with
+/// `--html-dir` a page) per reported violation (at most `max_reported` in all).
 fn run_interleavings<E: Engine>(
     cfg: &CheckConfig<E::Config>,
     limit: usize,
-    dir: &Path,
+    o: &CheckArgs,
 ) -> ExitCode {
     if !cfg
         .ops
@@ -290,7 +335,10 @@ fn run_interleavings<E: Engine>(
             f.verdict,
             f.detail
         );
-        save_state(&c.cfg, &f.state, dir, &name);
+        save_state(&c.cfg, &f.state, &o.found_dir, &name);
+        if let Some(dir) = &o.html_dir {
+            html_state::<E>(&c.cfg, &f.state, &o.found_dir.join(&name), dir);
+        }
     }
     if all.violating_states() > 0 {
         ExitCode::from(1)
@@ -357,6 +405,9 @@ fn run_all_workloads<E: Engine>(base: &CheckConfig<E::Config>, o: &CheckArgs) ->
             E::Config::ENGINE
         );
         save_state(&f.cfg, &f.found.state, &o.found_dir, &name);
+        if let Some(dir) = &o.html_dir {
+            html_state::<E>(&f.cfg, &f.found.state, &o.found_dir.join(&name), dir);
+        }
     }
     if report.total().violating_states > 0 {
         ExitCode::from(1)

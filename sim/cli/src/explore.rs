@@ -32,6 +32,8 @@ pub struct Explore {
     pub report: Option<PathBuf>,
     /// `--saturation-svg FILE`.
     pub saturation_svg: Option<PathBuf>,
+    /// Where to write an HTML report per violation found.
+    pub html_dir: Option<PathBuf>,
 }
 
 impl WithEngine for Explore {
@@ -80,7 +82,11 @@ impl WithEngine for Explore {
             let mut case = None;
             if let crashlab_sim::verdict::Outcome::Violation(v) = &report.outcome {
                 violations += 1;
-                let saved = save_case(run, &self.found_dir).map(|p| p.display().to_string());
+                let saved = save_case(run, &self.found_dir);
+                if let (Some(dir), Ok(case)) = (&self.html_dir, &saved) {
+                    crate::run_cmd::html_of_saved::<E>(run, case, dir);
+                }
+                let saved = saved.map(|p| p.display().to_string());
                 case = saved.as_ref().ok().cloned();
                 let repro = saved.unwrap_or_else(|e| format!("(not saved: {e})"));
                 // println through the bar: it still prints when the bar is hidden (not a TTY).

@@ -12,6 +12,7 @@ mod cases;
 mod check_cmd;
 mod engines;
 mod explore;
+mod html;
 mod merge;
 mod reach;
 mod report;
@@ -104,6 +105,10 @@ enum Command {
         /// `seed-in-signature` (of the saturation curve).
         #[arg(long, hide = true, value_parser = args::sweep_control)]
         debug_control: Option<SweepControl>,
+        /// Write a self-contained HTML report of each violation found into DIR (one page per
+        /// saved case; the sweep itself keeps no event log).
+        #[arg(long)]
+        html_dir: Option<PathBuf>,
     },
     /// Replay a case file bit for bit.
     Repro {
@@ -111,6 +116,9 @@ enum Command {
         /// Write the disk's durable image at the end of the run here, for `crashlab db`.
         #[arg(long)]
         save_image: Option<PathBuf>,
+        /// Write a self-contained HTML report of the run to FILE (docs/report.md).
+        #[arg(long)]
+        html: Option<PathBuf>,
     },
     /// Minimise a failing case's operations and faults; writes FILE.shrunk.case.
     Shrink {
@@ -194,6 +202,7 @@ fn main() -> ExitCode {
             report,
             saturation_svg,
             debug_control,
+            html_dir,
         } => {
             let env = shard_env::SchedulerEnv::from_process();
             let shard = match shard_env::resolve(shard, shard_count, &env) {
@@ -211,13 +220,19 @@ fn main() -> ExitCode {
                 debug_control: debug_control.unwrap_or_default(),
                 report,
                 saturation_svg,
+                html_dir,
             };
             engine_or_exit(&engine, sweep)
         }
-        Command::Repro { file, save_image } => cases::with_case(&file, |text| run_cmd::Repro {
+        Command::Repro {
+            file,
+            save_image,
+            html,
+        } => cases::with_case(&file, |text| run_cmd::Repro {
             file: file.clone(),
             text,
             save_image,
+            html,
         }),
         Command::Shrink { file, budget } => cases::with_case(&file, |text| run_cmd::Shrink {
             file: file.clone(),

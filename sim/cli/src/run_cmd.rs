@@ -2,7 +2,7 @@
 
 use crate::cases::{parse_case, print_expectation};
 use crate::engines::WithEngine;
-use crate::{bad_input, check_cmd};
+use crate::{bad_input, check_cmd, html};
 use crashlab_sim::adapter::{Engine, EngineConfig};
 use crashlab_sim::case::{Case, Expect};
 use crashlab_sim::config::RunConfig;
@@ -11,7 +11,7 @@ use crashlab_sim::disk::capture::{capture, save_durable_image};
 use crashlab_sim::input::writable_target;
 use crashlab_sim::profile::Profile;
 use crashlab_sim::report;
-use crashlab_sim::runner::{header, run, Report};
+use crashlab_sim::runner::{header, run, run_logged, Report};
 use crashlab_sim::shrink::shrink;
 use crashlab_sim::sweep::repro_line;
 use crashlab_sim::verdict::Outcome;
@@ -107,11 +107,26 @@ pub fn save_case<C: EngineConfig>(cfg: &RunConfig<C>, dir: &Path) -> std::io::Re
     Ok(path)
 }
 
+/// The HTML report of a violating seed saved as `case`: `dir/<case's stem>.html` (a message on
+/// stderr when it cannot be written; the sweep goes on). The run is replayed with the event log
+/// on, so the sweep itself keeps none.
+pub fn html_of_saved<E: Engine>(cfg: &RunConfig<E::Config>, case: &Path, dir: &Path) {
+    let (r, log) = run_logged::<E>(cfg);
+    let repro = format!("crashlab repro {}", case.display());
+    let stem = case.file_stem().unwrap_or_default().to_string_lossy();
+    let path = dir.join(format!("{stem}.html"));
+    match html::write_page(&path, &html::from_run(cfg, &r, &log, repro)) {
+        Ok(()) => println!("  report: {}", path.display()),
+        Err(m) => eprintln!("{m}"),
+    }
+}
+
 /// `crashlab repro FILE`.
 pub struct Repro {
     pub file: PathBuf,
     pub text: String,
     pub save_image: Option<PathBuf>,
+    pub html: Option<PathBuf>,
 }
 
 impl WithEngine for Repro {
@@ -121,14 +136,35 @@ impl WithEngine for Repro {
             Ok(c) => c,
             Err(code) => return code,
         };
-        if let Some(Err(m)) = self.save_image.as_deref().map(writable_target) {
-            return bad_input(m);
+        for target in [&self.save_image, &self.html].into_iter().flatten() {
+            if let Err(m) = writable_target(target) {
+                return bad_input(m);
+            }
         }
+        let repro = format!("crashlab repro {}", self.file.display());
         if let Some(state) = &case.crash_state {
+            if let Some(path) = &self.html {
+                let cfg = crashlab_check::CheckConfig::from_case(&case);
+                let page = html::from_check::<E>(&cfg, state, repro);
+                if let Err(m) = page.and_then(|p| html::write_page(path, &p)) {
+                    return bad_input(m);
+                }
+                println!("wrote the report {}", path.display());
+            }
             return check_cmd::replay_state::<E>(&case, state, self.save_image.as_deref());
         }
         print!("{}", header(&case.run));
-        let (r, disks) = capture(|| run::<E>(&case.run));
+        let (r, disks) = if let Some(path) = &self.html {
+            let ((r, log), disks) = capture(|| run_logged::<E>(&case.run));
+            let page = html::from_run(&case.run, &r, &log, repro);
+            if let Err(m) = html::write_page(path, &page) {
+                return bad_input(m);
+            }
+            println!("wrote the report {}", path.display());
+            (r, disks)
+        } else {
+            capture(|| run::<E>(&case.run))
+        };
         print!("{}", report::body(&r));
         if let (Some(path), Some(disk)) = (&self.save_image, disks.last()) {
             match save_durable_image(disk, path) {

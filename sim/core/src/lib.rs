@@ -30,6 +30,7 @@ pub mod control;
 pub mod crashlab;
 pub mod disk;
 pub mod driver;
+pub mod events;
 pub mod fs;
 pub mod guard;
 pub mod input;

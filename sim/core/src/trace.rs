@@ -10,6 +10,8 @@ pub struct Trace {
     hash: u64,
     events: u64,
     tail: VecDeque<String>,
+    /// Every line, when a report asked for them ([`Trace::keep_all`]).
+    all: Option<Vec<String>>,
 }
 
 impl Default for Trace {
@@ -18,6 +20,7 @@ impl Default for Trace {
             hash: 0xcbf2_9ce4_8422_2325,
             events: 0,
             tail: VecDeque::new(),
+            all: None,
         }
     }
 }
@@ -31,7 +34,20 @@ impl Trace {
         if self.tail.len() == TAIL_MAX {
             self.tail.pop_front();
         }
+        if let Some(all) = &mut self.all {
+            all.push(line.clone());
+        }
         self.tail.push_back(line);
+    }
+
+    /// Keep every line from now on, not only the tail (off by default: a sweep keeps 40).
+    pub fn keep_all(&mut self) {
+        self.all.get_or_insert_with(Vec::new);
+    }
+
+    /// Every line kept since [`Trace::keep_all`].
+    pub fn take_all(&mut self) -> Vec<String> {
+        self.all.take().unwrap_or_default()
     }
 
     pub fn hash(&self) -> u64 {

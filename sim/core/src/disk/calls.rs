@@ -17,6 +17,7 @@ impl Inner {
         match self.config.faults.enospc_capacity {
             Some(capacity) if end > capacity => {
                 self.counts.enospc += 1;
+                self.fault("enospc", end, 0);
                 Err(io::Error::new(
                     io::ErrorKind::StorageFull,
                     format!("simulated ENOSPC: end {end} past capacity {capacity}"),
@@ -42,11 +43,17 @@ impl Inner {
         }
         if self.rng.chance(self.config.faults.read_eio) {
             self.counts.read_eio += 1;
+            self.fault("read_eio", offset, buf.len() as u64);
             return Err(eio(&format!("read of {offset}..{end}")));
         }
         let range = self.sectors.range_sectors(offset, buf.len() as u64);
         if let Some(&bad) = self.latent.range(range).next() {
             self.counts.latent_read_errors += 1;
+            self.fault(
+                "latent_read",
+                bad * self.sectors.sector_size(),
+                buf.len() as u64,
+            );
             return Err(eio(&format!("latent sector error at sector {bad}")));
         }
         let never_written = self.sectors.read(offset, buf);
@@ -69,6 +76,7 @@ impl Inner {
         self.check_capacity(end)?;
         if self.rng.chance(self.config.faults.write_eio) {
             self.counts.write_eio += 1;
+            self.fault("write_eio", offset, n);
             return Err(eio(&format!("write of {offset}..{end}")));
         }
         if n == 0 {
@@ -88,6 +96,7 @@ impl Inner {
                 .expect("an index into written")];
             self.latent.insert(bad);
             self.counts.latent_sectors += 1;
+            self.fault("latent", bad * self.sectors.sector_size(), n);
         }
         self.write_calls.push(written);
         self.stats.bytes_written += n;
@@ -121,6 +130,7 @@ impl Inner {
         };
         assert_ne!(sector, meant);
         self.counts.misdirected_writes += 1;
+        self.fault("misdirect", offset, n);
         Some(sector * ss + in_sector)
     }
 
@@ -128,6 +138,7 @@ impl Inner {
         self.stats.syncs += 1;
         if self.rng.chance(self.config.faults.sync_eio) {
             self.counts.sync_eio += 1;
+            self.fault("sync_eio", 0, 0);
             for s in self.sectors.pending_keys() {
                 if self.rng.coin() {
                     self.sectors.drop_pending(s);
@@ -141,6 +152,7 @@ impl Inner {
         let grew = std::mem::take(&mut self.grew);
         if self.config.faults.lying_sync {
             self.counts.lying_syncs += 1;
+            self.fault("lying_sync", 0, 0);
             self.stats.charge(self.config.cost.sync_ns(0));
             return Ok(());
         }
@@ -172,6 +184,7 @@ impl Inner {
         let bit = self.rng.below(self.sectors.durable_valid_bytes(s) * 8);
         self.sectors.flip_durable_bit(s, bit);
         self.counts.bit_flips += 1;
+        self.fault("bit_flip", s * self.sectors.sector_size(), 1);
     }
 
     pub(super) fn set_len(&mut self, len: u64) -> io::Result<()> {

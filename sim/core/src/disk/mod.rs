@@ -160,6 +160,21 @@ struct Inner {
     grew: bool,
     counts: FaultCounts,
     stats: IoStats,
+    /// Every fault injected, where: kept only when asked for ([`SimDisk::log_faults`]).
+    fault_log: Option<Vec<FaultEvent>>,
+    /// What the last power cut did to each pending sector, kept only while faults are logged.
+    last_cut: Option<sectors::CrashApplied>,
+}
+
+/// One fault the disk injected: its kind (`write_eio`, `latent`, `misdirect`, ...), the byte
+/// offset it hit (the intended one for a misdirected write, the sector's for a latent error or
+/// a bit flip; 0 for a sync) and the length of the call, at the disk's simulated time.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct FaultEvent {
+    pub kind: &'static str,
+    pub offset: u64,
+    pub len: u64,
+    pub sim_time_ns: u64,
 }
 
 pub(crate) fn assert_config(config: &DiskConfig) {
@@ -216,6 +231,8 @@ impl SimDisk {
             grew: false,
             counts: FaultCounts::default(),
             stats: IoStats::default(),
+            fault_log: None,
+            last_cut: None,
         };
         let disk = SimDisk {
             inner: Arc::new(Mutex::new(inner)),
@@ -361,6 +378,29 @@ impl SimDisk {
         self.lock().config.clone()
     }
 
+    /// Keep every fault injected from now on, for [`SimDisk::take_faults`] (a report's timeline;
+    /// off by default, so a sweep pays nothing).
+    pub fn log_faults(&self) {
+        self.lock().fault_log.get_or_insert_with(Vec::new);
+    }
+
+    /// The faults injected since the last take (none unless [`SimDisk::log_faults`] is on).
+    pub fn take_faults(&self) -> Vec<FaultEvent> {
+        self.lock()
+            .fault_log
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// What the last power cut did to each pending sector, once (none unless
+    /// [`SimDisk::log_faults`] is on): (survived whole, torn, lost), each ascending.
+    pub(crate) fn take_last_cut(&self) -> Option<(Vec<u64>, Vec<u64>, Vec<u64>)> {
+        let a = self.lock().last_cut.take()?;
+        let whole = a.kept.iter().copied().filter(|s| !a.torn.contains(s));
+        Some((whole.collect(), a.torn, a.lost))
+    }
+
     /// Stable 64-bit FNV-1a hash of the current image (what reads see): for determinism tests.
     pub fn image_hash(&self) -> u64 {
         fnv1a_64(&self.image())
@@ -384,6 +424,19 @@ impl Inner {
             decided.insert(s, torn.flatten().map_or(Keep::Whole, Keep::Torn));
         }
         decided
+    }
+
+    /// Note an injected fault, if faults are logged.
+    fn fault(&mut self, kind: &'static str, offset: u64, len: u64) {
+        let now = self.stats.sim_time_ns;
+        if let Some(log) = &mut self.fault_log {
+            log.push(FaultEvent {
+                kind,
+                offset,
+                len,
+                sim_time_ns: now,
+            });
+        }
     }
 
     fn crash_keeping(&mut self, keep: &mut dyn FnMut(u64) -> Keep) -> CrashOutcome {
@@ -423,6 +476,9 @@ impl Inner {
         self.counts.sectors_lost_in_crash += outcome.lost;
         self.counts.torn_writes_in_crash += torn;
         self.counts.sub_sector_tears += outcome.sub_sector_tears;
+        if self.fault_log.is_some() {
+            self.last_cut = Some(applied.clone());
+        }
         (outcome, applied)
     }
 }

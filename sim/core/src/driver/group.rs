@@ -6,6 +6,7 @@ use super::{Driver, Hooks, Step};
 use crate::adapter::{Ack, Engine, EngineError};
 use crate::calls::{apply_call, group_calls, CallSpec, GroupObserver};
 use crate::disk::SimDisk;
+use crate::events::CommitEnd;
 use crate::schedule::Schedule;
 use crate::verdict::Verdict;
 use crashlab_models::{CallOracle, CommitOutcome, DurabilityOracle};
@@ -80,6 +81,8 @@ struct Observer<'a, H> {
     after_failure: bool,
     /// The engine documents a latch after a failed commit.
     latches: bool,
+    /// Each commit's calls and end, kept only for a report's event log.
+    lanes: Option<Vec<(Vec<usize>, Option<CommitEnd>)>>,
 }
 
 impl<H> Observer<'_, H> {
@@ -129,6 +132,9 @@ impl<E: Engine, H: Hooks<E>> GroupObserver for Typed<'_, '_, E, H> {
             }
         };
         o.oracle.end_commit(index, outcome);
+        if let Some(lanes) = &mut o.lanes {
+            lanes.push((calls.clone(), Some(outcome.into())));
+        }
         if result.is_ok() {
             o.sizes.push(calls.len());
         }
@@ -157,6 +163,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         let calls = group_calls(group.callers, group.calls, group.seed, &self.caps);
         let fails: Vec<bool> = calls.iter().map(|c| c.fails).collect();
         let promised = self.promised();
+        let logging = self.logging();
         let mut obs = Observer {
             io_seen: self.disk.io_stats().sim_time_ns,
             disk: &self.disk,
@@ -171,14 +178,16 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             failed: None,
             after_failure: false,
             latches: self.caps.latches_after_failed_commit,
+            lanes: logging.then(Vec::new),
         };
         let answers = {
             let mut typed = Typed::<E, H>(&mut obs, std::marker::PhantomData);
             E::run_group(db, &calls, group.schedule, &mut typed).await
         };
-        for (i, a) in answers {
+        for &(i, a) in &answers {
             obs.call_oracle.answered(i, a);
         }
+        let lanes = obs.lanes.take();
         let checked = obs.call_oracle.check();
         let (ok, own, failed) = obs.call_oracle.answer_counts();
         let g = &mut self.stats.groups;
@@ -205,6 +214,9 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         let failure = obs.failed.take();
         let after_failure = obs.after_failure;
         self.promise_changed();
+        if let Some(commits) = lanes {
+            self.log_group(group.callers, &calls, &answers, commits);
+        }
         if after_failure {
             return Err(self.violation(
                 Verdict::Latch,

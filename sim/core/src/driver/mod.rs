@@ -28,6 +28,7 @@ mod after_failure;
 mod group;
 mod hooks;
 mod live;
+mod log;
 mod recovery;
 mod session;
 
@@ -163,6 +164,8 @@ pub struct Driver<'c, E: Engine, H> {
     /// Where the file the engine has open came from, for messages: `as created`, `as
     /// recovered after power cut 2 (op 17)`, `as reopened after op 40`.
     pub(crate) file_from: String,
+    /// The structured event log, when a report asked for one ([`Driver::keep_event_log`]).
+    pub(crate) log: Option<Box<crate::events::EventLog>>,
 }
 
 impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
@@ -190,6 +193,7 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
             restart_after_io_error: false,
             latched: None,
             file_from: "as created".into(),
+            log: None,
         }
     }
 
@@ -353,7 +357,9 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
             self.next.saturating_sub(1)
         );
         self.power.reset();
+        let before = self.before_cut();
         let c = self.hooks.power_cut(&self.disk);
+        self.log_power_cut(before);
         self.trace.record(format!(
             "power cut: {} pending sectors, {} kept, {} lost",
             c.pending_sectors, c.kept, c.lost

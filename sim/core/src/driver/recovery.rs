@@ -27,12 +27,20 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             }
             Err(e) => return Err(self.failure(Verdict::Failed(During::RecoveryRead), &e)),
         };
+        let allowed = self.allowed_now(power_cut);
         let found = if power_cut {
             self.oracle.recover_after_power_cut(&observed)
         } else {
             self.oracle.recover_after_reopen(&observed)
         };
         self.promise_changed();
+        self.log_recovery(
+            allowed,
+            &observed,
+            found.as_ref().ok().copied(),
+            &problems,
+            power_cut,
+        );
         match found {
             Ok(i) => self.trace.record(format!(
                 "recovered S[{i}] after {}",

@@ -5,6 +5,7 @@ use super::group::GroupOp;
 use super::{Driver, Hooks, SessionEnd, Step};
 use crate::adapter::{list_model, Ack, Engine, EngineError, Listing};
 use crate::apply::{apply_checked, model_apply, owned, Applied, ApplyFailure};
+use crate::events::CommitEnd;
 use crate::op::{path_to_string, KeyRange, Name, Op, Path};
 use crate::verdict::{During, Verdict};
 use crashlab_models::{CommitOutcome, KvModel, ModelError};
@@ -132,6 +133,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
                 Next::Go(result) => result,
                 Next::End(end) => return Ok(end),
             };
+            self.log_op(index, op, &result);
             self.trace.record(format!("{index} {op} -> {result}"));
             self.disk_untouched_while_latched()?;
             if std::mem::take(&mut self.restart_after_io_error) {
@@ -249,12 +251,14 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
                 };
                 self.oracle.end_commit(index, outcome);
                 self.promise_changed();
+                self.log_commit(index, outcome.into());
                 Ok(Ok(format!("ok S[{index}]")))
             }
             Err(e) => {
                 self.stats.failed_commits += 1;
                 self.oracle.end_commit(index, CommitOutcome::Failed);
                 self.promise_changed();
+                self.log_commit(index, CommitEnd::Failed);
                 if !e.is_io() {
                     return Err(self.failure(Verdict::CommitRefused, &e));
                 }

@@ -22,7 +22,7 @@ pub const DB_FILE: &str = "db";
 /// Run `cfg` as [`crate::runner::run`] does, on file [`DB_FILE`] of a SimFs seeded with the
 /// run's seed.
 pub fn run_on_one_file<E: Engine>(cfg: &RunConfig<E::Config>, fs: FsConfig) -> Report {
-    in_runtime(cfg.seed, async move {
+    let (report, _) = in_runtime(cfg.seed, async move {
         let simfs = SimFs::new(cfg.seed, cfg.disk.clone(), fs);
         let disk = simfs
             .create(DB_FILE)
@@ -31,8 +31,9 @@ pub fn run_on_one_file<E: Engine>(cfg: &RunConfig<E::Config>, fs: FsConfig) -> R
             .clone();
         simfs.make_meta_durable();
         let hooks = FsHooks::<E>::new(cfg, simfs);
-        drive_to_report(cfg, disk, Settings::default(), hooks, |h| &h.runner).await
-    })
+        drive_to_report(cfg, disk, Settings::default(), hooks, |h| &h.runner, false).await
+    });
+    report
 }
 
 /// The runner's hooks, with the engine's storage a SimFs file and power cuts the file

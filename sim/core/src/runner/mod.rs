@@ -13,6 +13,7 @@ use crate::adapter::{Engine, EngineConfig};
 use crate::config::RunConfig;
 use crate::disk::{FaultCounts, IoStats, SimDisk};
 use crate::driver::{Driver, Hooks, RunStats, Settings};
+use crate::events::EventLog;
 use crate::guard;
 use crate::profile::Profile;
 use crate::thresholds::Thresholds;
@@ -47,15 +48,34 @@ pub fn run<E: Engine>(cfg: &RunConfig<E::Config>) -> Report {
 /// [`run`] with the driver's settings: a test turns one of its checks off to show what that
 /// check alone catches.
 pub fn run_with<E: Engine>(cfg: &RunConfig<E::Config>, settings: Settings) -> Report {
-    in_runtime(cfg.seed, run_async::<E>(cfg, settings))
+    run_inner::<E>(cfg, settings, false).0
 }
 
-/// Run `drive` in a madsim runtime seeded with `seed`; a panic it does not catch is a violation.
-pub(crate) fn in_runtime(seed: u64, drive: impl std::future::Future<Output = Report>) -> Report {
+/// [`run`] keeping the structured [`EventLog`] of the run, for a report a person reads. The
+/// run is the same run (same trace hash); only the log is extra.
+pub fn run_logged<E: Engine>(cfg: &RunConfig<E::Config>) -> (Report, EventLog) {
+    let (report, log) = run_inner::<E>(cfg, Settings::default(), true);
+    (report, log.unwrap_or_default())
+}
+
+fn run_inner<E: Engine>(
+    cfg: &RunConfig<E::Config>,
+    settings: Settings,
+    log: bool,
+) -> (Report, Option<EventLog>) {
+    in_runtime(cfg.seed, run_async::<E>(cfg, settings, log))
+}
+
+/// Run `drive` in a madsim runtime seeded with `seed`; a panic it does not catch is a violation
+/// (with no event log).
+pub(crate) fn in_runtime(
+    seed: u64,
+    drive: impl std::future::Future<Output = (Report, Option<EventLog>)>,
+) -> (Report, Option<EventLog>) {
     let rt = madsim::runtime::Runtime::with_seed_and_config(seed, madsim::Config::default());
     match guard::catch(|| rt.block_on(drive)) {
-        Ok(report) => report,
-        Err(detail) => panicked_outside_the_run(detail),
+        Ok(done) => done,
+        Err(detail) => (panicked_outside_the_run(detail), None),
     }
 }
 
@@ -81,10 +101,14 @@ fn panicked_outside_the_run(detail: String) -> Report {
     }
 }
 
-async fn run_async<E: Engine>(cfg: &RunConfig<E::Config>, settings: Settings) -> Report {
+async fn run_async<E: Engine>(
+    cfg: &RunConfig<E::Config>,
+    settings: Settings,
+    log: bool,
+) -> (Report, Option<EventLog>) {
     let disk = SimDisk::new(cfg.seed, cfg.disk.clone());
     let hooks = RunnerHooks::<E>::new(cfg);
-    drive_to_report(cfg, disk, settings, hooks, |h| h).await
+    drive_to_report(cfg, disk, settings, hooks, |h| h, log).await
 }
 
 /// Drive the case on `disk` (the driver's: faults, figures, images) with `hooks`, which are the
@@ -95,8 +119,12 @@ pub(crate) async fn drive_to_report<E: Engine, H: Hooks<E>>(
     settings: Settings,
     hooks: H,
     runner: fn(&H) -> &RunnerHooks<E>,
-) -> Report {
+    log: bool,
+) -> (Report, Option<EventLog>) {
     let mut d = Driver::<E, _>::new(cfg, disk, settings, hooks);
+    if log {
+        d.keep_event_log();
+    }
     let outcome = match guard::catch_future(d.drive()).await {
         Err(panic) => {
             let detail = format!("the engine panicked: {panic} ({})", d.during());
@@ -116,7 +144,7 @@ pub(crate) async fn drive_to_report<E: Engine, H: Hooks<E>>(
     let mut stats = d.stats.clone();
     let hooks = runner(&d.hooks);
     stats.thresholds = Thresholds::of_run(&d.counters, hooks.many_bucket_states());
-    Report {
+    let report = Report {
         outcome,
         stats,
         trace_hash: d.trace.hash(),
@@ -128,7 +156,8 @@ pub(crate) async fn drive_to_report<E: Engine, H: Hooks<E>>(
         image_hash: d.disk.image_hash(),
         torn_metas: hooks.torn_metas(),
         cut: hooks.cut_record(),
-    }
+    };
+    (report, d.take_event_log())
 }
 
 /// The header of a run: every choice its seed made.
