@@ -40,8 +40,9 @@ pub fn state_view<E: Engine>(
     cfg: &CheckConfig<E::Config>,
     state: &CrashState,
 ) -> Result<StateView, String> {
+    let image = crate::prebuild::<E>(cfg)?;
     let mut book = Book::default();
-    let rec = drive::record::<E>(cfg, &mut book);
+    let rec = drive::record::<E>(cfg, image.as_ref(), &mut book);
     let p = crash_point(&rec, state)?;
     let ss = cfg.params.sector_size as usize;
     let allowed = book.allowed(p.context.allowed);
