@@ -125,9 +125,27 @@ pub fn sweep<E: Engine>(
     cfg: &SweepConfig,
     each: &mut dyn FnMut(&RunConfig<E::Config>, &Report),
 ) -> Summary {
+    sweep_with::<E>(cfg, &|_| {}, each)
+}
+
+/// [`sweep`], with every seed's configuration passed through `adjust` before it runs: a test
+/// turns on an engine's debug switch or pins one of its options there. `adjust` must keep the
+/// engine's [`Capabilities`](crate::adapter::Capabilities): the workload was generated for them.
+pub fn sweep_with<E: Engine>(
+    cfg: &SweepConfig,
+    adjust: &dyn Fn(&mut RunConfig<E::Config>),
+    each: &mut dyn FnMut(&RunConfig<E::Config>, &Report),
+) -> Summary {
     let mut summary = Summary::default();
     for seed in cfg.shard_seeds() {
-        let run_cfg = RunConfig::<E::Config>::from_seed(seed, cfg.ops, cfg.profile);
+        let mut run_cfg = RunConfig::<E::Config>::from_seed(seed, cfg.ops, cfg.profile);
+        let caps = run_cfg.engine.capabilities();
+        adjust(&mut run_cfg);
+        assert_eq!(
+            run_cfg.engine.capabilities(),
+            caps,
+            "sweep_with: the adjustment changed the engine's capabilities"
+        );
         let report = run::<E>(&run_cfg);
         summary.add(&run_cfg, &report);
         each(&run_cfg, &report);
