@@ -29,9 +29,9 @@
 //! | entry point | what it does |
 //! |---|---|
 //! | [`runner::run`] | one seed (or one case) to its end or its first violation |
-//! | [`sweep::sweep`], [`sweep::sweep_with`] | many seeds, each judged; `_with` adjusts each seed's configuration (a debug switch on) |
+//! | [`sweep::sweep`], [`sweep::sweep_with`] | many seeds, each judged (`_with`: a debug switch on) |
 //! | [`shrink::shrink`] | fewer operations and faults while the violation persists |
-//! | [`case::Case`] | a run written down as text ([`case::Case::to_text`]) and read back ([`case::Case::parse`]) |
+//! | [`case::Case`] | a run as text ([`case::Case::to_text`]) and back ([`case::Case::parse`]) |
 //! | `crashlab_check::check` | every crash state of a small workload |
 //!
 //! The guide `docs/crash-test-your-engine.md` walks through a complete example, the `tinykv`
