@@ -229,7 +229,8 @@ impl Shared {
             lo: None,
             hi: None,
             level: 0,
-            depth: 1,
+            // The root bucket's depth, as the writer counts (a top-level bucket is at 1).
+            depth: 0,
         }];
         let mut roots = Vec::new();
         while let Some(v) = stack.pop() {
