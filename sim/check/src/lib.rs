@@ -3,9 +3,10 @@
 //! Random simulation samples crash states; this mode visits all of them for a small workload:
 //!
 //! 1. **Record** (`drive`, `record`): run the workload once, with the simulator's one session
-//!    driver, on a fault-free `SimDisk` behind a recording wrapper. After every write call and every sync — the *crash points* — note the
-//!    durable image, the pending sectors and what the page cache holds, with the states the
-//!    durability oracle allows at that instant and the readers that are open.
+//!    driver, on a fault-free `SimDisk` behind a recording wrapper. After every write call and
+//!    every sync — the *crash points* — note the durable image, the pending sectors and what the
+//!    page cache holds, with the states the durability oracle allows at that instant and the
+//!    readers that are open.
 //! 2. **Enumerate** (`states`): at each crash point, every image a power cut could leave — the
 //!    durable image plus every subset of the pending sectors, exhaustive while `2^n` is within
 //!    `max_states`, then page-level subsets with single-page tears, then a seeded sample; the
@@ -30,11 +31,11 @@
 //! shared between the workloads of a variant (`bounded`).
 //!
 //! With `jobs > 1` the distinct images of a run of crash points are recovered on that many
-//! threads before the walk of step 3 reaches them ([`prefetch`]); the walk itself, and so every
+//! threads before the walk of step 3 reaches them (`prefetch`); the walk itself, and so every
 //! count, sample and finding, is the same for any number of jobs.
 //!
-//! Negative controls ([`crashlab_sim::control`]) prove it sees real bugs: each must be found, and a correct
-//! engine must pass the same workload.
+//! Negative controls ([`crashlab_sim::control`]) prove it sees real bugs: each must be found,
+//! and a correct engine must pass the same workload.
 //!
 //! Every engine is reached through the simulator's adapter trait; what one lacks (write batches
 //! for `--batched`, reader views for reader states, debug hooks for some controls) is declared by
@@ -113,7 +114,7 @@ pub struct CheckConfig<C> {
     /// Stop after this many violating states (`None`: visit everything).
     pub stop_after: Option<u64>,
     /// Worker threads that recover crash images, 1 to `JOBS_MAX`: how the check runs, never
-    /// what it reports (see [`prefetch`]).
+    /// what it reports (see `prefetch`).
     pub jobs: usize,
 }
 

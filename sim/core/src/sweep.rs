@@ -179,6 +179,24 @@ pub fn sweep<E: Engine>(
 /// [`sweep`], with every seed's configuration passed through `adjust` before it runs: a test
 /// turns on an engine's debug switch or pins one of its options there. `adjust` must keep the
 /// engine's [`Capabilities`](crate::adapter::Capabilities): the workload was generated for them.
+///
+/// ```
+/// use crashlab_engine::FreelistKind;
+/// use crashlab_sim::crashlab::CrashlabDb;
+/// use crashlab_sim::profile::Profile;
+/// use crashlab_sim::sweep::{sweep_with, SweepConfig};
+///
+/// // Every seed on the hashmap freelist, whichever freelist the seed drew.
+/// let cfg = SweepConfig::new(0..4, 60, Profile::Default);
+/// let mut ran = Vec::new();
+/// let s = sweep_with::<CrashlabDb>(
+///     &cfg,
+///     &|c| c.engine.freelist = FreelistKind::Hashmap,
+///     &mut |c, _| ran.push(c.engine.freelist),
+/// );
+/// assert_eq!((s.seeds, s.violations), (4, 0));
+/// assert_eq!(ran, [FreelistKind::Hashmap; 4]);
+/// ```
 pub fn sweep_with<E: Engine>(
     cfg: &SweepConfig,
     adjust: &(dyn Fn(&mut RunConfig<E::Config>) + Sync),
