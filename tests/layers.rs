@@ -67,6 +67,16 @@ fn the_simulator_core_depends_on_no_cli_plotting_or_third_party_engine_crate() {
     );
 }
 
+/// The guide's example engine is a user's engine: crashlab comes in through its tests only,
+/// so nothing in the engine itself needs a crashlab crate.
+#[test]
+fn the_example_engine_depends_on_no_crashlab_crate() {
+    let deps = normal_dependencies(&root().join("examples/tinykv/Cargo.toml"));
+    assert!(deps.iter().any(|d| d == "xxhash-rust"), "{deps:?}");
+    let ours: Vec<&String> = deps.iter().filter(|d| d.contains("crashlab")).collect();
+    assert!(ours.is_empty(), "tinykv depends on {ours:?}");
+}
+
 /// A source file's module path inside its crate (`[]` for the crate root).
 fn module_path(src: &Path, file: &Path) -> Vec<String> {
     let rel = file.strip_prefix(src).unwrap().with_extension("");
@@ -240,6 +250,7 @@ fn no_two_files_of_a_crate_import_each_other() {
         root().join("models/src"),
         root().join("engine/src"),
         root().join("engine/format/src"),
+        root().join("examples/tinykv/src"),
     ];
     for entry in std::fs::read_dir(root().join("sim")).unwrap() {
         let src = entry.unwrap().path().join("src");

@@ -2,17 +2,18 @@
 //!
 //! Random simulation samples crash states; this mode visits all of them for a small workload:
 //!
-//! 1. **Record** ([`drive`], [`record`]): run the workload once, with the simulator's one session
-//!    driver, on a fault-free `SimDisk` behind a recording wrapper. After every write call and every sync — the *crash points* — note the
-//!    durable image, the pending sectors and what the page cache holds, with the states the
-//!    durability oracle allows at that instant and the readers that are open.
-//! 2. **Enumerate** ([`states`]): at each crash point, every image a power cut could leave — the
+//! 1. **Record** (`drive`, `record`): run the workload once, with the simulator's one session
+//!    driver, on a fault-free `SimDisk` behind a recording wrapper. After every write call and
+//!    every sync — the *crash points* — note the durable image, the pending sectors and what the
+//!    page cache holds, with the states the durability oracle allows at that instant and the
+//!    readers that are open.
+//! 2. **Enumerate** (`states`): at each crash point, every image a power cut could leave — the
 //!    durable image plus every subset of the pending sectors, exhaustive while `2^n` is within
 //!    `max_states`, then page-level subsets with single-page tears, then a seeded sample; the
 //!    report says which. A crash inside a write call (some of its sectors persisted) is one of
 //!    these subsets, since sector writes are atomic. Also the process crash (page cache kept),
 //!    and each open reader's snapshot read from the page cache.
-//! 3. **Judge** ([`explore`], [`recover`]): images are identified by a 128-bit hash computed
+//! 3. **Judge** (`explore`, `recover`): images are identified by a 128-bit hash computed
 //!    from per-sector deltas ([`image`]), and each distinct one is opened once (in memory) with
 //!    the workload's options, read whole and `check()`ed. The recovered state must be one the
 //!    oracle allowed at that crash point; with `no_sync` a power cut promises nothing, so only a
@@ -20,7 +21,7 @@
 //!    panic on any image is an engine bug. For a seeded sample of distinct states the recovery
 //!    itself (open, then a probe commit) is recorded and crashed again, and the second recovery
 //!    must give the first state or it with the probe.
-//! 4. **Report** ([`report`], [`minimise`]): counts, coverage, and each violation shrunk to a
+//! 4. **Report** ([`report`], `minimise`): counts, coverage, and each violation shrunk to a
 //!    minimal set of persisted sectors, as a case file `crashlab repro` replays.
 //!
 //! **Bounded-exhaustive workloads** ([`check_all_workloads`]): instead of one workload, every
@@ -30,15 +31,31 @@
 //! shared between the workloads of a variant (`bounded`).
 //!
 //! With `jobs > 1` the distinct images of a run of crash points are recovered on that many
-//! threads before the walk of step 3 reaches them ([`prefetch`]); the walk itself, and so every
+//! threads before the walk of step 3 reaches them (`prefetch`); the walk itself, and so every
 //! count, sample and finding, is the same for any number of jobs.
 //!
-//! Negative controls ([`control`]) prove it sees real bugs: each must be found, and a correct
-//! engine must pass the same workload.
+//! Negative controls ([`crashlab_sim::control`]) prove it sees real bugs: each must be found,
+//! and a correct engine must pass the same workload.
 //!
 //! Every engine is reached through the simulator's adapter trait; what one lacks (write batches
 //! for `--batched`, reader views for reader states, debug hooks for some controls) is declared by
 //! its configuration, and the checker leaves it out or refuses the option with the reason.
+//!
+//! **From a test of your own engine** (see `crashlab_sim`'s crate docs for the adapter): draw
+//! a small workload from a seed with [`CheckConfig::from_seed`] (or give the operations to
+//! [`CheckConfig::new`]), turn on what you need in its fields, and call [`check`]; each
+//! [`Found`] in the [`CheckReport`] names its minimal crash state, which [`replay`] re-judges
+//! alone and [`CheckConfig::to_case`] writes down.
+//!
+//! ```
+//! use crashlab_check::{check, CheckConfig};
+//! use crashlab_sim::crashlab::CrashlabDb;
+//!
+//! let cfg = CheckConfig::<crashlab_engine::Options>::from_seed(7, 8);
+//! let report = check::<CrashlabDb>(&cfg);
+//! assert_eq!(report.violating_states, 0, "{}", report.text(None));
+//! assert!(report.crash_points > 0 && report.coverage.exhaustive > 0);
+//! ```
 #![forbid(unsafe_code)]
 
 pub mod alphabet;
@@ -101,7 +118,7 @@ pub struct CheckConfig<C> {
     /// Stop after this many violating states (`None`: visit everything).
     pub stop_after: Option<u64>,
     /// Worker threads that recover crash images, 1 to `JOBS_MAX`: how the check runs, never
-    /// what it reports (see [`prefetch`]).
+    /// what it reports (see `prefetch`).
     pub jobs: usize,
     /// Start the workload from this pre-built image instead of an empty file ([`prebuilt`]);
     /// not part of a case file, and not used by [`check_all_workloads`] or

@@ -93,9 +93,14 @@ impl Expect {
     }
 }
 
+/// A run written down: its configuration (seed, profile, faults, disk, engine options and,
+/// with `explicit_ops`, the operations) and the outcome it must replay to. Text through
+/// [`Case::to_text`] and back through [`Case::parse`]; `corpus/` holds crashlab's own.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Case<C> {
+    /// The run to replay: [`crate::runner::run`] takes it as it is.
     pub run: RunConfig<C>,
+    /// The outcome the replay must give.
     pub expect: Expect,
     /// Whether the operations are written out (otherwise they come from the seed).
     pub explicit_ops: bool,

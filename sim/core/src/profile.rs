@@ -122,7 +122,7 @@ const SECTOR_SIZES_OTHER: [u32; 6] = [64, 128, 256, 1024, 2048, 4096];
 
 /// The sector size of a seed's disk: 512 B (today's drives' logical sector, and the size every
 /// case without a `disk` line replays with) on a quarter of the seeds, each of
-/// [`SECTOR_SIZES_OTHER`] on an eighth. From a stream of its own.
+/// `SECTOR_SIZES_OTHER` (64 B to 4 KiB) on an eighth. From a stream of its own.
 pub fn sector_size(seed: u64) -> u32 {
     let mut r = SimRng::derive(seed, "disk-sector");
     if r.chance(0.25) {

@@ -16,8 +16,12 @@ use crate::disk::{FaultConfig, PinnedCut};
 use crate::runner::{run, CutRecord};
 use crate::verdict::{Outcome, Verdict};
 
+/// What [`shrink`] leaves of a failing run.
 pub struct Shrunk<C> {
+    /// The smallest failing run found: fewer operations and fault kinds, and the power cut the
+    /// violation follows (if any) pinned in `run.pinned_cut`.
     pub run: RunConfig<C>,
+    /// Runs made, within the budget.
     pub attempts: usize,
     /// The minimal crash state, when the violation follows a power cut: what that cut kept
     /// and lost in the shrunk run (pinned in `run.pinned_cut`).

@@ -173,6 +173,35 @@ pub fn sweep<E: Engine>(
     cfg: &SweepConfig,
     each: &mut dyn FnMut(&RunConfig<E::Config>, &Report),
 ) -> Summary {
+    sweep_with::<E>(cfg, &|_| {}, each)
+}
+
+/// [`sweep`], with every seed's configuration passed through `adjust` before it runs: a test
+/// turns on an engine's debug switch or pins one of its options there. `adjust` must keep the
+/// engine's [`Capabilities`](crate::adapter::Capabilities): the workload was generated for them.
+///
+/// ```
+/// use crashlab_engine::FreelistKind;
+/// use crashlab_sim::crashlab::CrashlabDb;
+/// use crashlab_sim::profile::Profile;
+/// use crashlab_sim::sweep::{sweep_with, SweepConfig};
+///
+/// // Every seed on the hashmap freelist, whichever freelist the seed drew.
+/// let cfg = SweepConfig::new(0..4, 60, Profile::Default);
+/// let mut ran = Vec::new();
+/// let s = sweep_with::<CrashlabDb>(
+///     &cfg,
+///     &|c| c.engine.freelist = FreelistKind::Hashmap,
+///     &mut |c, _| ran.push(c.engine.freelist),
+/// );
+/// assert_eq!((s.seeds, s.violations), (4, 0));
+/// assert_eq!(ran, [FreelistKind::Hashmap; 4]);
+/// ```
+pub fn sweep_with<E: Engine>(
+    cfg: &SweepConfig,
+    adjust: &(dyn Fn(&mut RunConfig<E::Config>) + Sync),
+    each: &mut dyn FnMut(&RunConfig<E::Config>, &Report),
+) -> Summary {
     assert!(
         (1..=JOBS_MAX).contains(&cfg.jobs),
         "jobs {} outside 1..={JOBS_MAX}",
@@ -197,7 +226,7 @@ pub fn sweep<E: Engine>(
     // Without a pool (one job, or no threads to be had) the seeds run here: the same results.
     let Some(pool) = pool else {
         for seed in cfg.shard_seeds() {
-            let (run_cfg, report) = run_seed::<E>(cfg, seed);
+            let (run_cfg, report) = run_seed::<E>(cfg, adjust, seed);
             done(&run_cfg, &report);
         }
         return summary;
@@ -216,7 +245,7 @@ pub fn sweep<E: Engine>(
             batch
                 .par_iter()
                 .with_max_len(1)
-                .map(|&seed| run_seed::<E>(cfg, seed))
+                .map(|&seed| run_seed::<E>(cfg, adjust, seed))
                 .collect()
         });
         for (run_cfg, report) in &control_order(cfg, runs) {
@@ -253,7 +282,11 @@ fn control_signature<C: EngineConfig>(
 }
 
 /// One seed of the sweep, run on the calling thread.
-fn run_seed<E: Engine>(cfg: &SweepConfig, seed: u64) -> (RunConfig<E::Config>, Report) {
+fn run_seed<E: Engine>(
+    cfg: &SweepConfig,
+    adjust: &(dyn Fn(&mut RunConfig<E::Config>) + Sync),
+    seed: u64,
+) -> (RunConfig<E::Config>, Report) {
     let mut run_cfg = RunConfig::<E::Config>::from_seed(seed, cfg.ops, cfg.profile);
     if cfg.control != Control::None {
         run_cfg.engine = run_cfg
@@ -261,6 +294,13 @@ fn run_seed<E: Engine>(cfg: &SweepConfig, seed: u64) -> (RunConfig<E::Config>, R
             .with_control(cfg.control)
             .expect("the caller checked that the engine has the control");
     }
+    let caps = run_cfg.engine.capabilities();
+    adjust(&mut run_cfg);
+    assert_eq!(
+        run_cfg.engine.capabilities(),
+        caps,
+        "sweep_with: the adjustment changed the engine's capabilities"
+    );
     let report = run::<E>(&run_cfg);
     (run_cfg, report)
 }

@@ -8,20 +8,24 @@ pub struct Capabilities {
     /// Buckets inside buckets (crashlab's); otherwise workloads use top-level buckets only.
     /// Nesting stops at the model's `BUCKET_DEPTH_MAX`: a bucket deeper is refused.
     pub nested_buckets: bool,
-    /// [`Engine::next_sequence`] and `set-seq`: a per-bucket sequence (bbolt's `NextSequence`).
+    /// [`Engine::next_sequence`](super::Engine::next_sequence) and `set-seq`: a per-bucket
+    /// sequence (bbolt's `NextSequence`).
     pub sequences: bool,
-    /// [`Engine::check_live`]: the integrity check runs on the open database, beside its
-    /// readers, between transactions.
+    /// [`Engine::check_live`](super::Engine::check_live): the integrity check runs on the open
+    /// database, beside its readers, between transactions.
     pub live_check: bool,
-    /// [`Engine::commit_batch`]: a transaction's puts and deletes committed as one write batch.
+    /// [`Engine::commit_batch`](super::Engine::commit_batch): a transaction's puts and deletes
+    /// committed as one write batch.
     pub write_batches: bool,
-    /// [`Engine::run_group`]: concurrent callers coalesced into shared commits (bbolt's `Batch`).
+    /// [`Engine::run_group`](super::Engine::run_group): concurrent callers coalesced into shared
+    /// commits (bbolt's `Batch`).
     pub concurrent_callers: bool,
     /// With `concurrent_callers`: the most calls one commit of the coalescer holds (0: no
     /// limit), which bounds the schedules the checker visits.
     pub max_batch_calls: u32,
-    /// [`Engine::reader_token`] and [`Engine::read_view`]: the checker can read what an open
-    /// reader sees at a crash point from the page cache.
+    /// [`Engine::reader_token`](super::Engine::reader_token) and
+    /// [`Engine::read_view`](super::Engine::read_view): the checker can read what an open reader
+    /// sees at a crash point from the page cache.
     pub reader_views: bool,
     /// After any I/O error the application must close and reopen before using the database
     /// again (redb: "Previous I/O error occurred. Please close and re-open the database").

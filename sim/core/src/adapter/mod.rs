@@ -18,6 +18,10 @@ pub mod caps;
 pub mod error;
 
 pub use caps::Capabilities;
+/// Re-exported so an adapter needs no other crashlab crate: the storage an engine is opened on,
+/// the model a snapshot is read into and the refusals the model makes.
+pub use crashlab_engine::Storage;
+pub use crashlab_models::{BucketModel, KvModel, ModelError};
 pub use error::{Ack, EngineError, ErrorKind};
 
 use crate::calls::{CallSpec, GroupObserver};
@@ -25,9 +29,8 @@ use crate::control::Control;
 use crate::op::{KeyRange, Name, Op, Path};
 use crate::profile::Profile;
 use crate::schedule::Schedule;
-use crashlab_engine::{Counters, Storage};
+use crashlab_engine::Counters;
 use crashlab_models::Answer;
-use crashlab_models::{BucketModel, KvModel};
 use std::fmt;
 use std::rc::Rc;
 
