@@ -2,9 +2,7 @@
 //! length is checked against the bytes that remain, with checked arithmetic, before it slices,
 //! and nothing allocated is sized by the input.
 
-use super::write_batch::{
-    MalformedBatch, Record, HEADER_SIZE, LEN_PREFIX_SIZE, TAG_DELETE, TAG_PUT,
-};
+use super::record::{MalformedBatch, Record, HEADER_SIZE, LEN_PREFIX_SIZE, TAG_DELETE, TAG_PUT};
 use crashlab_format::limits::MAX_BUCKET_DEPTH;
 
 /// Check a whole encoding; return its record count.

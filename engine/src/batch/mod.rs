@@ -12,6 +12,7 @@ pub mod call;
 pub mod core;
 mod decode;
 pub mod group;
+mod record;
 mod sync;
 mod write_batch;
 

@@ -43,31 +43,10 @@
 #![deny(clippy::indexing_slicing, clippy::unwrap_used)]
 
 use super::decode::{validate, Reader};
+use super::record::{record_size, TAG_DELETE, TAG_PUT};
+pub use super::record::{MalformedBatch, Record, HEADER_SIZE};
 use crate::presize::{BufferWork, PresizePolicy, SizedBuf, GROW_INITIAL_CAPACITY};
 use crashlab_format::limits::MAX_BUCKET_DEPTH;
-
-/// Bytes of the header: the record count, u32 LE.
-pub const HEADER_SIZE: usize = 4;
-pub(super) const TAG_PUT: u8 = 1;
-pub(super) const TAG_DELETE: u8 = 2;
-/// Bytes of a length prefix (u32 LE) before a component, key or value.
-pub(super) const LEN_PREFIX_SIZE: usize = 4;
-
-const _: () = assert!(MAX_BUCKET_DEPTH >= 1 && MAX_BUCKET_DEPTH <= u8::MAX as usize);
-
-/// One operation of a batch. Borrowed from the batch's buffer when decoded.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Record<'a> {
-    Put {
-        path: Vec<&'a [u8]>,
-        key: &'a [u8],
-        value: &'a [u8],
-    },
-    Delete {
-        path: Vec<&'a [u8]>,
-        key: &'a [u8],
-    },
-}
 
 /// How `WriteBatch::merge` combines batches.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -90,15 +69,6 @@ pub struct MergeWork {
     pub buffer: BufferWork,
 }
 
-/// Why bytes are not a valid batch.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("malformed write batch at byte {offset}: {reason}")]
-pub struct MalformedBatch {
-    /// Offset of the field that is wrong (or of the end, when bytes are missing).
-    pub offset: usize,
-    pub reason: String,
-}
-
 /// An encoded list of puts and deletes. Always holds a valid encoding (see the module header).
 /// Two batches are equal when their encodings are; how their buffers grew does not matter.
 #[derive(Clone, Debug)]
@@ -115,24 +85,6 @@ impl PartialEq for WriteBatch {
 }
 
 impl Eq for WriteBatch {}
-
-impl Record<'_> {
-    /// Bytes of this record's encoding.
-    pub fn encoded_size(&self) -> usize {
-        let (path, key, value) = match self {
-            Record::Put { path, key, value } => (path, key, Some(value)),
-            Record::Delete { path, key } => (path, key, None),
-        };
-        record_size(path, key.len(), value.map(|v| v.len()))
-    }
-}
-
-/// Bytes of a record's encoding: tag, component count, the path, the key and a put's value.
-fn record_size(path: &[&[u8]], key_len: usize, value_len: Option<usize>) -> usize {
-    let path_size: usize = path.iter().map(|c| LEN_PREFIX_SIZE + c.len()).sum();
-    let value_size = value_len.map_or(0, |v| LEN_PREFIX_SIZE + v);
-    2 + path_size + LEN_PREFIX_SIZE + key_len + value_size
-}
 
 impl Default for WriteBatch {
     fn default() -> WriteBatch {

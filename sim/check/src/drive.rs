@@ -18,7 +18,7 @@ use crashlab_engine::Storage;
 use crashlab_models::{DurabilityOracle, KvModel};
 use crashlab_sim::adapter::{Capabilities, Engine, EngineConfig, EngineError};
 use crashlab_sim::control::ControlStorage;
-use crashlab_sim::disk::{CrashOutcome, DiskConfig, SimDisk};
+use crashlab_sim::disk::{CrashOutcome, SimDisk};
 use crashlab_sim::driver::{Driver, Hooks, Settings};
 use crashlab_sim::op::{value_bytes, Name, Op};
 use crashlab_sim::power::PowerSwitch;
@@ -40,18 +40,6 @@ pub(crate) struct Recording {
     pub commits: u64,
     /// The scale thresholds the recorded run crossed (a pre-built image's own are not in it).
     pub thresholds: Thresholds,
-}
-
-/// A fresh, fault-free disk with the checker's sector size and length model.
-pub(crate) fn new_disk<C>(cfg: &CheckConfig<C>) -> SimDisk {
-    SimDisk::new(
-        cfg.seed,
-        DiskConfig {
-            sector_size: cfg.params.sector_size,
-            length: cfg.params.disk_length(),
-            ..DiskConfig::default()
-        },
-    )
 }
 
 /// The recording mode of the session loop.
@@ -141,7 +129,7 @@ pub(crate) fn record<E: Engine>(
     let run = cfg.run_config();
     let log = Log::shared(cfg.params.sector_size, Context::default());
     let caps = run.engine.capabilities();
-    let disk = new_disk(cfg);
+    let disk = cfg.fresh_disk();
     if let Some(image) = image {
         disk.write_at(0, &image.bytes).expect("a fault-free disk");
         disk.make_all_durable();
@@ -229,7 +217,7 @@ pub(crate) fn record_recovery<E: Engine>(
     image: &[u8],
     allowed: usize,
 ) -> Log {
-    let disk = new_disk(cfg);
+    let disk = cfg.fresh_disk();
     disk.write_at(0, image).expect("a fault-free disk");
     disk.make_all_durable();
     let context = Context {

@@ -232,6 +232,19 @@ impl<C: EngineConfig> CheckConfig<C> {
         self.engine.capabilities().page_size
     }
 
+    /// A fresh, fault-free disk with the checker's sector size and length model: what a
+    /// recorded run (and a pre-built image) is written on.
+    pub(crate) fn fresh_disk(&self) -> crashlab_sim::disk::SimDisk {
+        crashlab_sim::disk::SimDisk::new(
+            self.seed,
+            crashlab_sim::disk::DiskConfig {
+                sector_size: self.params.sector_size,
+                length: self.params.disk_length(),
+                ..crashlab_sim::disk::DiskConfig::default()
+            },
+        )
+    }
+
     /// Why this check cannot run on its engine, if it cannot.
     pub fn unsupported(&self) -> Option<String> {
         self.params

@@ -173,7 +173,7 @@ pub fn build<E: Engine>(cfg: &CheckConfig<E::Config>, shape: Shape) -> Result<Pr
     if let Some(why) = shape.unsupported_by(&cfg.engine) {
         return Err(why);
     }
-    let disk = crate::drive::new_disk(cfg);
+    let disk = cfg.fresh_disk();
     let fail = |what: &str, e: &dyn fmt::Display| format!("building image {shape}: {what}: {e}");
     let db = E::open(Box::new(disk.clone()), &cfg.engine, 0).map_err(|e| fail("open", &e))?;
     let mut state = KvModel::new();
@@ -209,7 +209,7 @@ fn read_back<E: Engine>(
     bytes: &[u8],
     state: &KvModel,
 ) -> Result<(), String> {
-    let disk = crate::drive::new_disk(cfg);
+    let disk = cfg.fresh_disk();
     disk.write_at(0, bytes).map_err(|e| e.to_string())?;
     let mut db = E::open(Box::new(disk), &cfg.engine, 1).map_err(|e| e.to_string())?;
     let problems = db.check().map_err(|e| e.to_string())?;
