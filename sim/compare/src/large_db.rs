@@ -4,17 +4,20 @@
 //! on whether the freelist is synced.
 //!
 //! The template — `values` values of `value_size` bytes, 20 per transaction, then all deleted,
-//! 500 keys per transaction — is built once and copied onto a fresh disk per variant. Each
+//! 500 keys per transaction — is built once, and each variant runs on a fork of its disk
+//! ([`SimDisk::fork`]: the template's image as a fresh synced disk, sharing the template's
+//! sectors), so the seed scale holds one 2 GB image, not one per copy. Each
 //! variant opens the copy with its options and commits once (so a not-synced freelist has
 //! replaced the stored one), then runs `sets` durable Sets (a 16-byte key and a 100-byte value,
 //! one per transaction) and one reopen. The same Sets on an empty database form the `fresh`
 //! group.
 
-use super::{quiet_disk, Scale, Table};
+use super::{quiet_config, quiet_disk, Scale, Table};
 use crate::redb::REDB_VARIANT;
 pub use crate::scale::Size;
 use crashlab_engine::{Counters, Db, FreelistKind, Options};
-use crashlab_sim::disk::{IoStats, SimDisk};
+use crashlab_sim::disk::{distinct_held_bytes, IoStats, SimDisk};
+use std::cell::Cell;
 
 const BUCKET: &[u8] = b"b";
 const FILL_BATCH: u64 = 20;
@@ -43,6 +46,29 @@ pub struct Measured {
     pub large_set: (Counters, IoStats),
     pub fresh_set: (Counters, IoStats),
     pub reopen: (Counters, IoStats),
+    /// Sector bytes the template and this variant's fork held together at the end, each
+    /// shared buffer once.
+    pub held_bytes: u64,
+}
+
+/// The simulated file's length and the sector bytes held for it (template and forks, shared
+/// buffers once, the largest over the variants): deterministic counters, unlike the process's
+/// resident memory printed beside them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TemplateMemory {
+    pub file_bytes: u64,
+    pub held_bytes: u64,
+}
+
+thread_local! {
+    /// The last [`tables`] call's figures, for `compare` to print on stderr without putting
+    /// them in a table (a table's figures are per Set or per reopen; these are per run).
+    static LAST_MEMORY: Cell<Option<TemplateMemory>> = const { Cell::new(None) };
+}
+
+/// What the last [`tables`] call on this thread held for its template, if there was one.
+pub fn last_template_memory() -> Option<TemplateMemory> {
+    LAST_MEMORY.with(Cell::get)
 }
 
 /// The Set table and the reopen table, with redb's rows when `with_redb`.
@@ -53,6 +79,17 @@ pub fn tables(scale: Scale, with_redb: bool) -> (Table, Table) {
         .into_iter()
         .map(|(name, options)| (name, measure(&template, &options, size)))
         .collect();
+    let held = measured
+        .iter()
+        .map(|(_, m)| m.held_bytes)
+        .max()
+        .unwrap_or(0);
+    LAST_MEMORY.with(|c| {
+        c.set(Some(TemplateMemory {
+            file_bytes: template.memory().len,
+            held_bytes: held,
+        }))
+    });
     let redb = with_redb.then(|| super::redb::large_db(size));
     (
         set_table(scale, size, &measured, redb.as_ref()),
@@ -189,10 +226,25 @@ fn reopen_table(
     )
 }
 
-/// The template's bytes: filled, then emptied, with the default options.
-pub fn template(size: Size) -> Vec<u8> {
+/// The options the template is built with: the defaults, but a page cache of 64 nodes. The
+/// cache counts nodes, not bytes, and each leaf the fill writes holds a 1 MiB value, so the
+/// default 16 Ki nodes would keep every value (2 GB at the seed scale) beside the disk. The
+/// cache changes no byte written (`template_bytes_do_not_depend_on_the_page_cache`).
+fn template_options() -> Options {
+    Options {
+        page_cache_pages: 64,
+        ..Options::default()
+    }
+}
+
+/// The template's disk: filled, then emptied, with the default options (and a small cache).
+pub fn template(size: Size) -> SimDisk {
+    build(size, template_options())
+}
+
+fn build(size: Size, options: Options) -> SimDisk {
     let disk = quiet_disk();
-    let db = Db::open(disk.clone(), Options::default()).expect("open the template");
+    let db = Db::open(disk.clone(), options).expect("open the template");
     db.update(|tx| tx.create_bucket(BUCKET).map(drop))
         .expect("bucket");
     let value = vec![0x5a; size.value_size];
@@ -213,12 +265,12 @@ pub fn template(size: Size) -> Vec<u8> {
         .expect("empty");
     }
     drop(db);
-    disk.image()
+    disk
 }
 
 /// Run one variant on a copy of `template` and on an empty database.
-pub fn measure(template: &[u8], options: &Options, size: Size) -> Measured {
-    let disk = copy_of(template);
+pub fn measure(template: &SimDisk, options: &Options, size: Size) -> Measured {
+    let disk = template.fork(0, quiet_config());
     let db = Db::open(disk.clone(), options.clone()).expect("open the large database");
     settle(&db);
     let large_set = sets(&db, &disk, size.sets);
@@ -227,6 +279,8 @@ pub fn measure(template: &[u8], options: &Options, size: Size) -> Measured {
     let db = Db::open(disk.clone(), options.clone()).expect("reopen");
     let reopen = (db.counters(), disk.io_stats().since(&before));
     drop(db);
+    let held_bytes = distinct_held_bytes(&[template, &disk]);
+    drop(disk);
 
     let fresh = quiet_disk();
     let db = Db::open(fresh.clone(), options.clone()).expect("open a fresh database");
@@ -238,16 +292,8 @@ pub fn measure(template: &[u8], options: &Options, size: Size) -> Measured {
         large_set,
         fresh_set,
         reopen,
+        held_bytes,
     }
-}
-
-/// A disk whose durable image is `image`.
-fn copy_of(image: &[u8]) -> SimDisk {
-    use crashlab_engine::Storage;
-    let disk = quiet_disk();
-    disk.write_at(0, image).expect("copy the template");
-    disk.sync().expect("sync the copy");
-    disk
 }
 
 /// One commit, so the file is in the variant's steady state before anything is counted.
@@ -270,4 +316,42 @@ fn sets(db: &Db, disk: &SimDisk, n: u64) -> (Counters, IoStats) {
         .expect("set");
     }
     (db.counters().since(&c0), disk.io_stats().since(&io0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The template's small page cache changes only what the engine remembers, never what it
+    /// writes: the same bytes as with the default cache.
+    #[test]
+    fn template_bytes_do_not_depend_on_the_page_cache() {
+        // More leaves than the small cache holds, so it evicts as at the seed scale.
+        let size = Size {
+            values: 256,
+            value_size: 16 << 10,
+            sets: 1,
+        };
+        let small = template(size);
+        assert!(size.values > 2 * template_options().page_cache_pages as u64);
+        let default = build(size, Options::default());
+        assert_eq!(small.image(), default.image());
+        assert!(small.memory().len > size.largest_ever());
+    }
+
+    /// The variants run on forks sharing the template's disk: the template and a fork together
+    /// hold about one file, not two (a fork that copied would hold twice the file).
+    #[test]
+    fn the_variants_share_the_templates_image() {
+        let _ = tables(Scale::Small, false);
+        let m = last_template_memory().expect("tables records its template");
+        assert!(
+            m.file_bytes > Size::of(Scale::Small).largest_ever(),
+            "{m:?}"
+        );
+        assert!(
+            m.held_bytes <= m.file_bytes + m.file_bytes / 5 + (64 << 10),
+            "{m:?}"
+        );
+    }
 }

@@ -26,6 +26,7 @@
 pub mod buffers;
 pub mod commits;
 pub mod large_db;
+pub mod memory;
 pub mod plot;
 pub mod redb;
 pub mod scale;
@@ -160,6 +161,19 @@ pub fn cli(
             println!("{}", t.render());
         }
     }
+    // Beside the tables' figures, on stderr: a measurement, not a deterministic counter.
+    if let Some(m) = large_db::last_template_memory() {
+        let mib = |b: u64| b as f64 / f64::from(1 << 20);
+        eprintln!(
+            "large-db simulated file: {:.1} MiB; its disks held {:.1} MiB ({:.2}x)",
+            mib(m.file_bytes),
+            mib(m.held_bytes),
+            m.held_bytes as f64 / m.file_bytes.max(1) as f64
+        );
+    }
+    if let Some(line) = memory::report_line() {
+        eprintln!("{line}");
+    }
     let Some(dir) = plot else {
         return 0;
     };
@@ -180,11 +194,13 @@ pub fn cli(
 /// A fault-free simulated disk with 4 KiB sectors (fewer sectors to track for large files; the
 /// cost model charges bytes, not sectors).
 pub(crate) fn quiet_disk() -> SimDisk {
-    SimDisk::new(
-        0,
-        DiskConfig {
-            sector_size: 4096,
-            ..DiskConfig::default()
-        },
-    )
+    SimDisk::new(0, quiet_config())
+}
+
+/// The configuration of [`quiet_disk`].
+pub(crate) fn quiet_config() -> DiskConfig {
+    DiskConfig {
+        sector_size: 4096,
+        ..DiskConfig::default()
+    }
 }

@@ -48,6 +48,12 @@
 //! panics. Conditions of the world (reads past the end, ENOSPC, injected EIO, lengths past
 //! [`SIM_DISK_LEN_MAX`]) are `io::Error`s.
 //!
+//! # Memory
+//!
+//! Only written sectors are held, each buffer once and never changed in place, so a disk holds
+//! about its file's length (plus what is pending) and [`SimDisk::fork`] shares a disk's image
+//! instead of copying it; [`SimDisk::memory`] counts it (`memory.rs`).
+//!
 //! # Cost
 //!
 //! Every call is counted in [`IoStats`] and charged simulated time by the [`CostModel`]: a read or
@@ -60,6 +66,7 @@ pub mod capture;
 mod cost;
 mod faults;
 mod length;
+mod memory;
 pub mod pin;
 mod sectors;
 mod tear;
@@ -69,6 +76,7 @@ mod tests;
 pub use cost::{CostModel, IoStats};
 pub use faults::{FaultConfig, FaultCounts};
 pub use length::LengthModel;
+pub use memory::{distinct_held_bytes, DiskMemory};
 pub use pin::{CrashPin, PinnedCut};
 pub use tear::TEAR_GRAIN;
 
@@ -164,6 +172,8 @@ struct Inner {
     fault_log: Option<Vec<FaultEvent>>,
     /// What the last power cut did to each pending sector, kept only while faults are logged.
     last_cut: Option<sectors::CrashApplied>,
+    /// The memory tests' negative control: [`SimDisk::fork`] copies instead of sharing.
+    debug_fork_copies: bool,
 }
 
 /// One fault the disk injected: its kind (`write_eio`, `latent`, `misdirect`, ...), the byte
@@ -216,29 +226,19 @@ impl SimDisk {
     /// An empty disk. Panics on a config that is a programmer error (sector size not a power of
     /// two or too big, a rate outside `[0, 1]`).
     pub fn new(seed: u64, config: DiskConfig) -> SimDisk {
-        assert_config(&config);
-        let fill = Fill {
-            seed,
-            garbage: config.faults.garbage_unwritten,
-        };
-        let inner = Inner {
-            seed,
-            rng: FaultRng::new(seed),
-            sectors: Sectors::new(u64::from(config.sector_size), fill),
-            config,
-            latent: BTreeSet::new(),
-            write_calls: Vec::new(),
-            grew: false,
-            counts: FaultCounts::default(),
-            stats: IoStats::default(),
-            fault_log: None,
-            last_cut: None,
-        };
         let disk = SimDisk {
-            inner: Arc::new(Mutex::new(inner)),
+            inner: Arc::new(Mutex::new(Inner::new(seed, config))),
         };
         capture::created(&disk);
         disk
+    }
+
+    /// How never-written sectors of a disk with `seed` and `config` read.
+    fn fill_of(seed: u64, config: &DiskConfig) -> Fill {
+        Fill {
+            seed,
+            garbage: config.faults.garbage_unwritten,
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -408,6 +408,26 @@ impl SimDisk {
 }
 
 impl Inner {
+    /// The state of an empty disk.
+    fn new(seed: u64, config: DiskConfig) -> Inner {
+        assert_config(&config);
+        let fill = SimDisk::fill_of(seed, &config);
+        Inner {
+            seed,
+            rng: FaultRng::new(seed),
+            sectors: Sectors::new(u64::from(config.sector_size), fill),
+            config,
+            latent: BTreeSet::new(),
+            write_calls: Vec::new(),
+            grew: false,
+            counts: FaultCounts::default(),
+            stats: IoStats::default(),
+            fault_log: None,
+            last_cut: None,
+            debug_fork_copies: false,
+        }
+    }
+
     /// A seeded cut's choices: each pending sector kept with probability 1/2, then each kept one
     /// torn with the `sub_sector_tear` rate (drawn after every keep-or-lose choice, so a disk
     /// with tears off draws exactly as before tears existed).

@@ -20,6 +20,7 @@
 
 use super::faults::garbage_bytes;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// How never-written sectors read: zeros, or seed-derived garbage.
 #[derive(Clone, Copy, Debug)]
@@ -70,12 +71,20 @@ pub(crate) struct Sectors {
     /// Smallest length since the last sync or crash: a shrink below the durable length that a
     /// sync persists even when it persists no growth.
     len_low: u64,
-    durable: BTreeMap<u64, Box<[u8]>>,
-    pending: BTreeMap<u64, Box<[u8]>>,
+    /// Sector bytes are shared (`Arc`) and never changed in place: a write, a tear or a bit flip
+    /// replaces a sector's buffer, so a fork ([`Sectors::forked`]) can share every buffer with
+    /// the disk it came from instead of copying the file.
+    durable: BTreeMap<u64, Sector>,
+    pending: BTreeMap<u64, Sector>,
+    /// The most sector bytes `durable` and `pending` held at once (see [`Sectors::held_bytes`]).
+    peak_held: u64,
     /// Durable sectors at or past this index are invisible until the next sync or crash.
     hidden_from: Option<u64>,
     pub(crate) fill: Fill,
 }
+
+/// One sector's bytes, shared between disk states and never changed in place.
+pub(crate) type Sector = Arc<[u8]>;
 
 /// A position inside one sector, as an index: always below the sector size, which fits `usize`.
 fn in_sector(v: u64) -> usize {
@@ -92,8 +101,84 @@ impl Sectors {
             len_low: 0,
             durable: BTreeMap::new(),
             pending: BTreeMap::new(),
+            peak_held: 0,
             hidden_from: None,
             fill,
+        }
+    }
+
+    /// Bytes of sector buffers this disk's maps hold, whether or not another disk shares them:
+    /// the memory the disk keeps apart from fixed per-entry overhead.
+    pub(crate) fn held_bytes(&self) -> u64 {
+        (self.durable.len() + self.pending.len()) as u64 * self.sector_size
+    }
+
+    /// The largest [`Sectors::held_bytes`] seen after any change.
+    pub(crate) fn peak_held_bytes(&self) -> u64 {
+        self.peak_held
+    }
+
+    /// Every sector buffer held, durable ones first (for counting buffers shared between disks).
+    pub(crate) fn buffers(&self) -> impl Iterator<Item = &Sector> {
+        self.durable.values().chain(self.pending.values())
+    }
+
+    fn note_peak(&mut self) {
+        self.peak_held = self.peak_held.max(self.held_bytes());
+    }
+
+    /// A disk state whose durable image, length and current image are what reads of `self` see
+    /// now, with nothing pending, for a disk filling never-written sectors with `fill`. Sector
+    /// buffers are shared with `self` (copy-on-write: neither side changes a buffer in place)
+    /// unless `copy` is set, the negative control of the memory check (a full second copy).
+    /// The result reads exactly like a fresh disk that was written `self`'s image and synced:
+    /// the bytes of the last sector past the length are `fill`'s, and when either fill is
+    /// garbage every never-written sector inside the length is written out with `self`'s fill.
+    pub(crate) fn forked(&self, fill: Fill, copy: bool) -> Sectors {
+        let mut out = Sectors::new(self.sector_size, fill);
+        let count = self.sector_count(self.len);
+        let materialise = self.fill.garbage || fill.garbage;
+        for s in 0..count {
+            let bytes = match self.visible(s) {
+                Some(b) if copy => Sector::from(b),
+                Some(_) => self.shared(s),
+                None if materialise => Sector::from(self.sector_now(s)),
+                None => continue,
+            };
+            out.durable.insert(s, bytes);
+        }
+        out.len = self.len;
+        out.durable_len = self.len;
+        out.len_low = self.len;
+        out.normalise_tail();
+        out.note_peak();
+        out.assert_invariants();
+        out
+    }
+
+    /// The buffer reads see for sector `s`, which is held.
+    fn shared(&self, s: u64) -> Sector {
+        let in_pending = self.pending.get(&s);
+        let held = in_pending.or_else(|| self.durable.get(&s));
+        Sector::clone(held.expect("a visible sector is held"))
+    }
+
+    /// Give the last, partial sector's bytes past the length this disk's fill, as a fresh disk
+    /// written up to the length would have them.
+    fn normalise_tail(&mut self) {
+        let r = in_sector(self.len % self.sector_size);
+        if r == 0 {
+            return;
+        }
+        let s = self.len / self.sector_size;
+        if let Some(bytes) = self.durable.get(&s) {
+            let mut tail = vec![0u8; bytes.len() - r];
+            self.fill.fill(s, r, &mut tail);
+            if bytes[r..] != tail[..] {
+                let mut sector: Box<[u8]> = Box::from(&bytes[..]);
+                sector[r..].copy_from_slice(&tail);
+                self.durable.insert(s, sector.into());
+            }
         }
     }
 
@@ -207,16 +292,19 @@ impl Sectors {
             let s = pos / self.sector_size;
             let r = in_sector(pos % self.sector_size);
             let take = (in_sector(self.sector_size) - r).min(data.len() - done);
-            let mut sector = if take == in_sector(self.sector_size) {
-                vec![0u8; take].into_boxed_slice()
+            let new = &data[done..done + take];
+            let sector = if take == in_sector(self.sector_size) {
+                Sector::from(new)
             } else {
-                self.sector_now(s)
+                let mut sector = self.sector_now(s);
+                sector[r..r + take].copy_from_slice(new);
+                Sector::from(sector)
             };
-            sector[r..r + take].copy_from_slice(&data[done..done + take]);
             self.pending.insert(s, sector);
             touched.push(s);
             done += take;
         }
+        self.note_peak();
         self.assert_invariants();
         touched
     }
@@ -235,11 +323,12 @@ impl Sectors {
                 if bytes[r..] != tail[..] {
                     let mut sector: Box<[u8]> = bytes.into();
                     sector[r..].copy_from_slice(&tail);
-                    self.pending.insert(s, sector);
+                    self.pending.insert(s, sector.into());
                 }
             }
         }
         self.len = new_len;
+        self.note_peak();
         self.assert_invariants();
     }
 
@@ -288,7 +377,7 @@ impl Sectors {
     /// The bytes sector `s` had in the durable image (never-written fill when it has none).
     fn durable_sector(&self, s: u64) -> Box<[u8]> {
         match self.durable.get(&s) {
-            Some(bytes) => bytes.clone(),
+            Some(bytes) => Box::from(&bytes[..]),
             None => {
                 let mut bytes = vec![0u8; in_sector(self.sector_size)].into_boxed_slice();
                 self.fill.fill(s, 0, &mut bytes);
@@ -313,12 +402,12 @@ impl Sectors {
             let bytes = match wanted {
                 Keep::Torn(old_part) => {
                     let old = self.durable_sector(s);
-                    let mut bytes = new.clone();
+                    let mut bytes: Box<[u8]> = Box::from(&new[..]);
                     bytes[old_part.clone()].copy_from_slice(&old[old_part]);
-                    if bytes != new && bytes != old {
+                    if bytes[..] != new[..] && bytes != old {
                         applied.torn.push(s);
                     }
-                    bytes
+                    Sector::from(bytes)
                 }
                 _ => new,
             };
@@ -342,7 +431,10 @@ impl Sectors {
             "bit {bit} past sector {s}'s data"
         );
         let sector = self.durable.get_mut(&s).expect("flip in a durable sector");
-        sector[in_sector(bit / 8)] ^= 1 << (bit % 8);
+        // A fresh buffer: the old one may be shared with a fork.
+        let mut bytes: Box<[u8]> = Box::from(&sector[..]);
+        bytes[in_sector(bit / 8)] ^= 1 << (bit % 8);
+        *sector = bytes.into();
     }
 
     /// Bytes of durable sector `s` that lie inside the durable length.

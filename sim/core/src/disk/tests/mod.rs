@@ -3,6 +3,7 @@
 
 mod faults;
 mod length;
+mod memory;
 
 use super::*;
 use crashlab_engine::MemStorage;
