@@ -79,6 +79,27 @@ pub struct IoStats {
 }
 
 impl IoStats {
+    /// Add `other`'s figures to these (another disk's, e.g. the files of one SimFs);
+    /// destructured, so a new field cannot be forgotten.
+    pub fn accumulate(&mut self, other: &IoStats) {
+        let IoStats {
+            reads,
+            writes,
+            syncs,
+            set_lens,
+            bytes_read,
+            bytes_written,
+            sim_time_ns,
+        } = *other;
+        self.reads += reads;
+        self.writes += writes;
+        self.syncs += syncs;
+        self.set_lens += set_lens;
+        self.bytes_read += bytes_read;
+        self.bytes_written += bytes_written;
+        self.sim_time_ns = self.sim_time_ns.saturating_add(sim_time_ns);
+    }
+
     /// The work done since `earlier`, a snapshot of the same disk's stats.
     pub fn since(&self, earlier: &IoStats) -> IoStats {
         let IoStats {

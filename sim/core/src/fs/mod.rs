@@ -392,30 +392,10 @@ impl SimFs {
         let inner = self.lock();
         let mut sum = inner.gone_io;
         for disk in inner.files.values() {
-            add_io(&mut sum, &disk.io_stats());
+            sum.accumulate(&disk.io_stats());
         }
         sum
     }
-}
-
-/// Add `b`'s figures to `a` (destructured, so a new field cannot be forgotten).
-fn add_io(a: &mut IoStats, b: &IoStats) {
-    let IoStats {
-        reads,
-        writes,
-        syncs,
-        set_lens,
-        bytes_read,
-        bytes_written,
-        sim_time_ns,
-    } = *b;
-    a.reads += reads;
-    a.writes += writes;
-    a.syncs += syncs;
-    a.set_lens += set_lens;
-    a.bytes_read += bytes_read;
-    a.bytes_written += bytes_written;
-    a.sim_time_ns = a.sim_time_ns.saturating_add(sim_time_ns);
 }
 
 impl Inner {
@@ -450,7 +430,7 @@ impl Inner {
         for f in &gone {
             let disk = self.files.remove(f).expect("a file listed");
             self.gone_faults.accumulate(&disk.fault_counts());
-            add_io(&mut self.gone_io, &disk.io_stats());
+            self.gone_io.accumulate(&disk.io_stats());
         }
         gone.len() as u64
     }
