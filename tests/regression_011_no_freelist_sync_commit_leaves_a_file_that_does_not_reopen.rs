@@ -15,7 +15,7 @@
 //! page the persisted list wrongly held free is not reused); a `no_freelist_sync` commit with the
 //! array freelist also refuses to leave more free pages than the next open can load.
 
-use common::fixture::{bbolt_fixture, claim, get, Claim};
+use common::fixture::{bbolt_fixture, get, stretched};
 use crashlab_engine::limits::MAX_FREE_IDS;
 use crashlab_engine::{
     Corruption, Db, Error, FileStorage, FormatError, FreelistKind, MemStorage, Options, PageId,
@@ -134,18 +134,7 @@ fn the_walks_free_set_replaces_a_list_that_holds_a_live_page() {
 /// The inline fixture, stretched sparse so that both metas claim `high_water` pages while keeping
 /// their freelist page.
 fn sparse_claim(dir: &std::path::Path, high_water: u64) -> PathBuf {
-    let path = dir.join("claims.db");
-    std::fs::write(&path, inline_db()).unwrap();
-    let len = high_water * 4096;
-    claim(
-        &path,
-        Claim {
-            high_water,
-            drop_freelist: false,
-            len,
-        },
-    );
-    path
+    stretched(dir, "claims.db", &inline_db(), high_water)
 }
 
 #[test]

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
-use common::fixture::{bbolt_fixture, claim, persists_no_freelist, Claim};
+use common::fixture::{bbolt_fixture, persists_no_freelist, stretched};
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
@@ -37,18 +37,7 @@ fn allocated<T>(f: impl FnOnce() -> T) -> (T, usize) {
 fn claiming(dir: &Path, name: &str, high_water: u64) -> PathBuf {
     let fixture = bbolt_fixture("nofreelist.db");
     assert!((0..2).all(|slot| persists_no_freelist(&fixture, slot)));
-    let path = dir.join(name);
-    std::fs::write(&path, fixture).unwrap();
-    let len = high_water * 4096;
-    claim(
-        &path,
-        Claim {
-            high_water,
-            drop_freelist: false,
-            len,
-        },
-    );
-    path
+    stretched(dir, name, &fixture, high_water)
 }
 
 fn open(path: &Path, freelist: FreelistKind, no_freelist_sync: bool) -> Result<Db, Error> {

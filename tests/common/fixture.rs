@@ -57,6 +57,24 @@ pub fn claim(path: &Path, claim: Claim) {
     f.set_len(claim.len).unwrap();
 }
 
+/// `file` written to `dir/name`, both metas claiming `high_water` pages of 4 KiB (their
+/// freelist page kept), the file stretched sparse to hold them.
+pub fn stretched(dir: &Path, name: &str, file: &[u8], high_water: u64) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, file).unwrap();
+    let len = high_water * 4096;
+    let drop_freelist = false;
+    claim(
+        &path,
+        Claim {
+            high_water,
+            drop_freelist,
+            len,
+        },
+    );
+    path
+}
+
 /// Whether the meta in `slot` of the fixture bytes `file` persists no freelist.
 pub fn persists_no_freelist(file: &[u8], slot: usize) -> bool {
     file[slot * 4096 + 48..slot * 4096 + 56] == u64::MAX.to_le_bytes()
