@@ -298,6 +298,7 @@ mod tests {
         Capabilities {
             nested_buckets: true,
             page_size: 512,
+            directory: false,
             ..Capabilities::default()
         }
     }

@@ -209,6 +209,7 @@ mod tests {
         Alphabet::standard(&Capabilities {
             nested_buckets: true,
             page_size: 512,
+            directory: false,
             ..Capabilities::default()
         })
     }

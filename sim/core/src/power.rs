@@ -40,7 +40,7 @@ impl PowerSwitch {
     }
 
     /// Account one call; `Err` when the power is off (this call included if it hit zero).
-    fn tick(&self) -> io::Result<()> {
+    pub(crate) fn tick(&self) -> io::Result<()> {
         let left = self.countdown.load(Ordering::Relaxed);
         if left > 0 {
             self.countdown.store(left - 1, Ordering::Relaxed);
@@ -52,7 +52,16 @@ impl PowerSwitch {
     }
 }
 
+impl std::fmt::Debug for PowerSwitch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PowerSwitch")
+            .field("off", &self.is_off())
+            .finish_non_exhaustive()
+    }
+}
+
 /// A storage behind a power switch.
+#[derive(Debug)]
 pub struct Switched<S> {
     pub inner: S,
     pub switch: PowerSwitch,

@@ -122,6 +122,7 @@ impl EngineConfig for RedbChoices {
             acknowledged_survive_process_crash: false,
             meta_region_len: REDB_HEADER_LEN,
             page_size: REDB_PAGE_SIZE,
+            directory: false,
         }
     }
 

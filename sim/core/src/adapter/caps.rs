@@ -50,6 +50,11 @@ pub struct Capabilities {
     pub meta_region_len: u64,
     /// The engine's page size: the checker enumerates page-level subsets of pending sectors.
     pub page_size: u32,
+    /// The engine keeps several files in one directory (a journal or a WAL beside the
+    /// database): the driver opens it with [`Engine::open_dir`](super::Engine::open_dir) on a
+    /// [`SimDir`](crate::fs::SimDir), and a power cut is the file system's — metadata
+    /// operations pending since the last directory sync may be lost, as its model says.
+    pub directory: bool,
 }
 
 impl Default for Capabilities {
@@ -69,6 +74,7 @@ impl Default for Capabilities {
             acknowledged_survive_process_crash: true,
             meta_region_len: 4096,
             page_size: 4096,
+            directory: false,
         }
     }
 }

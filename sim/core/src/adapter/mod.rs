@@ -17,6 +17,8 @@
 pub mod caps;
 pub mod error;
 
+/// What an engine of several files is opened on (capability `directory`).
+pub use crate::fs::{DirFile, SimDir};
 pub use caps::Capabilities;
 /// Re-exported so an adapter needs no other crashlab crate: the storage an engine is opened on,
 /// the model a snapshot is read into and the refusals the model makes.
@@ -97,6 +99,13 @@ pub trait Engine: Sized + 'static {
     /// the run's earlier opens, so per-open choices stay a function of the seed.
     fn open(storage: Box<dyn Storage>, cfg: &Self::Config, opens: u64)
         -> Result<Self, EngineError>;
+    /// Capability `directory`: open (creating on an empty directory, recovering after a crash)
+    /// on `dir`, whose files the engine names itself. Never called unless the configuration
+    /// declares the capability; [`Engine::open`] is then never called.
+    fn open_dir(dir: SimDir, cfg: &Self::Config, opens: u64) -> Result<Self, EngineError> {
+        let _ = (dir, cfg, opens);
+        unreachable!("{} declares no directory", Self::Config::ENGINE)
+    }
     /// Close cleanly. `Err` means acknowledged, non-durable commits may be lost.
     fn close(self) -> Result<(), EngineError>;
 

@@ -61,6 +61,7 @@ impl EngineConfig for Options {
             acknowledged_survive_process_crash: true,
             meta_region_len: 2 * u64::from(self.page_size),
             page_size: self.page_size,
+            directory: false,
         }
     }
 

@@ -57,6 +57,7 @@
 //! file is `NotFound`, an existing one passed to [`SimFs::create`] is `AlreadyExists`.
 
 mod crash;
+mod dir;
 mod file;
 mod lock;
 mod meta;
@@ -67,6 +68,7 @@ pub mod run;
 mod tests;
 
 pub use crash::FsCrashOutcome;
+pub use dir::{DirFile, SimDir};
 pub use file::FsFile;
 pub use lock::{LockError, LockKind};
 pub use meta::{

@@ -1,9 +1,10 @@
 //! Tests of SimFs: names, handles, locks and the `Storage` contract here; power cuts per model
 //! in `crash.rs`, the enumeration of metadata crash states in `states.rs`, the negative control
-//! in `control.rs`, single-file engines on one file in `run.rs`.
+//! in `control.rs`, the power switch over a directory in `dir.rs`, single-file engines on one file in `run.rs`.
 
 mod control;
 mod crash;
+mod dir;
 mod run;
 mod states;
 
