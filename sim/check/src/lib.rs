@@ -224,6 +224,7 @@ impl<C: EngineConfig> CheckConfig<C> {
             // The checker's disk has no faults: no commit of the recorded run fails.
             after_failure: AfterFailure::Restart,
             pinned_cut: None,
+            fs: Default::default(),
         }
     }
 
