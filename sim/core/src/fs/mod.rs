@@ -73,7 +73,8 @@ pub use dir::{CallObserver, DirFile, SimDir};
 pub use file::FsFile;
 pub use lock::{LockError, LockKind};
 pub use meta::{
-    crash_states, replay, Directory, FileId, MetaOp, MetaSubset, STRICT_ENUMERATION_OPS_MAX,
+    crash_states, replay, replay_chosen, Directory, FileId, MetaOp, MetaSubset,
+    STRICT_ENUMERATION_OPS_MAX,
 };
 pub use model::MetaModel;
 pub use name::NAME_LEN_MAX;
