@@ -63,6 +63,10 @@ pub struct Options {
     /// **A planted bug, for the crash tests:** a commit does not sync the directory after its
     /// rename, and is acknowledged anyway.
     pub debug_skip_dir_sync: bool,
+    /// **The bug snapkv was first written with, kept as a regression:** no `set_len` + sync
+    /// before `db.tmp` is written, so on a disk whose data sync does not persist growth the
+    /// rename can survive a power cut while the file's length does not.
+    pub debug_skip_grow_barrier: bool,
 }
 
 /// Tables by name, each its keys in order.
@@ -138,10 +142,12 @@ impl<D: Dir> Db<D> {
             self.dir.delete(TMP)?;
         }
         let tmp = self.dir.create(TMP)?;
-        // First built without this barrier, snapkv lost whole snapshots on `own-barrier`
-        // disks: the rename survived, the file's length did not (0 bytes).
-        tmp.set_len(bytes.len() as u64)?;
-        tmp.sync()?;
+        if !self.options.debug_skip_grow_barrier {
+            // First built without this barrier, snapkv lost whole snapshots on `own-barrier`
+            // disks: the rename survived, the file's length did not (0 bytes).
+            tmp.set_len(bytes.len() as u64)?;
+            tmp.sync()?;
+        }
         tmp.write_at(0, &bytes)?;
         tmp.sync()?;
         drop(tmp);

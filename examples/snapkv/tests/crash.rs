@@ -210,3 +210,34 @@ fn a_seed_draws_its_model_and_the_header_and_case_say_which() {
     let case = Case::<SnapConfig>::parse("engine = snapkv\nseed = 3\nops = 10\n", "b").unwrap();
     assert_eq!(case.run.fs, cfg.fs, "absent, the model is the seed's");
 }
+
+/// Regression: snapkv was first written without the `set_len` + sync barrier before writing
+/// `db.tmp`, and the first clean sweep caught it at once — on `own-barrier` disks (POSIX
+/// `fdatasync`: a data sync does not persist growth) a power cut kept the rename of a synced
+/// `db.tmp` and lost its length, leaving `db` empty: `corrupt snapshot "db": 0 bytes, below the
+/// 32-byte header`. The bug stays behind `debug_skip_grow_barrier`: the sweep must catch it on
+/// the seeds whose disk is `own-barrier` and on no other.
+#[test]
+fn regression_the_snapshot_without_its_growth_barrier_is_lost_on_own_barrier_disks() {
+    use crashlab_sim::disk::LengthModel;
+    let cfg = SweepConfig::new(0..SEEDS, OPS, Profile::Default);
+    let adjust = |c: &mut RunConfig<SnapConfig>| c.engine.0.debug_skip_grow_barrier = true;
+    let (mut caught, mut own_barrier) = (Vec::new(), 0);
+    sweep_with::<SnapDb>(&cfg, &adjust, &mut |run_cfg, report| {
+        let own = run_cfg.disk.length == LengthModel::OwnBarrier;
+        own_barrier += u64::from(own);
+        if let Some(v) = violation(report) {
+            assert!(own, "seed {} on a with-data disk: {v}", run_cfg.seed);
+            assert!(
+                v.detail.contains("0 bytes, below the 32-byte header"),
+                "{v}"
+            );
+            caught.push(run_cfg.seed);
+        }
+    });
+    println!("{} of {own_barrier} own-barrier seeds caught", caught.len());
+    assert!(
+        own_barrier > 0 && !caught.is_empty(),
+        "{own_barrier} own-barrier seeds"
+    );
+}

@@ -101,6 +101,23 @@ fn the_disk_line_names_the_sector_size_and_length_model_and_defaults_to_todays_d
 }
 
 #[test]
+fn an_fs_line_is_refused_for_an_engine_of_one_file() {
+    let text = "seed = 1\nops = 5\nfs = model=strict\n";
+    let e = Case::parse(text, "one.case").unwrap_err();
+    assert_eq!(e.line, 3);
+    assert!(e.message.contains("keeps one file"), "{e}");
+    // Its case never writes one.
+    let case = Case {
+        run: RunConfig::from_seed(1, 5, Profile::Default),
+        expect: Expect::Ok,
+        explicit_ops: false,
+        check: None,
+        crash_state: None,
+    };
+    assert!(!case.to_text().contains("fs ="), "{}", case.to_text());
+}
+
+#[test]
 fn seeds_parse_as_decimal_or_commit_hash() {
     assert_eq!(parse_seed("42"), Ok(42));
     assert_eq!(

@@ -83,7 +83,10 @@ impl EngineConfig for SnapConfig {
     }
 
     fn describe(&self) -> String {
-        format!("debug_skip_dir_sync={}", self.0.debug_skip_dir_sync)
+        format!(
+            "debug_skip_dir_sync={} debug_skip_grow_barrier={}",
+            self.0.debug_skip_dir_sync, self.0.debug_skip_grow_barrier
+        )
     }
 
     fn to_case_text(&self) -> Option<String> {
@@ -95,9 +98,11 @@ impl EngineConfig for SnapConfig {
         for (k, v) in pairs(text)? {
             match k {
                 "debug_skip_dir_sync" => c.0.debug_skip_dir_sync = flag(k, v)?,
+                "debug_skip_grow_barrier" => c.0.debug_skip_grow_barrier = flag(k, v)?,
                 _ => {
                     return Err(format!(
-                        "unknown snapkv option `{k}` (expected debug_skip_dir_sync)"
+                        "unknown snapkv option `{k}` (expected debug_skip_dir_sync or \
+                         debug_skip_grow_barrier)"
                     ))
                 }
             }

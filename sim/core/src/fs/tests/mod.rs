@@ -1,10 +1,11 @@
 //! Tests of SimFs: names, handles, locks and the `Storage` contract here; power cuts per model
 //! in `crash.rs`, the enumeration of metadata crash states in `states.rs`, the negative control
-//! in `control.rs`, the power switch over a directory in `dir.rs`, single-file engines on one file in `run.rs`.
+//! in `control.rs`, the power switch over a directory in `dir.rs`, pinned cuts, copies and the image hash in `pin.rs`, single-file engines on one file in `run.rs`.
 
 mod control;
 mod crash;
 mod dir;
+mod pin;
 mod run;
 mod states;
 
