@@ -25,9 +25,13 @@ pub trait SpillSink {
     /// Pages no longer reachable after this commit. Fails when a page is already free or
     /// pending, which only a corrupt tree (a page referenced twice) can cause.
     fn free(&mut self, span: PageSpan) -> Result<()>;
-    /// An encoded page run and the node it holds (children all pages), assembled from what was
+    /// Room for the image of the run of `pages` pages at `id`, written to the file at commit:
+    /// the caller overwrites its first `len` bytes in full, and every byte from `len` on is
+    /// zero (the format's unused tail).
+    fn image(&mut self, id: PageId, pages: u64, len: usize) -> &mut [u8];
+    /// The node whose image was placed at `id` (children all pages), assembled from what was
     /// read from page `from`.
-    fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>, from: PageId);
+    fn emit(&mut self, id: PageId, node: Arc<Node>, from: PageId);
     fn count_split(&mut self);
     fn count_merge(&mut self);
     /// A leaf was spilled `depth` levels below the node its tree's spill started from.
@@ -373,17 +377,19 @@ fn write_piece(body: Body, sink: &mut dyn SpillSink, page: PageId) -> Result<Bra
         unbalanced: false,
         body,
     };
-    let page_size = sink.page_size() as usize;
-    let pages = node.size().div_ceil(page_size).max(1) as u64;
+    let page_size = sink.page_size();
+    let size = node.size();
+    let pages = size.div_ceil(page_size as usize).max(1) as u64;
     let id = sink.allocate(pages)?;
-    let mut buf = vec![0u8; pages as usize * page_size];
+    // `encode` writes every byte up to `size`; the image's tail is zero already.
+    let buf = sink.image(id, pages, size);
     // A refusal fails (and latches) the commit before any page is written.
-    node.encode(&mut buf, id, page_size as u32)
+    node.encode(buf, id, page_size)
         .map_err(|reason| Error::corrupted(page, reason))?;
     node.origin = Some(PageSpan::new(id, pages));
     node.read_from = Some(id);
     let key = node.first_key().map(<[u8]>::to_vec).unwrap_or_default();
-    sink.emit(id, buf, Arc::new(node), page);
+    sink.emit(id, Arc::new(node), page);
     Ok(BranchItem {
         key,
         child: Child::Page(id),
