@@ -65,10 +65,6 @@ struct Sink<'w> {
     counters: Counters,
     /// A negative control forgets every page this commit frees (see `DebugHooks`).
     leak_freed: bool,
-    /// The pages this commit freed so far: a page refused as pending that is among them was
-    /// freed twice by this commit, which [`commit`] tells apart from a file that references it
-    /// twice.
-    freed_here: PageSet,
     /// A negative control frees the commit's first freed span twice (see `DebugHooks`).
     double_free: bool,
     /// A negative control writes a freelist of 0xFFFF ids or more without the count escape.
@@ -90,13 +86,16 @@ impl Sink<'_> {
         }
         match self.freelist.try_free(self.txid, span) {
             Ok(()) => {
-                self.freed_here.insert(span.start, span.end());
                 if std::mem::take(&mut self.double_free) {
                     return self.free_run(span);
                 }
                 Ok(())
             }
-            Err(FreeRefusal::AlreadyPending(page)) if self.freed_here.contains(page) => {
+            // Pending under this commit's txid: freed twice by this commit, which [`commit`]
+            // tells apart from a file that references the page twice.
+            Err(FreeRefusal::AlreadyPending(page))
+                if self.freelist.is_pending_from(self.txid, page) =>
+            {
                 let txid = self.txid;
                 Err(Error::Invariant(Invariant::FreedTwice { txid, page }))
             }
@@ -253,7 +252,6 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         guard: writer.guard.as_mut().expect("session_guard made it"),
         counters,
         leak_freed: opts.hooks().leak_freed_pages,
-        freed_here: PageSet::new(),
         double_free: opts.hooks().double_free_in_commit,
         wrap_freelist_count: opts.hooks().freelist_count_wraps,
         deepest_leaf: 0,
