@@ -23,6 +23,9 @@ pub(crate) struct PageArena {
     written: Vec<usize>,
     /// Pages handed out since the last [`PageArena::reset`].
     used: usize,
+    /// Bytes zeroed since the last [`PageArena::take_zeroed`]: the stale bytes cleared, and the
+    /// buffer's growth (which comes zeroed).
+    zeroed: u64,
 }
 
 impl PageArena {
@@ -51,6 +54,7 @@ impl PageArena {
         let end = first + pages;
         if end > self.written.len() {
             // New pages come zeroed, written to nowhere.
+            self.zeroed += ((end - self.written.len()) * ps) as u64;
             self.bytes.resize(end * ps, 0);
             self.written.resize(end, 0);
         }
@@ -59,12 +63,18 @@ impl PageArena {
             if *written > new {
                 let page = (first + i) * ps;
                 self.bytes[page + new..page + *written].fill(0);
+                self.zeroed += (*written - new) as u64;
             }
             *written = new;
         }
         self.used = end;
         let range = first * ps..end * ps;
         (range.clone(), &mut self.bytes[range])
+    }
+
+    /// The bytes zeroed since the last call (the `image_bytes_zeroed` counter).
+    pub fn take_zeroed(&mut self) -> u64 {
+        std::mem::take(&mut self.zeroed)
     }
 
     /// Every image placed since the last reset, at the ranges [`PageArena::place`] returned.
@@ -97,6 +107,9 @@ mod tests {
         let (_, run) = a.place(2, 70);
         assert!(run[70..].iter().all(|&b| b == 0), "{run:?}");
         run[..70].fill(2);
+        // The growth (3 pages) and the stale bytes: 54 of the first page, 64 - 6 of the third.
+        assert_eq!(a.take_zeroed(), 192 + 54 + 58);
+        assert_eq!(a.take_zeroed(), 0);
         let mut expected = vec![1u8; 10];
         expected.resize(64, 0);
         expected.extend([2u8; 70]);

@@ -331,6 +331,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         &mut counters,
     )?;
     counters.meta_writes += 1;
+    counters.image_bytes_zeroed += arena.take_zeroed();
     sync(storage, &opts, &mut counters)?;
 
     for (id, node, _) in nodes {
