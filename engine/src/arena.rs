@@ -11,9 +11,17 @@
 //! past what the new one writes, so a commit's zeroing follows how much its images shrank, not
 //! their size.
 //!
+//! The buffer is kept only while it is small ([`RETAIN_BYTES`]): a commit of many pages (a
+//! large value, a bulk load) gets a buffer of its own, freed when it ends, so that the memory a
+//! database holds between commits does not follow its largest commit.
+//!
 //! Invariant: in page `j` of `bytes`, every byte at or past `written[j]` is zero.
 
 use std::ops::Range;
+
+/// The most buffer kept from one commit to the next: 256 pages of 4 KiB, where a one-key
+/// commit uses about 6.
+pub(crate) const RETAIN_BYTES: usize = 1 << 20;
 
 #[derive(Debug, Default)]
 pub(crate) struct PageArena {
@@ -72,6 +80,19 @@ impl PageArena {
         (range.clone(), &mut self.bytes[range])
     }
 
+    /// End a commit: give the buffer back if it grew past [`RETAIN_BYTES`].
+    pub fn trim(&mut self) {
+        if self.bytes.len() > RETAIN_BYTES {
+            let page_size = self.page_size;
+            let zeroed = self.zeroed;
+            *self = PageArena {
+                page_size,
+                zeroed,
+                ..PageArena::default()
+            };
+        }
+    }
+
     /// The bytes zeroed since the last call (the `image_bytes_zeroed` counter).
     pub fn take_zeroed(&mut self) -> u64 {
         std::mem::take(&mut self.zeroed)
@@ -85,7 +106,7 @@ impl PageArena {
 
 #[cfg(test)]
 mod tests {
-    use super::PageArena;
+    use super::{PageArena, RETAIN_BYTES};
 
     /// The bytes of every image placed, as a fresh zeroed run with the image written would be.
     #[test]
@@ -115,6 +136,25 @@ mod tests {
         expected.extend([2u8; 70]);
         expected.resize(192, 0);
         assert_eq!(a.bytes(), &expected[..]);
+    }
+
+    #[test]
+    fn a_large_commit_does_not_keep_its_buffer() {
+        let mut a = PageArena::default();
+        a.reset(4096);
+        a.place(RETAIN_BYTES / 4096, 10);
+        a.trim();
+        assert_eq!(a.bytes.len(), RETAIN_BYTES, "at the limit it is kept");
+        a.reset(4096);
+        a.place(RETAIN_BYTES / 4096 + 1, 10);
+        a.trim();
+        assert!(a.bytes.is_empty() && a.written.is_empty());
+        // What is given back was zeroed as it grew, and stays counted.
+        assert_eq!(a.take_zeroed(), (RETAIN_BYTES + 4096) as u64);
+        a.reset(4096);
+        let (r, run) = a.place(1, 0);
+        assert_eq!(r, 0..4096);
+        assert!(run.iter().all(|&b| b == 0));
     }
 
     #[test]

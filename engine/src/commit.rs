@@ -332,6 +332,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     )?;
     counters.meta_writes += 1;
     counters.image_bytes_zeroed += arena.take_zeroed();
+    arena.trim();
     sync(storage, &opts, &mut counters)?;
 
     for (id, node, _) in nodes {
