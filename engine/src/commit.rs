@@ -14,6 +14,7 @@
 //! commit's allocations, and after a failed write or sync nothing is known about the disk, so
 //! the only safe continuation is to reopen and read the truth back.
 
+use crate::arena::PageArena;
 use crate::bucket::BucketTree;
 use crate::counters::{shape, Counters};
 use crate::error::{Corruption, Error, FormatError, Invariant, Result};
@@ -28,11 +29,12 @@ use crashlab_format::bucket::encode_header;
 use crashlab_format::corruption::FreeRefusal;
 use crashlab_format::freelist;
 use crashlab_format::limits::MAX_FREE_IDS;
-use crashlab_format::meta::Meta;
+use crashlab_format::meta::{Meta, META_IMAGE_SIZE};
 use crashlab_format::node::{Body, Child, LeafItem, Node};
 use crashlab_format::page::LEAF_FLAG_BUCKET;
 use crashlab_format::pageset::PageSet;
 use crashlab_format::types::{PageId, PageSpan, TxId};
+use std::ops::Range;
 use std::sync::Arc;
 
 /// Collects a commit's allocations, frees and encoded pages.
@@ -45,8 +47,14 @@ struct Sink<'w> {
     high_water: PageId,
     /// The meta page the base snapshot (and so its high-water mark) was read from.
     meta_page: PageId,
-    dirty: Vec<(PageId, Vec<u8>)>,
-    /// Bytes in `dirty`, kept as pages are added, so the commit buffer's size is known for free.
+    /// The writer's page images, kept from commit to commit (`arena.rs`).
+    arena: &'w mut PageArena,
+    /// Each node run placed in `arena`, and where.
+    dirty: Vec<(PageId, Range<usize>)>,
+    /// The freelist page run, encoded in a buffer of its own (sized by `presize`).
+    freelist_page: Option<(PageId, Vec<u8>)>,
+    /// Bytes of `dirty` and `freelist_page`, kept as pages are added, so the commit buffer's
+    /// size is known for free.
     dirty_bytes: usize,
     /// Each written node with the page it was assembled from.
     nodes: Vec<(PageId, Arc<Node>, PageId)>,
@@ -57,10 +65,6 @@ struct Sink<'w> {
     counters: Counters,
     /// A negative control forgets every page this commit frees (see `DebugHooks`).
     leak_freed: bool,
-    /// The pages this commit freed so far: a page refused as pending that is among them was
-    /// freed twice by this commit, which [`commit`] tells apart from a file that references it
-    /// twice.
-    freed_here: PageSet,
     /// A negative control frees the commit's first freed span twice (see `DebugHooks`).
     double_free: bool,
     /// A negative control writes a freelist of 0xFFFF ids or more without the count escape.
@@ -82,13 +86,16 @@ impl Sink<'_> {
         }
         match self.freelist.try_free(self.txid, span) {
             Ok(()) => {
-                self.freed_here.insert(span.start, span.end());
                 if std::mem::take(&mut self.double_free) {
                     return self.free_run(span);
                 }
                 Ok(())
             }
-            Err(FreeRefusal::AlreadyPending(page)) if self.freed_here.contains(page) => {
+            // Pending under this commit's txid: freed twice by this commit, which [`commit`]
+            // tells apart from a file that references the page twice.
+            Err(FreeRefusal::AlreadyPending(page))
+                if self.freelist.is_pending_from(self.txid, page) =>
+            {
                 let txid = self.txid;
                 Err(Error::Invariant(Invariant::FreedTwice { txid, page }))
             }
@@ -125,11 +132,15 @@ impl SpillSink for Sink<'_> {
         self.guard.check_free(span)?;
         self.free_run(span)
     }
-    fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>, from: PageId) {
-        let long = shape::OVERFLOW_LONG_PAGES * u64::from(self.page_size);
-        self.counters.overflow_long_writes += u64::from(bytes.len() as u64 >= long);
-        self.dirty_bytes += bytes.len();
-        self.dirty.push((id, bytes));
+    fn image(&mut self, id: PageId, pages: u64, len: usize) -> &mut [u8] {
+        self.counters.overflow_long_writes += u64::from(pages >= shape::OVERFLOW_LONG_PAGES);
+        let pages = usize::try_from(pages).expect("an image fits memory");
+        let (range, buf) = self.arena.place(pages, len);
+        self.dirty_bytes += range.len();
+        self.dirty.push((id, range));
+        buf
+    }
+    fn emit(&mut self, id: PageId, node: Arc<Node>, from: PageId) {
         self.nodes.push((id, node, from));
     }
     fn count_split(&mut self) {
@@ -223,6 +234,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         drop_persisted_freelist(tx, &mut counters)?;
     }
     let writer = &mut *tx.writer;
+    writer.arena.reset(db.pager().page_size());
     let mut sink = Sink {
         freelist: &mut writer.freelist,
         txid: tx.txid,
@@ -231,14 +243,15 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         presize: opts.presize,
         high_water: tx.base.high_water,
         meta_page: tx.base.slot(),
+        arena: &mut writer.arena,
         dirty: Vec::new(),
+        freelist_page: None,
         dirty_bytes: 0,
         nodes: Vec::new(),
         taken: PageSet::new(),
         guard: writer.guard.as_mut().expect("session_guard made it"),
         counters,
         leak_freed: opts.hooks().leak_freed_pages,
-        freed_here: PageSet::new(),
         double_free: opts.hooks().double_free_in_commit,
         wrap_freelist_count: opts.hooks().freelist_count_wraps,
         deepest_leaf: 0,
@@ -275,7 +288,9 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     };
 
     let Sink {
+        arena,
         dirty,
+        freelist_page,
         dirty_bytes,
         nodes,
         mut counters,
@@ -291,8 +306,12 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         counters.file_growths += 1;
         counters.step_growths += u64::from(len > shape::GROWTH_STEP);
     }
+    let images = arena.bytes();
+    let mut pages: Vec<(PageId, &[u8])> = Vec::with_capacity(dirty.len() + 1);
+    pages.extend(dirty.iter().map(|(id, at)| (*id, &images[at.clone()])));
+    pages.extend(freelist_page.as_ref().map(|(id, b)| (*id, b.as_slice())));
     let pages = DirtyPages {
-        pages: dirty,
+        pages,
         bytes: dirty_bytes,
     };
     write_pages(storage, meta.page_size, pages, opts.presize, &mut counters)?;
@@ -302,15 +321,18 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     // Refused (nothing written yet) if decoding would reject it; begin_write already refused a
     // txid that would wrap, and the meta must still follow its base.
     assert!(meta.txid > tx.base.txid, "commit txid follows its base");
-    let meta_page = meta.encode_page_checked(tx.base.slot())?;
+    let (_, meta_page) = arena.place(1, META_IMAGE_SIZE);
+    meta.encode_page_checked_into(tx.base.slot(), meta_page)?;
     write_at(
         storage,
         meta_slot(&meta, &opts),
         meta.page_size,
-        &meta_page,
+        meta_page,
         &mut counters,
     )?;
     counters.meta_writes += 1;
+    counters.image_bytes_zeroed += arena.take_zeroed();
+    arena.trim();
     sync(storage, &opts, &mut counters)?;
 
     for (id, node, _) in nodes {
@@ -497,6 +519,6 @@ fn write_freelist(sink: &mut Sink<'_>) -> Result<PageSpan> {
     sink.counters.freelist_pages_written += pages;
     sink.counters.freelist_bytes_written += buf.len() as u64;
     sink.dirty_bytes += buf.len();
-    sink.dirty.push((start, buf));
+    sink.freelist_page = Some((start, buf));
     Ok(PageSpan::new(start, pages))
 }

@@ -64,6 +64,10 @@ pub struct Counters {
     pub buffer_bytes_reserved: u64,
     /// `write_at` calls avoided by writing each run of contiguous dirty pages with one call.
     pub write_calls_saved: u64,
+    /// Bytes zeroed for the commit's node and meta page images (`arena.rs`): only what an image
+    /// leaves of a longer one placed in the same buffer before, and the buffer's growth. (Each
+    /// image once came in a run zeroed in full: pages written less freelist pages, × page size.)
+    pub image_bytes_zeroed: u64,
     /// Where the format changes shape (see [`shape`]): freelist pages written with the 0xFFFF
     /// count escape, freelist pages of at least [`shape::FREELIST_LONG_PAGES`] pages, node page
     /// runs (a value's overflow chain) of at least [`shape::OVERFLOW_LONG_PAGES`] pages, bucket
@@ -130,6 +134,7 @@ macro_rules! every_counter {
             size_computation_steps,
             buffer_bytes_reserved,
             write_calls_saved,
+            image_bytes_zeroed,
             freelist_escaped_writes,
             freelist_long_writes,
             overflow_long_writes,

@@ -92,6 +92,7 @@ impl Db {
                     file_len: len,
                     latched: None,
                     guard: fresh.then(crate::guard::Guard::default),
+                    arena: Default::default(),
                 }),
                 counters: Mutex::new(counters),
                 options,

@@ -18,8 +18,8 @@ pub(crate) fn grow_to(needed: u64) -> u64 {
 }
 
 /// A commit's encoded pages and their total length, counted as they were added.
-pub(crate) struct DirtyPages {
-    pub pages: Vec<(PageId, Vec<u8>)>,
+pub(crate) struct DirtyPages<'a> {
+    pub pages: Vec<(PageId, &'a [u8])>,
     pub bytes: usize,
 }
 
@@ -31,7 +31,7 @@ pub(crate) struct DirtyPages {
 pub(crate) fn write_pages(
     storage: &dyn crate::Storage,
     page_size: u32,
-    dirty: DirtyPages,
+    dirty: DirtyPages<'_>,
     policy: PresizePolicy,
     counters: &mut Counters,
 ) -> Result<()> {
@@ -65,7 +65,7 @@ struct Run {
 
 /// Append the pages of `dirty` (sorted by id, whole pages, no overlap) to `buf`; return the runs
 /// of contiguous pages.
-fn serialise_runs(dirty: &[(PageId, Vec<u8>)], page_size: u32, buf: &mut SizedBuf) -> Vec<Run> {
+fn serialise_runs(dirty: &[(PageId, &[u8])], page_size: u32, buf: &mut SizedBuf) -> Vec<Run> {
     let mut runs: Vec<Run> = Vec::new();
     let mut next_id = None;
     for (id, bytes) in dirty {

@@ -15,7 +15,8 @@ fn dirty() -> Vec<(PageId, Vec<u8>)> {
 }
 
 fn serialise(policy: PresizePolicy) -> (Vec<Run>, SizedBuf) {
-    let dirty = dirty();
+    let owned = dirty();
+    let dirty: Vec<(PageId, &[u8])> = owned.iter().map(|(id, b)| (*id, b.as_slice())).collect();
     let mut buf = SizedBuf::for_policy(policy, dirty.len() * 512, || (2560, 4));
     let runs = serialise_runs(&dirty, 512, &mut buf);
     (runs, buf)

@@ -35,12 +35,13 @@
 //! inspection of a file are the `crashlab-format` crate, below this one.
 //!
 //! Layers, lowest first (a layer never uses a higher one; `crashlab-format` is below them
-//! all): `presize`, `error`, `counters`, `batch/write_batch`, `options`, `storage`, `freelist`,
+//! all): `presize`, `arena`, `error`, `counters`, `batch/write_batch`, `options`, `storage`, `freelist`,
 //! `pager`, `tree`, `spill`, `entry`, `cursor`, `iter`, `bucket`, `shared`, `tx`, `commit`,
 //! `rebuild`, `db`, `batch/call`, `batch/apply`, `check`. `FORMAT.md` next to this crate
 //! describes the bytes and the commit protocol.
 #![forbid(unsafe_code)]
 
+mod arena;
 pub mod batch;
 mod bucket;
 mod check;

@@ -32,6 +32,8 @@ pub(crate) struct WriterState {
     pub latched: Option<String>,
     /// What the session's first commit found that no commit can see (`guard.rs`).
     pub guard: Option<crate::guard::Guard>,
+    /// The commit's page images, reused from commit to commit (`arena.rs`).
+    pub arena: crate::arena::PageArena,
 }
 
 pub(crate) struct Shared {

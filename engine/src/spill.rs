@@ -9,7 +9,7 @@
 //! neighbour whose range grows when an emptied child goes is checked first.
 
 use crate::error::{Corruption, Error, Result};
-use crate::tree::{materialize, too_deep, OwnedRange, Range, Reader};
+use crate::tree::{materialize, too_deep, Range, Reader};
 use crashlab_format::limits::MAX_TREE_DEPTH;
 use crashlab_format::node::{split_points, Body, BranchItem, Child, Node};
 use crashlab_format::types::{PageId, PageSpan};
@@ -25,9 +25,13 @@ pub trait SpillSink {
     /// Pages no longer reachable after this commit. Fails when a page is already free or
     /// pending, which only a corrupt tree (a page referenced twice) can cause.
     fn free(&mut self, span: PageSpan) -> Result<()>;
-    /// An encoded page run and the node it holds (children all pages), assembled from what was
+    /// Room for the image of the run of `pages` pages at `id`, written to the file at commit:
+    /// the caller overwrites its first `len` bytes in full, and every byte from `len` on is
+    /// zero (the format's unused tail).
+    fn image(&mut self, id: PageId, pages: u64, len: usize) -> &mut [u8];
+    /// The node whose image was placed at `id` (children all pages), assembled from what was
     /// read from page `from`.
-    fn emit(&mut self, id: PageId, bytes: Vec<u8>, node: Arc<Node>, from: PageId);
+    fn emit(&mut self, id: PageId, node: Arc<Node>, from: PageId);
     fn count_split(&mut self);
     fn count_merge(&mut self);
     /// A leaf was spilled `depth` levels below the node its tree's spill started from.
@@ -226,7 +230,7 @@ pub fn spill_root(root: Child, sink: &mut dyn SpillSink, anchor: PageId) -> Resu
         Child::Page(id) => return Ok(id),
         Child::Node(n) => *n,
     };
-    let mut pieces = spill(node, sink, 0, OwnedRange::default(), anchor)?;
+    let mut pieces = spill(node, sink, 0, Range::default(), anchor)?;
     let mut root_splits = 0;
     while pieces.len() > 1 {
         root_splits += 1;
@@ -236,7 +240,7 @@ pub fn spill_root(root: Child, sink: &mut dyn SpillSink, anchor: PageId) -> Resu
             unbalanced: false,
             body: Body::Branch(pieces),
         };
-        pieces = spill(parent, sink, 0, OwnedRange::default(), anchor)?;
+        pieces = spill(parent, sink, 0, Range::default(), anchor)?;
     }
     sink.tree_spilled(root_splits);
     match pieces.pop() {
@@ -255,7 +259,7 @@ fn spill(
     node: Node,
     sink: &mut dyn SpillSink,
     depth: usize,
-    range: OwnedRange,
+    range: Range<'_>,
     from: PageId,
 ) -> Result<Vec<BranchItem>> {
     let page = node.read_from.unwrap_or(from);
@@ -270,27 +274,29 @@ fn spill(
             sink.leaf_spilled_at(depth);
             Body::Leaf(items)
         }
-        Body::Branch(items) => {
-            let mut out = Vec::with_capacity(items.len());
-            let mut items = items.into_iter().enumerate().peekable();
+        Body::Branch(mut items) => {
+            // In place: each owned child is replaced by the pieces it spills into.
+            let mut i = 0;
             let mut left_unchanged = false;
-            while let Some((i, it)) = items.next() {
-                let Child::Node(c) = it.child else {
-                    out.push(it);
+            while i < items.len() {
+                if matches!(items[i].child, Child::Page(_)) {
                     left_unchanged = true;
+                    i += 1;
                     continue;
+                }
+                let placeholder = Child::Page(PageId(0));
+                let Child::Node(c) = std::mem::replace(&mut items[i].child, placeholder) else {
+                    unreachable!("a page child was skipped above");
                 };
-                // The child's range, from the separators as they were read.
-                let separator = it.key;
-                let lo = if i == 0 {
-                    range.lo.clone()
-                } else {
-                    Some(separator.clone())
-                };
-                let hi = items.peek().map(|(_, n)| n.key.clone());
-                let child_range = OwnedRange {
-                    lo,
-                    hi: hi.or_else(|| range.hi.clone()),
+                // The child's range, from the separators as they were read (items after `i`
+                // are not spilled yet).
+                let child_range = Range {
+                    lo: if i == 0 {
+                        range.lo
+                    } else {
+                        Some(items[i].key.as_slice())
+                    },
+                    hi: items.get(i + 1).map(|n| n.key.as_slice()).or(range.hi),
                 };
                 let mut pieces = spill(*c, sink, depth + 1, child_range, page)?;
                 // bbolt makes a separator its child's first key. When that key rose (the
@@ -299,20 +305,30 @@ fn spill(
                 // range over keys a damaged neighbour may hide: keep the one that was read
                 // (still at most the child's first key, so still valid).
                 if let (true, Some(first)) = (i > 0 && left_unchanged, pieces.first_mut()) {
-                    if first.key > separator {
-                        first.key = separator;
+                    if first.key > items[i].key {
+                        first.key = std::mem::take(&mut items[i].key);
                     }
                 }
-                out.extend(pieces);
+                let n = pieces.len();
+                if n == 1 {
+                    items[i] = pieces.pop().expect("one piece");
+                } else {
+                    items.splice(i..=i, pieces);
+                }
+                i += n;
                 left_unchanged = false;
             }
-            Body::Branch(out)
+            Body::Branch(items)
         }
     };
     // Pair check: what is written is in order across all its pieces and inside the range its
     // parent's separators (and so `check()`) will hold it to.
-    if !in_order(&body) || range.range().breach(&body).is_some() {
+    if !in_order(&body) || range.breach(&body).is_some() {
         return Err(Error::corrupted(page, Corruption::CrossPageOrder));
+    }
+    // A node that fits one page is never split (`split_points`' first test).
+    if node_size(&body) < sink.page_size() as usize {
+        return Ok(vec![write_piece(body, sink, page)?]);
     }
     let pieces = split_body(body, sink);
     let mut out = Vec::with_capacity(pieces.len());
@@ -323,6 +339,7 @@ fn spill(
 }
 
 fn split_body(body: Body, sink: &mut dyn SpillSink) -> Vec<Body> {
+    let page_size = sink.page_size() as usize;
     let sizes: Vec<usize> = match &body {
         Body::Leaf(items) => items
             .iter()
@@ -333,7 +350,7 @@ fn split_body(body: Body, sink: &mut dyn SpillSink) -> Vec<Body> {
             .map(crashlab_format::node::branch_item_size)
             .collect(),
     };
-    let cuts = split_points(&sizes, sink.page_size() as usize, sink.fill_percent());
+    let cuts = split_points(&sizes, page_size, sink.fill_percent());
     if cuts.is_empty() {
         return vec![body];
     }
@@ -355,6 +372,21 @@ fn split_body(body: Body, sink: &mut dyn SpillSink) -> Vec<Body> {
     }
 }
 
+/// The serialised size of a node of `body` (`Node::size`).
+fn node_size(body: &Body) -> usize {
+    crashlab_format::page::PAGE_HEADER_SIZE
+        + match body {
+            Body::Leaf(items) => items
+                .iter()
+                .map(crashlab_format::node::leaf_item_size)
+                .sum::<usize>(),
+            Body::Branch(items) => items
+                .iter()
+                .map(crashlab_format::node::branch_item_size)
+                .sum::<usize>(),
+        }
+}
+
 /// Keys of a node assembled by commit must ascend across the pieces it splits into. They always
 /// do for a consistent tree; a corrupt one (a separator that disagrees with its child) can break
 /// it, and that is an error about the file, not a programmer error.
@@ -373,17 +405,20 @@ fn write_piece(body: Body, sink: &mut dyn SpillSink, page: PageId) -> Result<Bra
         unbalanced: false,
         body,
     };
-    let page_size = sink.page_size() as usize;
-    let pages = node.size().div_ceil(page_size).max(1) as u64;
+    let page_size = sink.page_size();
+    let size = node.size();
+    let pages = size.div_ceil(page_size as usize).max(1) as u64;
     let id = sink.allocate(pages)?;
-    let mut buf = vec![0u8; pages as usize * page_size];
-    // A refusal fails (and latches) the commit before any page is written.
-    node.encode(&mut buf, id, page_size as u32)
+    // `encode` writes every byte up to `size`; the image's tail is zero already.
+    let buf = sink.image(id, pages, size);
+    // A refusal fails (and latches) the commit before any page is written. `spill` checked
+    // the keys' order across every piece (naming a failure `CrossPageOrder`).
+    node.encode_in_order(buf, id, page_size)
         .map_err(|reason| Error::corrupted(page, reason))?;
     node.origin = Some(PageSpan::new(id, pages));
     node.read_from = Some(id);
     let key = node.first_key().map(<[u8]>::to_vec).unwrap_or_default();
-    sink.emit(id, buf, Arc::new(node), page);
+    sink.emit(id, Arc::new(node), page);
     Ok(BranchItem {
         key,
         child: Child::Page(id),

@@ -29,6 +29,8 @@ pub const VERSION: u32 = 2;
 /// Bytes of the meta struct, and the part the checksum covers.
 pub const META_SIZE: usize = 64;
 const CHECKSUMMED: usize = 56;
+/// Bytes of a meta page the format uses (header and meta); the rest of the page is zero.
+pub const META_IMAGE_SIZE: usize = PAGE_HEADER_SIZE + META_SIZE;
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
@@ -109,17 +111,33 @@ impl Meta {
         Ok(buf)
     }
 
+    /// [`Meta::encode_page_checked`] into `page_buf`, a page whose bytes from
+    /// [`META_IMAGE_SIZE`] on are zero already: only the header and the meta are written, so a
+    /// committer that keeps a zeroed page zeroes nothing per commit.
+    pub fn encode_page_checked_into(&self, page: PageId, page_buf: &mut [u8]) -> Result<()> {
+        assert_eq!(page_buf.len(), self.page_size as usize, "one page");
+        self.validate(page)?;
+        self.encode_image(page_buf);
+        debug_assert_eq!(Meta::decode(page_buf, self.slot()).ok(), Some(*self));
+        Ok(())
+    }
+
     fn encode_page_unchecked(&self) -> Vec<u8> {
         let mut buf = vec![0u8; self.page_size as usize];
+        self.encode_image(&mut buf);
+        buf
+    }
+
+    /// Write the header and the meta: the first [`META_IMAGE_SIZE`] bytes of the page.
+    fn encode_image(&self, buf: &mut [u8]) {
         PageHeader {
             id: self.slot(),
             flags: FLAG_META,
             count: 0,
             overflow: 0,
         }
-        .encode(&mut buf);
-        buf[PAGE_HEADER_SIZE..PAGE_HEADER_SIZE + META_SIZE].copy_from_slice(&self.encode());
-        buf
+        .encode(buf);
+        buf[PAGE_HEADER_SIZE..META_IMAGE_SIZE].copy_from_slice(&self.encode());
     }
 
     /// Decode and validate the meta stored in `buf` (at least header + 64 bytes) of page `page`.
@@ -235,6 +253,23 @@ mod tests {
 
     fn fresh(txid: u64) -> Meta {
         Meta::fresh(4096, TxId(txid))
+    }
+
+    #[test]
+    fn encoding_into_a_zeroed_page_gives_the_page() {
+        let m = Meta {
+            root: PageId(7),
+            high_water: PageId(9),
+            txid: TxId(5),
+            ..fresh(5)
+        };
+        let mut page = vec![0u8; 4096];
+        m.encode_page_checked_into(PageId(1), &mut page).unwrap();
+        assert_eq!(page, m.encode_page());
+        // Only the image is written: a byte past it is left as it was.
+        page[META_IMAGE_SIZE] = 0xEE;
+        m.encode_page_checked_into(PageId(1), &mut page).unwrap();
+        assert_eq!(page[META_IMAGE_SIZE], 0xEE);
     }
 
     #[test]

@@ -147,53 +147,75 @@ impl Node {
     /// Why this node cannot be written as a page that [`Node::decode`] accepts, if it cannot:
     /// checked before a byte of it is written.
     pub fn unencodable(&self) -> Option<Corruption> {
+        self.unencodable_with(KeyOrder::Check)
+    }
+
+    fn unencodable_with(&self, order: KeyOrder) -> Option<Corruption> {
         let count = self.len();
         if u16::try_from(count).is_err() {
             return Some(Corruption::ElementCountOverflow { count });
         }
-        let mut data = table_end(count);
-        let mut prev: Option<&[u8]> = None;
-        for i in 0..count {
-            let (key, value_len) = match &self.body {
-                Body::Leaf(items) => {
-                    let it = &items[i];
-                    if it.flags & !LEAF_FLAG_BUCKET != 0 {
-                        let flags = it.flags;
-                        return Some(Corruption::LeafFlags { element: i, flags });
-                    }
-                    if it.is_bucket() && it.value.len() < BUCKET_HEADER_SIZE {
-                        return Some(Corruption::BucketValueTooShort { element: i });
-                    }
-                    (it.key.as_slice(), it.value.len())
+        let mut table = TableCheck {
+            order,
+            data: table_end(count),
+            prev: None,
+        };
+        let checked = match &self.body {
+            Body::Leaf(items) => items.iter().enumerate().try_for_each(|(i, it)| {
+                if it.flags & !LEAF_FLAG_BUCKET != 0 {
+                    let flags = it.flags;
+                    return Err(Corruption::LeafFlags { element: i, flags });
                 }
-                Body::Branch(items) => {
-                    if !matches!(items[i].child, Child::Page(_)) {
-                        return Some(Corruption::ChildNotSpilled { element: i });
-                    }
-                    (items[i].key.as_slice(), 0)
+                if it.is_bucket() && it.value.len() < BUCKET_HEADER_SIZE {
+                    return Err(Corruption::BucketValueTooShort { element: i });
                 }
-            };
-            if let Err(reason) = check_key_order(prev, key, i) {
-                return Some(reason);
-            }
-            prev = Some(key);
-            // The element's offset is relative to its own header and, like both sizes, a u32.
-            let elem = PAGE_HEADER_SIZE + i * ELEMENT_SIZE;
-            let fits = u32::try_from(data - elem).is_ok()
-                && u32::try_from(key.len()).is_ok()
-                && u32::try_from(value_len).is_ok();
-            if !fits {
-                return Some(Corruption::ElementTooLarge { element: i });
-            }
-            data += key.len() + value_len;
-        }
-        None
+                table.element(i, &it.key, it.value.len())
+            }),
+            Body::Branch(items) => items.iter().enumerate().try_for_each(|(i, it)| {
+                if !matches!(it.child, Child::Page(_)) {
+                    return Err(Corruption::ChildNotSpilled { element: i });
+                }
+                table.element(i, &it.key, 0)
+            }),
+        };
+        checked.err()
     }
 
     /// Encode into `buf` (its length is the size of the page run, or the exact size for an
     /// inline image) with header id `id`. Refuses, writing nothing, a node that
-    /// [`Node::unencodable`] rejects.
+    /// [`Node::unencodable`] rejects. Every byte of `buf[..self.size()]` is written; the rest is
+    /// left as it was (a page's unused tail, which the caller has zeroed).
     pub fn encode(&self, buf: &mut [u8], id: PageId, page_size: u32) -> Result<(), Corruption> {
+        self.encode_with(buf, id, page_size, KeyOrder::Check)
+    }
+
+    /// [`Node::encode`] for a node whose keys the caller has just checked to ascend strictly
+    /// (a commit checks them across all the pieces a node splits into, and names a failure
+    /// differently): the same refusals, without comparing every pair of keys again.
+    pub fn encode_in_order(
+        &self,
+        buf: &mut [u8],
+        id: PageId,
+        page_size: u32,
+    ) -> Result<(), Corruption> {
+        debug_assert!(self.keys_ascend(), "the caller checked the order");
+        self.encode_with(buf, id, page_size, KeyOrder::CheckedByCaller)
+    }
+
+    fn keys_ascend(&self) -> bool {
+        match &self.body {
+            Body::Leaf(items) => items.windows(2).all(|w| w[0].key < w[1].key),
+            Body::Branch(items) => items.windows(2).all(|w| w[0].key < w[1].key),
+        }
+    }
+
+    fn encode_with(
+        &self,
+        buf: &mut [u8],
+        id: PageId,
+        page_size: u32,
+        order: KeyOrder,
+    ) -> Result<(), Corruption> {
         let size = self.size();
         assert!(
             buf.len() >= size,
@@ -201,7 +223,7 @@ impl Node {
             buf.len(),
             size
         );
-        if let Some(reason) = self.unencodable() {
+        if let Some(reason) = self.unencodable_with(order) {
             return Err(reason);
         }
         let overflow = u32::try_from(buf.len().div_ceil(page_size as usize) - 1)
@@ -219,37 +241,78 @@ impl Node {
         }
         .encode(buf);
         let mut data = table_end(count);
-        for i in 0..count {
-            let elem = PAGE_HEADER_SIZE + i * ELEMENT_SIZE;
-            let pos = (data - elem) as u32;
-            let (key, value): (&[u8], &[u8]) = match &self.body {
-                Body::Leaf(items) => {
-                    let it = &items[i];
+        match &self.body {
+            Body::Leaf(items) => {
+                for (i, it) in items.iter().enumerate() {
+                    let elem = table_end(i);
+                    let (k, v) = (it.key.len(), it.value.len());
                     page::write_u32(buf, elem, it.flags);
-                    page::write_u32(buf, elem + 4, pos);
-                    page::write_u32(buf, elem + 8, it.key.len() as u32);
-                    page::write_u32(buf, elem + 12, it.value.len() as u32);
-                    (&it.key, &it.value)
+                    page::write_u32(buf, elem + 4, (data - elem) as u32);
+                    page::write_u32(buf, elem + 8, k as u32);
+                    page::write_u32(buf, elem + 12, v as u32);
+                    buf[data..data + k].copy_from_slice(&it.key);
+                    buf[data + k..data + k + v].copy_from_slice(&it.value);
+                    data += k + v;
                 }
-                Body::Branch(items) => {
-                    let it = &items[i];
+            }
+            Body::Branch(items) => {
+                for (i, it) in items.iter().enumerate() {
+                    let elem = table_end(i);
                     let Child::Page(pgid) = it.child else {
                         unreachable!("unencodable refuses unspilled children");
                     };
-                    page::write_u32(buf, elem, pos);
-                    page::write_u32(buf, elem + 4, it.key.len() as u32);
+                    let k = it.key.len();
+                    page::write_u32(buf, elem, (data - elem) as u32);
+                    page::write_u32(buf, elem + 4, k as u32);
                     page::write_u64(buf, elem + 8, pgid.0);
-                    (&it.key, &[])
+                    buf[data..data + k].copy_from_slice(&it.key);
+                    data += k;
                 }
-            };
-            buf[data..data + key.len()].copy_from_slice(key);
-            data += key.len();
-            buf[data..data + value.len()].copy_from_slice(value);
-            data += value.len();
+            }
         }
         assert_eq!(data, size, "encoded size matches size()");
         Ok(())
     }
+}
+
+/// The element table as [`Node::unencodable`] walks it: where the next element's bytes start,
+/// and the key before it.
+struct TableCheck<'a> {
+    order: KeyOrder,
+    data: usize,
+    prev: Option<&'a [u8]>,
+}
+
+impl<'a> TableCheck<'a> {
+    /// Element `i`'s key and value length: in order, and its offset and sizes fit their u32s.
+    fn element(&mut self, i: usize, key: &'a [u8], value_len: usize) -> Result<(), Corruption> {
+        match self.order {
+            KeyOrder::Check => check_key_order(self.prev, key, i)?,
+            // Ascending keys: only the first can be empty.
+            KeyOrder::CheckedByCaller if i == 0 && key.is_empty() => {
+                return Err(Corruption::EmptyKey { element: 0 })
+            }
+            KeyOrder::CheckedByCaller => {}
+        }
+        self.prev = Some(key);
+        // The element's offset is relative to its own header and, like both sizes, a u32.
+        let elem = table_end(i);
+        let fits = u32::try_from(self.data - elem).is_ok()
+            && u32::try_from(key.len()).is_ok()
+            && u32::try_from(value_len).is_ok();
+        if !fits {
+            return Err(Corruption::ElementTooLarge { element: i });
+        }
+        self.data += key.len() + value_len;
+        Ok(())
+    }
+}
+
+/// Whether [`Node::encode_with`] compares every pair of keys, or the caller did.
+#[derive(Clone, Copy)]
+enum KeyOrder {
+    Check,
+    CheckedByCaller,
 }
 
 pub fn leaf_item_size(it: &LeafItem) -> usize {

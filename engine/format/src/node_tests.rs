@@ -193,3 +193,37 @@ fn split_follows_fill_percent_and_keeps_two_keys() {
     // Five huge items: the first piece keeps 2 items, the remainder 3 stays whole.
     assert_eq!(split_points(&[100_000; 5], 4096, 0.5), vec![2]);
 }
+
+/// The engine encodes into reused buffers and zeroes only what lies past `size()`: that is
+/// sound only if `encode` writes every byte before it. Encoding over 0xAA and over zeros must
+/// give the same first `size()` bytes, and leave the rest alone.
+#[test]
+fn encode_writes_every_byte_up_to_its_size() {
+    let branch = Node {
+        origin: None,
+        read_from: None,
+        unbalanced: false,
+        body: Body::Branch(vec![
+            BranchItem {
+                key: b"a".to_vec(),
+                child: Child::Page(PageId(7)),
+            },
+            BranchItem {
+                key: b"mm".to_vec(),
+                child: Child::Page(PageId(9)),
+            },
+        ]),
+    };
+    for n in [
+        leaf(&[(b"ab", b"xyz"), (b"c", b""), (b"d", &[0; 40])]),
+        branch,
+    ] {
+        let mut zeroed = vec![0u8; 512];
+        let mut dirty = vec![0xAAu8; 512];
+        n.encode(&mut zeroed, PageId(4), 512).unwrap();
+        n.encode(&mut dirty, PageId(4), 512).unwrap();
+        let size = n.size();
+        assert_eq!(zeroed[..size], dirty[..size]);
+        assert!(dirty[size..].iter().all(|&b| b == 0xAA));
+    }
+}

@@ -310,6 +310,14 @@ impl Freelist {
         self.allocs.retain(|_, by| *by != txid);
     }
 
+    /// Whether write tx `txid` freed `id` (it is pending under `txid`). A scan of that tx's
+    /// list: for the rare refusal that needs it, never on a commit's common path.
+    pub fn is_pending_from(&self, txid: TxId, id: PageId) -> bool {
+        self.pending
+            .get(&txid)
+            .is_some_and(|list| list.iter().any(|p| p.id == id))
+    }
+
     /// Whether `id` is free or pending.
     pub fn is_free_or_pending(&self, id: PageId) -> bool {
         self.pending_index.contains(&id) || self.free.get().contains(id)
