@@ -1,0 +1,251 @@
+//! SQLite's modes a seed draws, what each promises, and their text in case files.
+//!
+//! A seed draws a journal mode (DELETE, TRUNCATE, PERSIST, WAL) and a synchronous level
+//! (NORMAL, FULL, EXTRA). Two more values are never drawn but may be named in a case file or
+//! with `--options`: `synchronous=off` and `journal_mode=off`, the positive controls, for which
+//! the adapter claims what an application assuming durable commits would (see [`promise`]).
+
+use crashlab_sim::adapter::{Ack, Capabilities, EngineConfig};
+use crashlab_sim::profile::Profile;
+use crashlab_sim::rng::SimRng;
+use crashlab_sim::words::pairs;
+use std::fmt;
+
+/// SQLite's page size (its default): the checker enumerates per page.
+pub const SQLITE_PAGE_SIZE: u32 = 4096;
+
+/// `PRAGMA journal_mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Journal {
+    Delete,
+    Truncate,
+    Persist,
+    Wal,
+    /// Positive control: no rollback journal at all.
+    Off,
+}
+
+/// `PRAGMA synchronous`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Synchronous {
+    /// Positive control: SQLite never syncs.
+    Off,
+    Normal,
+    Full,
+    Extra,
+}
+
+impl Journal {
+    pub const DRAWN: [Journal; 4] = [
+        Journal::Delete,
+        Journal::Truncate,
+        Journal::Persist,
+        Journal::Wal,
+    ];
+    const ALL: [Journal; 5] = [
+        Journal::Delete,
+        Journal::Truncate,
+        Journal::Persist,
+        Journal::Wal,
+        Journal::Off,
+    ];
+
+    /// The pragma's value.
+    pub fn word(self) -> &'static str {
+        match self {
+            Journal::Delete => "delete",
+            Journal::Truncate => "truncate",
+            Journal::Persist => "persist",
+            Journal::Wal => "wal",
+            Journal::Off => "off",
+        }
+    }
+}
+
+impl Synchronous {
+    pub const DRAWN: [Synchronous; 3] = [Synchronous::Normal, Synchronous::Full, Synchronous::Extra];
+    const ALL: [Synchronous; 4] = [
+        Synchronous::Off,
+        Synchronous::Normal,
+        Synchronous::Full,
+        Synchronous::Extra,
+    ];
+
+    pub fn word(self) -> &'static str {
+        match self {
+            Synchronous::Off => "off",
+            Synchronous::Normal => "normal",
+            Synchronous::Full => "full",
+            Synchronous::Extra => "extra",
+        }
+    }
+}
+
+fn parse_word<T: Copy>(
+    key: &str,
+    value: &str,
+    all: &[T],
+    word: fn(T) -> &'static str,
+) -> Result<T, String> {
+    let v = value.to_ascii_lowercase();
+    all.iter().copied().find(|&x| word(x) == v).ok_or_else(|| {
+        let expected: Vec<&str> = all.iter().map(|&x| word(x)).collect();
+        format!(
+            "sqlite option `{key}={value}`: expected one of {}",
+            expected.join(", ")
+        )
+    })
+}
+
+/// What a commit in a mode is acknowledged as, by SQLite's own documentation (docs/sqlite.md
+/// cites it):
+///
+/// - WAL with FULL or EXTRA: the WAL is synced at every commit ("Write-Ahead Logging";
+///   "PRAGMA synchronous"): durable.
+/// - WAL with NORMAL: "a transaction committed in WAL mode with synchronous=NORMAL might roll
+///   back following a power loss" — acknowledged only, made durable by a checkpoint or a clean
+///   close (capability `close_writes`).
+/// - TRUNCATE or PERSIST with FULL or EXTRA: the database is synced, and the journal's reset
+///   (truncation, zeroed header) is synced before the commit returns: durable.
+/// - DELETE with EXTRA: the directory is synced after the journal's unlink: durable.
+/// - DELETE with FULL: the unlink is not synced, and "EXTRA provides additional durability if
+///   the commit is followed closely by a power loss": a cut may bring the journal back, hot,
+///   and roll the last commit back — acknowledged only (the next commit's journal, whose name is
+///   synced, makes it durable).
+/// - DELETE or TRUNCATE with NORMAL: the journal's unlink or truncation is not synced (SQLite
+///   syncs a truncation only under FULL, "otherwise the journal might resurrect following a
+///   power loss and cause the last transaction to roll back"): acknowledged only.
+/// - PERSIST with NORMAL: the database is synced and the zeroed journal header too (SQLite
+///   syncs it whenever syncs are on): durable. NORMAL syncs the journal once instead of twice,
+///   and SQLite warns of "a very small (though non-zero) chance that a power failure at just the
+///   wrong time could corrupt the database": that is a corruption risk, not a lost commit, and
+///   the sweep reports it if it happens.
+/// - The positive controls (`synchronous=off`, `journal_mode=off`): durable, which is what an
+///   application that turned them on for speed would still assume, and SQLite says they are not.
+pub fn promise(journal: Journal, sync: Synchronous) -> Ack {
+    use Journal::{Delete, Persist, Truncate, Wal};
+    use Synchronous::{Extra, Full, Normal};
+    match (journal, sync) {
+        (Journal::Off, _) | (_, Synchronous::Off) => Ack::Durable,
+        (Wal | Truncate | Persist, Full | Extra) => Ack::Durable,
+        (Delete, Extra) | (Persist, Normal) => Ack::Durable,
+        (Delete, Full) => Ack::Acknowledged,
+        (Delete | Truncate | Wal, Normal) => Ack::Acknowledged,
+    }
+}
+
+/// What a seed decides for SQLite.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SqliteChoices {
+    pub journal: Journal,
+    pub synchronous: Synchronous,
+}
+
+impl SqliteChoices {
+    /// A positive control: a mode SQLite documents as unsafe across a power cut, for which the
+    /// adapter still claims durable commits.
+    pub fn is_positive_control(&self) -> bool {
+        self.journal == Journal::Off || self.synchronous == Synchronous::Off
+    }
+
+    /// What each commit is acknowledged as.
+    pub fn ack(&self) -> Ack {
+        promise(self.journal, self.synchronous)
+    }
+}
+
+impl fmt::Display for SqliteChoices {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "journal_mode={} synchronous={}",
+            self.journal.word(),
+            self.synchronous.word()
+        )
+    }
+}
+
+impl EngineConfig for SqliteChoices {
+    const ENGINE: &'static str = "sqlite";
+
+    fn from_seed(seed: u64, _profile: Profile) -> SqliteChoices {
+        let mut r = SimRng::derive(seed, "sqlite");
+        SqliteChoices {
+            journal: *r.pick(&Journal::DRAWN),
+            synchronous: *r.pick(&Synchronous::DRAWN),
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            nested_buckets: false,
+            sequences: false,
+            live_check: true,
+            write_batches: false,
+            concurrent_callers: false,
+            max_batch_calls: 0,
+            reader_views: false,
+            // After an I/O error SQLite may keep its pager in the error state until the
+            // connection is reset: the application reopens.
+            io_error_ends_session: true,
+            latches_after_failed_commit: false,
+            crash_is_process_crash: false,
+            // A clean close in WAL mode checkpoints and deletes the WAL.
+            close_writes: self.journal == Journal::Wal,
+            acknowledged_survive_process_crash: true,
+            // Page 1 holds the database header.
+            meta_region_len: u64::from(SQLITE_PAGE_SIZE),
+            page_size: SQLITE_PAGE_SIZE,
+            directory: true,
+        }
+    }
+
+    fn describe(&self) -> String {
+        let ack = match self.ack() {
+            Ack::Durable => "durable",
+            Ack::Acknowledged => "acknowledged only",
+        };
+        let control = if self.is_positive_control() {
+            " (positive control: claimed durable, documented unsafe)"
+        } else {
+            ""
+        };
+        format!("{self} · commits {ack}{control}")
+    }
+
+    fn to_case_text(&self) -> Option<String> {
+        Some(self.to_string())
+    }
+
+    fn parse_case_text(text: &str, seed: u64, profile: Profile) -> Result<SqliteChoices, String> {
+        let mut c = SqliteChoices::from_seed(seed, profile);
+        for (k, v) in pairs(text)? {
+            match k {
+                "journal_mode" => c.journal = parse_word(k, v, &Journal::ALL, Journal::word)?,
+                "synchronous" => {
+                    c.synchronous = parse_word(k, v, &Synchronous::ALL, Synchronous::word)?
+                }
+                _ => {
+                    return Err(format!(
+                        "unknown sqlite option `{k}` (expected journal_mode or synchronous)"
+                    ))
+                }
+            }
+        }
+        Ok(c)
+    }
+
+    /// Every drawn mode: `crashlab check --variants`.
+    fn variants(&self) -> Result<Vec<SqliteChoices>, String> {
+        let mut out = Vec::new();
+        for journal in Journal::DRAWN {
+            for synchronous in Synchronous::DRAWN {
+                out.push(SqliteChoices {
+                    journal,
+                    synchronous,
+                });
+            }
+        }
+        Ok(out)
+    }
+}
