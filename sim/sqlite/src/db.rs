@@ -42,7 +42,8 @@ impl Drop for SqliteWriter<'_> {
 /// The pragmas every connection runs: temporary files in memory, then the modes. WAL runs in
 /// exclusive locking mode, set before the journal mode, so the WAL index is in heap memory.
 fn configure(conn: &Connection, c: &SqliteChoices) -> Result<(), EngineError> {
-    conn.execute_batch("PRAGMA temp_store=MEMORY").map_err(err)?;
+    conn.execute_batch("PRAGMA temp_store=MEMORY")
+        .map_err(err)?;
     if c.journal == Journal::Wal {
         let mode: String = conn
             .query_row("PRAGMA locking_mode=EXCLUSIVE", [], |r| r.get(0))
@@ -80,7 +81,10 @@ impl SqliteDb {
     }
 }
 
-fn bucket<'m>(m: &'m KvModel, path: &Path) -> Result<Option<&'m crashlab_models::BucketModel>, EngineError> {
+fn bucket<'m>(
+    m: &'m KvModel,
+    path: &Path,
+) -> Result<Option<&'m crashlab_models::BucketModel>, EngineError> {
     table(path)?;
     Ok(m.root.buckets.get(&path[0].0))
 }

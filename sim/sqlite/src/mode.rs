@@ -63,7 +63,8 @@ impl Journal {
 }
 
 impl Synchronous {
-    pub const DRAWN: [Synchronous; 3] = [Synchronous::Normal, Synchronous::Full, Synchronous::Extra];
+    pub const DRAWN: [Synchronous; 3] =
+        [Synchronous::Normal, Synchronous::Full, Synchronous::Extra];
     const ALL: [Synchronous; 4] = [
         Synchronous::Off,
         Synchronous::Normal,

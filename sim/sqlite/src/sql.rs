@@ -12,11 +12,18 @@ const TABLE_PREFIX: &str = "b_";
 /// SQLite's error by kind: an I/O error (disk faults, the power going off) and a full disk are
 /// `Io`, what the driver allows; damage SQLite found in what it read is `Corrupt`; the rest
 /// (busy, misuse, constraint) is `Other`, which no workload should meet.
+///
+/// `SQLITE_INTERRUPT` is an I/O error here: `sqlite-vfs` 0.2 answers a failed `xDelete` with
+/// `SQLITE_DELETE` (9, an authorizer action code), which SQLite reads as `SQLITE_INTERRUPT`;
+/// nothing in crashlab interrupts a statement, so a failed journal delete is the only source.
 pub fn kind_of(e: &rusqlite::Error) -> ErrorKind {
     match e.sqlite_error_code() {
-        Some(ErrorCode::SystemIoFailure | ErrorCode::DiskFull | ErrorCode::CannotOpen) => {
-            ErrorKind::Io
-        }
+        Some(
+            ErrorCode::SystemIoFailure
+            | ErrorCode::DiskFull
+            | ErrorCode::CannotOpen
+            | ErrorCode::OperationInterrupted,
+        ) => ErrorKind::Io,
         Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => ErrorKind::Corrupt,
         _ => ErrorKind::Other,
     }
@@ -108,9 +115,7 @@ pub fn read_all(conn: &Connection) -> Result<KvModel, EngineError> {
         let mut stmt = conn
             .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
             .map_err(err)?;
-        let rows = stmt
-            .query_map([], |r| r.get::<_, String>(0))
-            .map_err(err)?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(err)?;
         for name in rows {
             names.push(name.map_err(err)?);
         }

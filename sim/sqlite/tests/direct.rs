@@ -29,7 +29,10 @@ fn all_modes() -> Vec<SqliteChoices> {
     let mut out = Vec::new();
     for journal in Journal::DRAWN {
         for synchronous in Synchronous::DRAWN {
-            out.push(SqliteChoices { journal, synchronous });
+            out.push(SqliteChoices {
+                journal,
+                synchronous,
+            });
         }
     }
     out
@@ -43,12 +46,19 @@ fn every_mode_commits_and_reads_back_after_a_clean_close() {
         let db = SqliteDb::open_dir(dir.clone(), &cfg, 0).unwrap();
         commit(&db, &[Op::CreateBucket(vec![Name::new("b")]), put("k1", 1)]);
         commit(&db, &[put("k2", 2)]);
-        assert_eq!(db.scan(&vec![Name::new("b")]).unwrap().unwrap().len(), 2, "{cfg}");
+        assert_eq!(
+            db.scan(&vec![Name::new("b")]).unwrap().unwrap().len(),
+            2,
+            "{cfg}"
+        );
         db.close().unwrap();
         let names = fs.list();
         assert!(names.contains(&"db".to_string()), "{cfg}: {names:?}");
         if cfg.journal == Journal::Wal {
-            assert!(!names.contains(&"db-wal".to_string()), "{cfg}: a clean close checkpoints: {names:?}");
+            assert!(
+                !names.contains(&"db-wal".to_string()),
+                "{cfg}: a clean close checkpoints: {names:?}"
+            );
         }
         let mut db = SqliteDb::open_dir(dir, &cfg, 1).unwrap();
         let got = db.get(&vec![Name::new("b")], &Name::new("k2")).unwrap();
