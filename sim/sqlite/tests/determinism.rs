@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{drawn_modes, run_seed};
+use common::{modes_on, run_seed};
 use crashlab_sqlite::{Journal, SqliteChoices, Synchronous};
 
 fn key(o: &common::Outcome) -> (u64, u64, u64, u64, Vec<String>) {
@@ -19,7 +19,7 @@ fn key(o: &common::Outcome) -> (u64, u64, u64, u64, Vec<String>) {
 
 #[test]
 fn a_seed_gives_the_same_trace_and_image_hash_twice_after_other_seeds_and_on_another_thread() {
-    for cfg in drawn_modes() {
+    for cfg in modes_on() {
         for seed in [3u64, 11] {
             let first = run_seed(seed, cfg, 30);
             assert!(

@@ -27,8 +27,8 @@ fn commit(db: &SqliteDb, ops: &[Op]) -> Ack {
 
 fn all_modes() -> Vec<SqliteChoices> {
     let mut out = Vec::new();
-    for journal in Journal::DRAWN {
-        for synchronous in Synchronous::DRAWN {
+    for journal in Journal::ON {
+        for synchronous in Synchronous::ON {
             out.push(SqliteChoices {
                 journal,
                 synchronous,

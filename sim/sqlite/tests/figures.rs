@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{drawn_modes, sweep};
+use common::{modes_on, sweep};
 use crashlab_sqlite::{Journal, SqliteChoices, Synchronous};
 
 #[test]
@@ -13,8 +13,8 @@ fn print_the_known_truth_figures() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(10_000);
-    let mut modes = drawn_modes();
-    for journal in Journal::DRAWN {
+    let mut modes = modes_on();
+    for journal in Journal::ON {
         modes.push(SqliteChoices {
             journal,
             synchronous: Synchronous::Off,

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{drawn_modes, sweep, Totals};
+use common::{modes_on, sweep, Totals};
 use crashlab_sim::adapter::Ack;
 use crashlab_sqlite::{Journal, SqliteChoices, Synchronous};
 
@@ -27,7 +27,7 @@ fn clean(cfg: SqliteChoices, t: &Totals) {
 
 #[test]
 fn power_safe_modes_lose_nothing_they_call_durable_and_never_corrupt() {
-    for cfg in drawn_modes() {
+    for cfg in modes_on() {
         if cfg.synchronous == Synchronous::Normal {
             continue;
         }
@@ -80,7 +80,7 @@ fn caught(cfg: SqliteChoices) -> Totals {
 
 #[test]
 fn positive_control_synchronous_off_is_caught() {
-    for journal in Journal::DRAWN {
+    for journal in Journal::ON {
         caught(mode(journal, Synchronous::Off));
     }
 }
@@ -88,4 +88,49 @@ fn positive_control_synchronous_off_is_caught() {
 #[test]
 fn positive_control_journal_off_is_caught() {
     caught(mode(Journal::Off, Synchronous::Full));
+}
+
+#[test]
+fn truncate_normal_can_corrupt_as_sqlite_warns_and_full_cannot() {
+    // NORMAL syncs the rollback journal once and leaves its truncation unsynced: a cut can keep
+    // the last transaction's journal header over records the next one overwrote, and SQLite
+    // plays part of it back. SQLite warns of corruption with NORMAL outside WAL; FULL syncs the
+    // journal before its header and the truncation after the commit.
+    let cfg = mode(Journal::Truncate, Synchronous::Normal);
+    assert!(cfg.may_corrupt_by_documentation());
+    assert!(
+        !SqliteChoices::DRAWN.contains(&cfg),
+        "a seed never draws it"
+    );
+    let t = sweep(0..SEEDS, cfg, TXS);
+    assert!(
+        t.violations
+            .iter()
+            .any(|(_, v)| v.contains("malformed") || v.starts_with("check")),
+        "{t:?}"
+    );
+    clean(
+        mode(Journal::Truncate, Synchronous::Full),
+        &sweep(0..SEEDS, mode(Journal::Truncate, Synchronous::Full), TXS),
+    );
+}
+
+#[test]
+fn a_seed_draws_only_modes_sqlite_documents_as_safe_from_corruption() {
+    use crashlab_sim::adapter::EngineConfig;
+    use crashlab_sim::profile::Profile;
+    let mut seen = std::collections::BTreeSet::new();
+    for seed in 0..400 {
+        let c = SqliteChoices::from_seed(seed, Profile::Default);
+        assert!(
+            !c.is_positive_control() && !c.may_corrupt_by_documentation(),
+            "{c}"
+        );
+        seen.insert((c.journal, c.synchronous));
+    }
+    assert_eq!(
+        seen.len(),
+        SqliteChoices::DRAWN.len(),
+        "every drawn mode appears: {seen:?}"
+    );
 }

@@ -323,11 +323,11 @@ fn recover(run: &mut Run, db: &mut SqliteDb, in_flight: Option<&KvModel>) -> boo
     run.out.violations.is_empty()
 }
 
-/// Every drawn mode.
-pub fn drawn_modes() -> Vec<SqliteChoices> {
+/// Every mode with a journal and syncs on (the nine drawn and rollback journals with NORMAL).
+pub fn modes_on() -> Vec<SqliteChoices> {
     let mut out = Vec::new();
-    for journal in Journal::DRAWN {
-        for synchronous in Synchronous::DRAWN {
+    for journal in Journal::ON {
+        for synchronous in Synchronous::ON {
             out.push(SqliteChoices {
                 journal,
                 synchronous,
