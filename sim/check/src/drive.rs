@@ -20,6 +20,7 @@ use crashlab_sim::adapter::{Capabilities, Engine, EngineConfig, EngineError};
 use crashlab_sim::control::ControlStorage;
 use crashlab_sim::disk::{CrashOutcome, SimDisk};
 use crashlab_sim::driver::{Driver, Hooks, Settings};
+use crashlab_sim::medium::Medium;
 use crashlab_sim::op::{value_bytes, Name, Op};
 use crashlab_sim::power::PowerSwitch;
 use crashlab_sim::thresholds::{bucket_count, Thresholds, MANY_BUCKETS};
@@ -62,7 +63,10 @@ impl<E: Engine> Hooks<E> for RecordHooks<'_> {
         ))
     }
 
-    fn power_cut(&mut self, disk: &SimDisk) -> CrashOutcome {
+    fn power_cut(&mut self, medium: &Medium) -> CrashOutcome {
+        let disk = medium
+            .disk()
+            .expect("the checker records a single-file engine on one disk");
         let c = disk.crash_with(&mut |_| false);
         lock(&self.log).forget_images();
         c
@@ -73,8 +77,8 @@ impl<E: Engine> Hooks<E> for RecordHooks<'_> {
     }
 
     /// The created file is made durable, its length too, whatever the disk's length model.
-    fn created(&mut self, disk: &SimDisk) {
-        disk.make_all_durable();
+    fn created(&mut self, medium: &Medium) {
+        medium.make_all_durable();
     }
 
     fn op_started(&mut self, index: usize) {
@@ -145,7 +149,7 @@ pub(crate) fn record<E: Engine>(
         batched: cfg.params.batched,
         ..Settings::default()
     };
-    let mut d = Driver::<E, _>::new(&run, disk, settings, hooks);
+    let mut d = Driver::<E, _>::new(&run, Medium::Disk(disk), settings, hooks);
     if let Some(image) = image {
         d = d.starting_from((*image.state).clone());
     }

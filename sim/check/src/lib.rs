@@ -62,6 +62,7 @@ pub mod alphabet;
 mod book;
 mod bounded;
 pub mod canonical;
+pub mod dir;
 mod drive;
 pub mod enumerate;
 mod explore;
@@ -79,6 +80,7 @@ mod workers;
 
 pub use alphabet::Alphabet;
 pub use bounded::{space_header, BoundedReport, Finding, Progress, VariantRow, TABLE_HEAD};
+pub use dir::{check_dir, replay_dir, DirCheckReport, DirFound, DirState};
 pub use enumerate::{Counts, Space};
 pub use interleave::{
     check_interleavings, Checked, GroupSpace, Interleavings, GROUP_CALLERS_MAX, GROUP_SCHEDULES_MAX,
@@ -224,6 +226,7 @@ impl<C: EngineConfig> CheckConfig<C> {
             // The checker's disk has no faults: no commit of the recorded run fails.
             after_failure: AfterFailure::Restart,
             pinned_cut: None,
+            fs: Default::default(),
         }
     }
 
@@ -247,6 +250,13 @@ impl<C: EngineConfig> CheckConfig<C> {
 
     /// Why this check cannot run on its engine, if it cannot.
     pub fn unsupported(&self) -> Option<String> {
+        if self.engine.capabilities().directory {
+            return Some(format!(
+                "{} keeps several files: it is checked by check_dir (its crash states are the \
+                 file system's), not page by page on one disk",
+                C::ENGINE
+            ));
+        }
         self.params
             .supported_by(&self.engine)
             .err()

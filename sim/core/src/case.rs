@@ -13,6 +13,8 @@
 //! disk = sector_size=256 length=own-barrier
 //! after-failure = retry       # restart | retry | carry-on after a failed commit (absent: restart)
 //! power-cut = cut=3 keep=16,17 torn=25@40..512   # optional: the 3rd power cut's outcome, pinned
+//! fs = model=strict          # an engine of several files only: the metadata crash model
+//!                             # (absent: drawn from the seed); see `docs/simfs.md`
 //! [ops]                       # optional: explicit operations, one per line (see `op.rs`)
 //! create a
 //! put a k1 len=10 v=1
@@ -33,8 +35,9 @@
 //! a file names, so the command line can pick the engine once and parse the rest.
 
 use crate::adapter::EngineConfig;
-use crate::config::{AfterFailure, RunConfig};
+use crate::config::{fs_config_from_seed, AfterFailure, RunConfig};
 use crate::disk::{DiskConfig, LengthModel, PinnedCut, SECTOR_SIZE_DEFAULT};
+use crate::fs::FsConfig;
 use crate::input;
 use crate::limits::CASE_FILE_BYTES_MAX;
 use crate::op::Op;
@@ -43,8 +46,8 @@ use crate::spec::{CheckParams, CrashState};
 use crate::verdict::Outcome;
 use crate::workload;
 use lines::{op_count, Lines};
-pub use settings::{format_disk, format_faults};
-use settings::{parse_disk, parse_faults};
+pub use settings::{format_disk, format_faults, format_fs};
+use settings::{parse_disk, parse_faults, parse_fs};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -52,7 +55,7 @@ mod lines;
 mod settings;
 
 /// The keys a case file may hold.
-const KEYS: [&str; 12] = [
+const KEYS: [&str; 13] = [
     "engine",
     "seed",
     "profile",
@@ -65,6 +68,7 @@ const KEYS: [&str; 12] = [
     "check",
     "crash-state",
     "power-cut",
+    "fs",
 ];
 
 /// What a case expects its run to end with.
@@ -294,6 +298,18 @@ impl<C: EngineConfig> Case<C> {
             }
             None => None,
         };
+        let fs = match (get("fs"), caps.directory) {
+            (Some((n, _, v)), true) => parse_fs(v).map_err(|m| err(*n, m))?,
+            (Some((n, _, _)), false) => {
+                let m = format!(
+                    "{} keeps one file: `fs` is for engines of several files",
+                    C::ENGINE
+                );
+                return Err(err(*n, m));
+            }
+            (None, true) => fs_config_from_seed(seed),
+            (None, false) => FsConfig::default(),
+        };
         // Absent: the restart every case saved before the choice existed made.
         let after_failure = match get("after-failure") {
             Some((n, _, v)) => v.parse::<AfterFailure>().map_err(|m| err(*n, m))?,
@@ -308,6 +324,7 @@ impl<C: EngineConfig> Case<C> {
                 engine,
                 after_failure,
                 pinned_cut,
+                fs,
             },
             expect,
             explicit_ops,
@@ -330,6 +347,9 @@ impl<C: EngineConfig> Case<C> {
         let _ = writeln!(s, "faults = {}", format_faults(&r.disk.faults));
         let _ = writeln!(s, "disk = {}", format_disk(&r.disk));
         let _ = writeln!(s, "after-failure = {}", r.after_failure);
+        if r.engine.capabilities().directory {
+            let _ = writeln!(s, "fs = {}", format_fs(&r.fs));
+        }
         if let Some(c) = &self.check {
             let _ = writeln!(s, "check = {c}");
         }

@@ -3,6 +3,7 @@
 
 use crate::adapter::EngineConfig;
 use crate::disk::{DiskConfig, PinnedCut};
+use crate::fs::{FsConfig, MetaModel};
 use crate::op::Op;
 use crate::profile::{self, Profile};
 use crate::rng::SimRng;
@@ -74,6 +75,19 @@ pub struct RunConfig<C> {
     /// One power cut of the run whose outcome is pinned rather than drawn (`crashlab shrink`'s
     /// minimal crash state); `None`: every cut is drawn from the seed.
     pub pinned_cut: Option<PinnedCut>,
+    /// The file system an engine of several files runs on (capability `directory`): its
+    /// metadata crash model, drawn from the seed ([`fs_config_from_seed`]). Unused, and left at
+    /// its default, for a single-file engine.
+    pub fs: FsConfig,
+}
+
+/// The file system a seed draws for an engine of several files: the metadata model, from a
+/// stream of its own (so no other choice of the seed moves), each model equally likely.
+pub fn fs_config_from_seed(seed: u64) -> FsConfig {
+    FsConfig {
+        model: *SimRng::derive(seed, "simfs model").pick(&MetaModel::ALL),
+        renames_durable_at_once: false,
+    }
 }
 
 impl<C: EngineConfig> RunConfig<C> {
@@ -93,6 +107,11 @@ impl<C: EngineConfig> RunConfig<C> {
             engine,
             after_failure: AfterFailure::from_seed(seed),
             pinned_cut: None,
+            fs: if caps.directory {
+                fs_config_from_seed(seed)
+            } else {
+                FsConfig::default()
+            },
         }
     }
 }

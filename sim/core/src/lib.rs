@@ -85,6 +85,7 @@ pub mod fs;
 pub mod guard;
 pub mod input;
 pub mod limits;
+pub mod medium;
 pub mod negative;
 pub mod op;
 pub mod power;

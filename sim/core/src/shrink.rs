@@ -7,12 +7,15 @@
 //! that survived it is lost instead, and each torn one kept whole instead, while the same
 //! verdict persists — pass after pass until none changes, so no single surviving sector can be
 //! lost and no torn one made whole (1-minimal); then the fault kinds again, with the cut pinned.
+//! A directory engine's cut (a file system's) is pinned the same way, per part: each kept
+//! metadata operation dropped, each file's surviving sector lost and each torn one kept whole,
+//! one at a time, until none of them keeps the verdict (1-minimal over all of them together).
 //! Every attempt is one run, so the budget bounds the work. The result always still fails: only
 //! changes that keep the violation are kept.
 
 use crate::adapter::Engine;
 use crate::config::RunConfig;
-use crate::disk::{FaultConfig, PinnedCut};
+use crate::disk::{CrashPin, DirPin, FaultConfig, PinnedCut};
 use crate::runner::{run, CutRecord};
 use crate::verdict::{Outcome, Verdict};
 
@@ -35,7 +38,7 @@ impl<C> Shrunk<C> {
         Some(format!(
             "power cut {} of the run: {}",
             c.cut.cut,
-            c.cut.pin.describe(&c.lost)
+            c.describe()
         ))
     }
 }
@@ -143,7 +146,11 @@ fn minimise_crash<E: Engine>(
                 trials.push(cut.pin.untorn(s));
             }
             for pin in trials {
-                let trial = PinnedCut { cut: cut.cut, pin };
+                let trial = PinnedCut {
+                    cut: cut.cut,
+                    pin,
+                    dir: None,
+                };
                 *attempts += 1;
                 if same(&pinned(best, &trial)) {
                     cut = trial;
@@ -154,8 +161,62 @@ fn minimise_crash<E: Engine>(
             }
         }
     }
+    let mut changed = cut.dir.is_some();
+    while changed && *attempts < budget {
+        changed = false;
+        let Some(dir) = cut.dir.clone() else { break };
+        for smaller in dir_trials(&dir) {
+            if *attempts >= budget {
+                break;
+            }
+            let trial = PinnedCut {
+                dir: Some(smaller),
+                ..cut.clone()
+            };
+            *attempts += 1;
+            if same(&pinned(best, &trial)) {
+                cut = trial;
+                *best = pinned(best, &cut);
+                changed = true;
+                break;
+            }
+        }
+    }
     knock_out_faults::<E>(best, attempts, budget, &mut same);
     run::<E>(best).cut.filter(|c| c.pinned)
+}
+
+/// The pins one step smaller than `dir`: each kept metadata operation dropped, then each
+/// file's surviving sector lost and each torn one kept whole.
+fn dir_trials(dir: &DirPin) -> Vec<DirPin> {
+    let mut out = Vec::new();
+    for &k in &dir.meta {
+        out.push(DirPin {
+            meta: dir.meta.iter().copied().filter(|&m| m != k).collect(),
+            files: dir.files.clone(),
+        });
+    }
+    for (&file, pin) in &dir.files {
+        let mut with = |p: CrashPin| {
+            let mut files = dir.files.clone();
+            if p.survivors().is_empty() {
+                files.remove(&file);
+            } else {
+                files.insert(file, p);
+            }
+            out.push(DirPin {
+                meta: dir.meta.clone(),
+                files,
+            });
+        };
+        for s in pin.survivors() {
+            with(pin.without(s));
+            if pin.torn.iter().any(|(t, _)| *t == s) {
+                with(pin.untorn(s));
+            }
+        }
+    }
+    out
 }
 
 /// Each switches one fault kind off; `false` when it was already off.

@@ -14,6 +14,7 @@ use crate::config::RunConfig;
 use crate::control::Control;
 use crate::disk::{DiskConfig, FaultCounts, LengthModel};
 use crate::driver::RunStats;
+use crate::fs::{FsCounts, MetaModel};
 use crate::limits::JOBS_MAX;
 use crate::profile::Profile;
 use crate::runner::{run, Report};
@@ -115,6 +116,31 @@ pub struct Summary {
     pub saturation: Saturation,
     /// How often the seeds crossed each of the format's scale thresholds, and how many did.
     pub thresholds: ThresholdCoverage,
+    /// The file systems the seeds of an engine of several files ran on (empty otherwise).
+    pub fs: FsCoverage,
+}
+
+/// What a sweep of an engine of several files covered of the file system: the models its seeds
+/// drew, the metadata operations made and what power cuts kept and lost of them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FsCoverage {
+    pub seeds_by_model: BTreeMap<MetaModel, u64>,
+    /// The directories' own figures, summed over seeds.
+    pub counts: FsCounts,
+}
+
+impl FsCoverage {
+    fn add(&mut self, model: MetaModel, c: &FsCounts) {
+        *self.seeds_by_model.entry(model).or_insert(0) += 1;
+        let s = &mut self.counts;
+        s.meta_ops += c.meta_ops;
+        s.dir_syncs += c.dir_syncs;
+        s.lying_dir_syncs += c.lying_dir_syncs;
+        s.crashes += c.crashes;
+        s.meta_ops_kept_in_crash += c.meta_ops_kept_in_crash;
+        s.meta_ops_lost_in_crash += c.meta_ops_lost_in_crash;
+        s.files_gone_in_crash += c.files_gone_in_crash;
+    }
 }
 
 /// What a sweep covered of the disk's own dimensions: sector sizes, length models and tears.
@@ -156,6 +182,9 @@ impl Summary {
         self.thresholds.add(&r.stats.thresholds);
         self.faults.accumulate(&r.faults);
         self.sim_ns += r.io.sim_time_ns;
+        if let Some(c) = &r.fs {
+            self.fs.add(run.fs.model, c);
+        }
         match r.outcome {
             Outcome::Ok => self.ok += 1,
             Outcome::DiskFailure(_) => self.disk_failures += 1,

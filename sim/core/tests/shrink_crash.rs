@@ -59,6 +59,7 @@ fn a_no_barrier_case_shrinks_to_a_minimal_crash_state_that_replays() {
         fewer.pinned_cut = Some(PinnedCut {
             cut: crash.cut.cut,
             pin: crash.cut.pin.without(*sector),
+            dir: None,
         });
         let r = run::<CrashlabDb>(&fewer);
         assert!(

@@ -23,6 +23,7 @@ proptest! {
             engine: Options::from_seed(seed, Profile::Default),
             after_failure: AfterFailure::from_seed(seed),
             pinned_cut: None,
+            fs: Default::default(),
         };
         let r = run::<CrashlabDb>(&cfg);
         prop_assert!(!r.outcome.is_violation(), "{:?}\n{:#?}", r.outcome, r.trace_tail);

@@ -1,6 +1,7 @@
 //! The `faults = ...` and `disk = ...` lines of a case file.
 
 use crate::disk::{DiskConfig, FaultConfig, LengthModel, SECTOR_SIZE_DEFAULT};
+use crate::fs::FsConfig;
 use crate::limits::{at_most, ENOSPC_CAPACITY_MAX};
 use crate::spec::sector_size_valid;
 use crate::words::{flag, num, pairs};
@@ -26,6 +27,39 @@ pub(super) fn parse_disk(s: &str) -> Result<(u32, LengthModel), String> {
         }
     }
     Ok((sector_size, length))
+}
+
+/// The `fs = ...` line of an engine of several files: the metadata model, and the negative
+/// control's switch when it is on.
+pub fn format_fs(f: &FsConfig) -> String {
+    let mut s = format!("model={}", f.model);
+    if f.renames_durable_at_once {
+        s.push_str(" renames_durable_at_once=true");
+    }
+    s
+}
+
+/// Parse an `fs = ...` line: `model` (required) and `renames_durable_at_once` (absent: false).
+pub(super) fn parse_fs(s: &str) -> Result<FsConfig, String> {
+    let (mut model, mut at_once) = (None, false);
+    for (k, v) in pairs(s)? {
+        match k {
+            "model" => model = Some(v.parse()?),
+            "renames_durable_at_once" => at_once = flag(k, v)?,
+            _ => {
+                return Err(format!(
+                    "unknown fs setting `{k}` (expected model or renames_durable_at_once)"
+                ))
+            }
+        }
+    }
+    let model = model.ok_or_else(|| {
+        format!("expected `model=ordered|strict [renames_durable_at_once=BOOL]`, found `{s}`")
+    })?;
+    Ok(FsConfig {
+        model,
+        renames_durable_at_once: at_once,
+    })
 }
 
 pub fn format_faults(f: &FaultConfig) -> String {

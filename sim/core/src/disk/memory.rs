@@ -67,6 +67,28 @@ impl SimDisk {
         disk
     }
 
+    /// A copy of this disk as it is now — durable image, pending sectors, length and latent
+    /// sectors — sharing its sector buffers, with fresh figures and no fault log: the
+    /// crash-state checker crashes copies of one crash point in every way it enumerates.
+    /// Writes to either disk replace buffers; neither sees the other's.
+    pub fn clone_state(&self) -> SimDisk {
+        let copy = {
+            let inner = self.lock();
+            let mut copy = Inner::new(inner.seed, inner.config.clone());
+            copy.sectors = inner.sectors.clone();
+            copy.latent = inner.latent.clone();
+            copy.write_calls = inner.write_calls.clone();
+            copy.grew = inner.grew;
+            copy.debug_fork_copies = inner.debug_fork_copies;
+            copy
+        };
+        let disk = SimDisk {
+            inner: Arc::new(Mutex::new(copy)),
+        };
+        capture::created(&disk);
+        disk
+    }
+
     /// Negative control of the memory tests: when on, [`SimDisk::fork`] copies every sector
     /// instead of sharing it (a full second image, as `compare` once held its template), and the
     /// fork inherits the switch. Behaviour is otherwise unchanged. Off on every new disk.

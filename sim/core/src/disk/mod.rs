@@ -77,7 +77,7 @@ pub use cost::{CostModel, IoStats};
 pub use faults::{FaultConfig, FaultCounts};
 pub use length::LengthModel;
 pub use memory::{distinct_held_bytes, DiskMemory};
-pub use pin::{CrashPin, PinnedCut};
+pub use pin::{CrashPin, DirPin, PinnedCut};
 pub use tear::TEAR_GRAIN;
 
 use crashlab_engine::Storage;
@@ -214,7 +214,7 @@ fn too_large(end: u64) -> io::Error {
 }
 
 /// FNV-1a, 64 bit: a stable hash, the same on every machine and every run.
-fn fnv1a_64(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a_64(bytes: &[u8]) -> u64 {
     const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
     bytes

@@ -44,7 +44,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             }
             AfterFailure::Retry if latches => {
                 self.stats.retries += 1;
-                self.latched = Some(self.disk.io_stats());
+                self.latched = Some(self.medium.io_stats());
                 let again = if self.settings.batched {
                     db.commit_batch(&work).map(drop)
                 } else {
@@ -63,7 +63,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             }
             AfterFailure::CarryOn => {
                 if latches {
-                    self.latched = Some(self.disk.io_stats());
+                    self.latched = Some(self.medium.io_stats());
                 }
                 Ok(Next::Go(format!("{msg}; carrying on")))
             }
@@ -78,7 +78,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         match self.policy() {
             AfterFailure::Retry if latches => {
                 self.stats.retries += 1;
-                self.latched = Some(self.disk.io_stats());
+                self.latched = Some(self.medium.io_stats());
                 let refused = self.write_while_latched(db.begin_write().map(drop))?;
                 self.disk_untouched_while_latched()?;
                 self.trace.record(format!(
@@ -93,7 +93,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             }
             AfterFailure::CarryOn => {
                 if latches {
-                    self.latched = Some(self.disk.io_stats());
+                    self.latched = Some(self.medium.io_stats());
                 }
                 Ok(Next::Go(format!("{msg}; carrying on")))
             }
@@ -162,7 +162,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         let Some(then) = &self.latched else {
             return Ok(());
         };
-        let d = self.disk.io_stats().since(then);
+        let d = self.medium.io_stats().since(then);
         if d.writes + d.syncs + d.set_lens == 0 {
             return Ok(());
         }

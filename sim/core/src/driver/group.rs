@@ -5,8 +5,8 @@
 use super::{Driver, Hooks, Step};
 use crate::adapter::{Ack, Engine, EngineError};
 use crate::calls::{apply_call, group_calls, CallSpec, GroupObserver};
-use crate::disk::SimDisk;
 use crate::events::CommitEnd;
+use crate::medium::Medium;
 use crate::schedule::Schedule;
 use crate::verdict::Verdict;
 use crashlab_models::{CallOracle, CommitOutcome, DurabilityOracle};
@@ -63,7 +63,7 @@ impl GroupFigures {
 struct Observer<'a, H> {
     oracle: &'a mut DurabilityOracle,
     hooks: &'a mut H,
-    disk: &'a SimDisk,
+    disk: &'a Medium,
     /// The disk's simulated I/O time already handed to the engine as batch time.
     io_seen: u64,
     /// Calls held by each successful commit: the batch sizes the timing made.
@@ -165,8 +165,8 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         let promised = self.promised();
         let logging = self.logging();
         let mut obs = Observer {
-            io_seen: self.disk.io_stats().sim_time_ns,
-            disk: &self.disk,
+            io_seen: self.medium.io_stats().sim_time_ns,
+            disk: &self.medium,
             sizes: Vec::new(),
             oracle: &mut self.oracle,
             hooks: &mut self.hooks,

@@ -6,6 +6,8 @@
 
 use crate::adapter::Engine;
 use crate::disk::{CrashOutcome, SimDisk};
+use crate::fs::{SimDir, SimFs};
+use crate::medium::Medium;
 use crate::power::PowerSwitch;
 use crashlab_engine::Storage;
 use crashlab_models::{DurabilityOracle, KvModel};
@@ -37,12 +39,19 @@ pub trait Hooks<E: Engine> {
         self.storage(disk, power)
     }
 
-    /// The power is cut: decide what the disk keeps of its pending sectors.
-    fn power_cut(&mut self, disk: &SimDisk) -> CrashOutcome;
+    /// The directory one open of an engine of several files gets (capability `directory`):
+    /// by default `fs` behind the driver's power switch.
+    fn directory(&mut self, fs: &SimFs, power: &PowerSwitch) -> SimDir {
+        SimDir::new(fs.clone(), power.clone())
+    }
 
-    /// The database was created on the bare disk (before faults and recording start).
-    fn created(&mut self, disk: &SimDisk) {
-        let _ = disk;
+    /// The power is cut: decide what the disk (or the file system: its metadata, then every
+    /// file's data) keeps of what is pending.
+    fn power_cut(&mut self, medium: &Medium) -> CrashOutcome;
+
+    /// The database was created on the bare medium (before faults and recording start).
+    fn created(&mut self, medium: &Medium) {
+        let _ = medium;
     }
 
     /// Operation `index` of the workload starts.
@@ -82,8 +91,8 @@ pub trait Hooks<E: Engine> {
 
     /// Between two operations of the writer: let the background run (simulated time passes for
     /// the I/O the last operation did) and report what it saw.
-    async fn between_ops(&mut self, disk: &SimDisk) -> News {
-        let _ = disk;
+    async fn between_ops(&mut self, medium: &Medium) -> News {
+        let _ = medium;
         News::default()
     }
 

@@ -28,7 +28,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         let faults = self.suspend_faults();
         let problems = self.caps.live_check.then(|| db.check_live());
         let state = db.begin_read().and_then(|r| E::read_snapshot(&r));
-        self.disk.set_faults(faults);
+        self.medium.set_faults(faults);
         if self.power.is_off() {
             // An armed power cut landed in the check's reads: the session ends with it.
             return Ok("power cut during the check".into());

@@ -21,7 +21,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
     pub fn keep_event_log(&mut self) {
         self.log = Some(Box::default());
         self.trace.keep_all();
-        self.disk.log_faults();
+        self.medium.log_faults();
     }
 
     /// The log, with every trace line, if one was kept.
@@ -34,7 +34,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
 
     fn flush_faults(&self, log: &mut EventLog) {
         let (op, pending) = (self.next.saturating_sub(1), self.pending_count());
-        for f in self.disk.take_faults() {
+        for f in self.medium.take_faults() {
             log.events.push(Event {
                 seq: self.trace.events(),
                 op,
@@ -46,7 +46,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
     }
 
     fn pending_count(&self) -> u64 {
-        self.disk.pending_sectors().len() as u64
+        self.medium.pending_sector_count()
     }
 
     /// Record `what` now (the faults injected since the last event go first).
@@ -58,7 +58,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         log.events.push(Event {
             seq: self.trace.events(),
             op: self.next.saturating_sub(1),
-            sim_time_ns: self.disk.io_stats().sim_time_ns,
+            sim_time_ns: self.medium.io_stats().sim_time_ns,
             pending_sectors: self.pending_count(),
             what: what(),
         });
@@ -78,23 +78,28 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         self.log_event(|| What::Commit { state, outcome });
     }
 
-    /// The disk before a cut, when the log is on.
+    /// The disk before a cut, when the log is on. A file system's cuts are not logged as
+    /// page maps (the log's power cut is one disk's): its trace lines say what they kept.
     pub(super) fn before_cut(&self) -> Option<BeforeCut> {
         self.log.as_ref()?;
+        let disk = self.medium.disk()?;
         Some(BeforeCut {
-            pending: self.disk.pending_sectors(),
-            visible: self.disk.image(),
-            durable: self.disk.durable_image(),
+            pending: disk.pending_sectors(),
+            visible: disk.image(),
+            durable: disk.durable_image(),
         })
     }
 
     pub(super) fn log_power_cut(&mut self, before: Option<BeforeCut>) {
         let Some(b) = before else { return };
-        let ss = u64::from(self.disk.config().sector_size);
-        let after = self.disk.durable_image();
+        let Some(disk) = self.medium.disk() else {
+            return;
+        };
+        let ss = u64::from(disk.config().sector_size);
+        let after = disk.durable_image();
         // The disk's own decisions; bytes compared only if it kept none (a sector rewritten
         // with the bytes it held reads the same either way, so bytes alone cannot tell).
-        let sectors = match self.disk.take_last_cut() {
+        let sectors = match disk.take_last_cut() {
             Some((whole, torn, lost)) => {
                 let mut all: Vec<(u64, Fate)> =
                     whole.into_iter().map(|s| (s, Fate::Survived)).collect();

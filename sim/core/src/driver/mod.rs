@@ -38,7 +38,8 @@ pub use recovery::{read_as_an_application, recover_image, Recovered};
 
 use crate::adapter::{Capabilities, Engine, EngineConfig, EngineError, ErrorKind};
 use crate::config::RunConfig;
-use crate::disk::{FaultConfig, IoStats, SimDisk};
+use crate::disk::{FaultConfig, IoStats};
+use crate::medium::Medium;
 use crate::power::PowerSwitch;
 use crate::profile::Profile;
 use crate::trace::Trace;
@@ -144,7 +145,8 @@ pub struct Driver<'c, E: Engine, H> {
     pub(crate) caps: Capabilities,
     pub(crate) settings: Settings,
     pub hooks: H,
-    pub disk: SimDisk,
+    /// What the engine runs on: one disk, or a file system (capability `directory`).
+    pub medium: Medium,
     pub(crate) power: PowerSwitch,
     pub(crate) oracle: DurabilityOracle,
     pub trace: Trace,
@@ -169,19 +171,35 @@ pub struct Driver<'c, E: Engine, H> {
 }
 
 impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
-    pub fn new(cfg: &'c RunConfig<E::Config>, disk: SimDisk, settings: Settings, hooks: H) -> Self {
+    pub fn new(
+        cfg: &'c RunConfig<E::Config>,
+        medium: Medium,
+        settings: Settings,
+        hooks: H,
+    ) -> Self {
         let caps = cfg.engine.capabilities();
         assert!(
             !settings.batched || caps.write_batches,
             "{} declares no write batches",
             E::Config::ENGINE
         );
+        assert_eq!(
+            caps.directory,
+            medium.fs().is_some(),
+            "{} runs on {}",
+            E::Config::ENGINE,
+            if caps.directory {
+                "a file system (it declares a directory)"
+            } else {
+                "one disk (it declares no directory)"
+            }
+        );
         Driver {
             cfg,
             caps,
             settings,
             hooks,
-            disk,
+            medium,
             power: PowerSwitch::new(),
             oracle: DurabilityOracle::new(KvModel::new()),
             trace: Trace::default(),
@@ -358,8 +376,20 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
         );
         self.power.reset();
         let before = self.before_cut();
-        let c = self.hooks.power_cut(&self.disk);
+        let meta_before = self
+            .medium
+            .fs()
+            .map(|fs| (fs.pending_meta().len(), fs.counts()));
+        let c = self.hooks.power_cut(&self.medium);
         self.log_power_cut(before);
+        if let (Some((pending, was)), Some(fs)) = (meta_before, self.medium.fs()) {
+            let now = fs.counts();
+            self.trace.record(format!(
+                "power cut: {} of {pending} pending metadata operations kept, {} files gone",
+                now.meta_ops_kept_in_crash - was.meta_ops_kept_in_crash,
+                now.files_gone_in_crash - was.files_gone_in_crash
+            ));
+        }
         self.trace.record(format!(
             "power cut: {} pending sectors, {} kept, {} lost",
             c.pending_sectors, c.kept, c.lost
@@ -370,17 +400,15 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
     /// Create the database with faults suspended.
     fn create(&mut self) -> Step<()> {
         let faults = self.suspend_faults();
-        self.opens += 1;
-        let storage = self.hooks.creation_storage(&self.disk, &self.power);
-        let created = E::open(storage, &self.cfg.engine, self.opens - 1);
+        let created = self.open_engine(true);
         let closed = created.map(|db| {
             self.counters.accumulate(&db.counters());
             db.close()
         });
-        self.disk.set_faults(faults);
+        self.medium.set_faults(faults);
         match closed.and_then(|c| c) {
             Ok(()) => {
-                self.hooks.created(&self.disk);
+                self.hooks.created(&self.medium);
                 Ok(())
             }
             Err(e) => Err(self.violation(Verdict::Failed(During::Create), e.to_string())),
@@ -389,20 +417,39 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
 
     /// Switch the disk's faults off for the harness's own work; returns them to restore.
     pub(crate) fn suspend_faults(&self) -> FaultConfig {
-        let faults = self.disk.config().faults;
+        let faults = self.medium.faults();
         // Keep the negative control on: it is the point of the run, not a disk fault.
         let harness = FaultConfig {
             lying_sync: faults.lying_sync,
             ..FaultConfig::none()
         };
-        self.disk.set_faults(harness);
+        self.medium.set_faults(harness);
         faults
     }
 
-    fn open_once(&mut self) -> Result<E, EngineError> {
+    /// One open of the engine: on the storage the hooks give for the disk, or on the
+    /// directory they give for the file system (`creating`: the creation's open).
+    fn open_engine(&mut self, creating: bool) -> Result<E, EngineError> {
         self.opens += 1;
-        let storage = self.hooks.storage(&self.disk, &self.power);
-        E::open(storage, &self.cfg.engine, self.opens - 1)
+        let opens = self.opens - 1;
+        match &self.medium {
+            Medium::Disk(disk) => {
+                let storage = if creating {
+                    self.hooks.creation_storage(disk, &self.power)
+                } else {
+                    self.hooks.storage(disk, &self.power)
+                };
+                E::open(storage, &self.cfg.engine, opens)
+            }
+            Medium::Fs(fs) => {
+                let dir = self.hooks.directory(fs, &self.power);
+                E::open_dir(dir, &self.cfg.engine, opens)
+            }
+        }
+    }
+
+    fn open_once(&mut self) -> Result<E, EngineError> {
+        self.open_engine(false)
     }
 
     /// Open, retrying transient I/O errors. `None` when the run is over.
@@ -428,15 +475,15 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
             }
         }
         // The transient condition clears (latent sectors stay bad): one last try.
-        let faults = self.disk.config().faults;
-        self.disk.set_faults(FaultConfig {
+        let faults = self.medium.faults();
+        self.medium.set_faults(FaultConfig {
             read_eio: 0.0,
             write_eio: 0.0,
             sync_eio: 0.0,
             ..faults.clone()
         });
         let last_try = self.open_once();
-        self.disk.set_faults(faults);
+        self.medium.set_faults(faults);
         match last_try {
             Ok(db) => Ok(Some(db)),
             Err(e) if e.is_io() => Err(Stop::DiskFailure(format!(

@@ -19,7 +19,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         let faults = self.suspend_faults();
         let observed = db.begin_read().and_then(|r| E::read_snapshot(&r));
         let problems = db.check();
-        self.disk.set_faults(faults);
+        self.medium.set_faults(faults);
         let observed = match observed {
             Ok(m) => m,
             Err(e) if e.is_io() => {

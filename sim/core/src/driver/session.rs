@@ -63,7 +63,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             // The harness's own check: the disk's faults are suspended while it reads.
             let faults = self.suspend_faults();
             let read = E::read_snapshot(&r);
-            self.disk.set_faults(faults);
+            self.medium.set_faults(faults);
             match read {
                 Ok(got) if got == want => intact += 1,
                 Ok(_) => {
@@ -141,7 +141,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
                 self.trace.record("restarting after an I/O error".into());
                 return Ok(SessionEnd::Reopen);
             }
-            let news = self.hooks.between_ops(&self.disk).await;
+            let news = self.hooks.between_ops(&self.medium).await;
             self.take_news(news)?;
             if self.power.is_off() {
                 self.trace.record("power cut".into());

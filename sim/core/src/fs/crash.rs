@@ -65,7 +65,7 @@ impl SimFs {
 impl Inner {
     /// The seeded choice of pending metadata operations a cut keeps. Draws nothing when none is
     /// pending.
-    fn draw_meta(&mut self) -> (Vec<MetaOp>, MetaSubset) {
+    pub(super) fn draw_meta(&mut self) -> (Vec<MetaOp>, MetaSubset) {
         let pending = self.pending.clone();
         if pending.is_empty() {
             return (pending, MetaSubset::default());
@@ -85,7 +85,7 @@ impl Inner {
 
     /// Make `kept` of `pending` the durable and current directory, drop the files no name
     /// points at, crash the rest's data, and reboot.
-    fn apply_crash(
+    pub(super) fn apply_crash(
         &mut self,
         pending: Vec<MetaOp>,
         kept: MetaSubset,

@@ -13,17 +13,47 @@ use super::{FsFile, LockError, LockKind, SimFs};
 use crate::power::{PowerSwitch, Switched};
 use crashlab_engine::Storage;
 use std::io;
+use std::sync::Arc;
+
+/// Told of every call that changes the file system, just before it is made (power on), with
+/// the file system as the call finds it: the crash-state checker's crash points.
+pub type CallObserver = Arc<dyn Fn(&SimFs) + Send + Sync>;
 
 /// One open of an engine's directory. Cheap to clone: clones share the file system and switch.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct SimDir {
     fs: SimFs,
     power: PowerSwitch,
+    observer: Option<CallObserver>,
+}
+
+impl std::fmt::Debug for SimDir {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimDir")
+            .field("fs", &self.fs)
+            .field("power", &self.power)
+            .field("observed", &self.observer.is_some())
+            .finish()
+    }
 }
 
 impl SimDir {
     pub fn new(fs: SimFs, power: PowerSwitch) -> SimDir {
-        SimDir { fs, power }
+        SimDir {
+            fs,
+            power,
+            observer: None,
+        }
+    }
+
+    /// [`SimDir::new`], with `observer` told of every call that changes the file system
+    /// (files opened through this directory included) before it is made.
+    pub fn observed(fs: SimFs, power: PowerSwitch, observer: CallObserver) -> SimDir {
+        SimDir {
+            fs,
+            power,
+            observer: Some(observer),
+        }
     }
 
     /// The file system underneath, for the harness (images, figures, crash states): an engine
@@ -33,6 +63,7 @@ impl SimDir {
     }
 
     fn tick(&self) -> io::Result<()> {
+        observe(&self.observer, &self.power, &self.fs);
         self.power.tick()
     }
 
@@ -44,10 +75,14 @@ impl SimDir {
     }
 
     fn file(&self, file: FsFile) -> DirFile {
-        DirFile(Switched {
-            inner: file,
-            switch: self.power.clone(),
-        })
+        DirFile {
+            file: Switched {
+                inner: file,
+                switch: self.power.clone(),
+            },
+            fs: self.fs.clone(),
+            observer: self.observer.clone(),
+        }
     }
 
     /// Open the existing file `name`.
@@ -100,47 +135,74 @@ impl SimDir {
     }
 }
 
+/// Tell `observer` of a call about to change `fs`, unless the power is off (the call fails).
+fn observe(observer: &Option<CallObserver>, power: &PowerSwitch, fs: &SimFs) {
+    if let Some(o) = observer {
+        if !power.is_off() {
+            o(fs);
+        }
+    }
+}
+
 /// An open file of a [`SimDir`]: its data behind the power switch, and its advisory lock.
-#[derive(Debug)]
-pub struct DirFile(Switched<FsFile>);
+pub struct DirFile {
+    file: Switched<FsFile>,
+    fs: SimFs,
+    observer: Option<CallObserver>,
+}
+
+impl std::fmt::Debug for DirFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DirFile")
+            .field("file", &self.file)
+            .finish_non_exhaustive()
+    }
+}
 
 impl DirFile {
     /// The handle underneath (its file, its disk), for the harness.
     pub fn fs_file(&self) -> &FsFile {
-        &self.0.inner
+        &self.file.inner
     }
 
     /// See [`FsFile::try_lock`]; refused once the power is off.
     pub fn try_lock(&self, kind: LockKind) -> Result<(), LockError> {
-        self.0.inner.try_lock(kind)
+        self.file.inner.try_lock(kind)
     }
 
     pub fn unlock(&self) {
-        self.0.inner.unlock()
+        self.file.inner.unlock()
     }
 
     pub fn lock_held(&self) -> Option<LockKind> {
-        self.0.inner.lock_held()
+        self.file.inner.lock_held()
+    }
+
+    fn observe(&self) {
+        observe(&self.observer, &self.file.switch, &self.fs);
     }
 }
 
 impl Storage for DirFile {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        self.0.read_at(offset, buf)
+        self.file.read_at(offset, buf)
     }
     fn write_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
-        self.0.write_at(offset, buf)
+        self.observe();
+        self.file.write_at(offset, buf)
     }
     fn sync(&self) -> io::Result<()> {
-        self.0.sync()
+        self.observe();
+        self.file.sync()
     }
     fn len(&self) -> io::Result<u64> {
-        if self.0.switch.is_off() {
+        if self.file.switch.is_off() {
             return Err(io::Error::other("power lost"));
         }
-        self.0.len()
+        self.file.len()
     }
     fn set_len(&self, len: u64) -> io::Result<()> {
-        self.0.set_len(len)
+        self.observe();
+        self.file.set_len(len)
     }
 }

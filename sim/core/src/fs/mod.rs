@@ -59,6 +59,7 @@
 mod crash;
 mod dir;
 mod file;
+mod harness;
 mod lock;
 mod meta;
 mod model;
@@ -68,11 +69,12 @@ pub mod run;
 mod tests;
 
 pub use crash::FsCrashOutcome;
-pub use dir::{DirFile, SimDir};
+pub use dir::{CallObserver, DirFile, SimDir};
 pub use file::FsFile;
 pub use lock::{LockError, LockKind};
 pub use meta::{
-    crash_states, replay, Directory, FileId, MetaOp, MetaSubset, STRICT_ENUMERATION_OPS_MAX,
+    crash_states, replay, replay_chosen, Directory, FileId, MetaOp, MetaSubset,
+    STRICT_ENUMERATION_OPS_MAX,
 };
 pub use model::MetaModel;
 pub use name::NAME_LEN_MAX;
@@ -154,6 +156,8 @@ struct Inner {
     /// Fault counts and I/O figures of files that are gone.
     gone_faults: FaultCounts,
     gone_io: IoStats,
+    /// Every file's disk logs the faults it injects (files created later too).
+    log_faults: bool,
 }
 
 fn not_found(name: &str) -> io::Error {
@@ -182,6 +186,7 @@ impl SimFs {
             counts: FsCounts::default(),
             gone_faults: FaultCounts::default(),
             gone_io: IoStats::default(),
+            log_faults: false,
         };
         SimFs {
             inner: Arc::new(Mutex::new(inner)),
@@ -215,6 +220,9 @@ impl SimFs {
         inner.next_file += 1;
         let seed = inner.seed ^ file.0.wrapping_mul(FILE_SEED_STEP);
         let disk = SimDisk::new(seed, inner.disk.clone());
+        if inner.log_faults {
+            disk.log_faults();
+        }
         inner.files.insert(file, disk);
         inner.record(MetaOp::Create {
             name: name.to_string(),

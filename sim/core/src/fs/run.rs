@@ -10,6 +10,7 @@ use crate::config::RunConfig;
 use crate::control::Control;
 use crate::disk::{CrashOutcome, SimDisk};
 use crate::driver::{Hooks, News, Settings};
+use crate::medium::Medium;
 use crate::power::{PowerSwitch, Switched};
 use crate::runner::{drive_to_report, in_runtime, Report, RunnerHooks};
 use crashlab_engine::Storage;
@@ -31,7 +32,16 @@ pub fn run_on_one_file<E: Engine>(cfg: &RunConfig<E::Config>, fs: FsConfig) -> R
             .clone();
         simfs.make_meta_durable();
         let hooks = FsHooks::<E>::new(cfg, simfs);
-        drive_to_report(cfg, disk, Settings::default(), hooks, |h| &h.runner, false).await
+        let medium = Medium::Disk(disk);
+        drive_to_report(
+            cfg,
+            medium,
+            Settings::default(),
+            hooks,
+            |h| &h.runner,
+            false,
+        )
+        .await
     });
     report
 }
@@ -80,12 +90,12 @@ impl<E: Engine> Hooks<E> for FsHooks<E> {
 
     /// The file system's power cut, the database file's data cut as the runner cuts a disk
     /// (pinned cuts, torn-meta figures).
-    fn power_cut(&mut self, _disk: &SimDisk) -> CrashOutcome {
+    fn power_cut(&mut self, _medium: &Medium) -> CrashOutcome {
         let runner = &mut self.runner;
         let db = self.fs.directory().get(DB_FILE).copied();
         let cut = self.fs.crash_each(&mut |file, disk| {
             if Some(file) == db {
-                Hooks::<E>::power_cut(runner, disk)
+                Hooks::<E>::power_cut(runner, &Medium::Disk(disk.clone()))
             } else {
                 disk.crash()
             }
@@ -93,8 +103,8 @@ impl<E: Engine> Hooks<E> for FsHooks<E> {
         cut.data
     }
 
-    fn created(&mut self, disk: &SimDisk) {
-        Hooks::<E>::created(&mut self.runner, disk)
+    fn created(&mut self, medium: &Medium) {
+        Hooks::<E>::created(&mut self.runner, medium)
     }
 
     fn op_started(&mut self, index: usize) {
@@ -125,8 +135,8 @@ impl<E: Engine> Hooks<E> for FsHooks<E> {
         Hooks::<E>::acknowledged(&mut self.runner, current)
     }
 
-    async fn between_ops(&mut self, disk: &SimDisk) -> News {
-        Hooks::<E>::between_ops(&mut self.runner, disk).await
+    async fn between_ops(&mut self, medium: &Medium) -> News {
+        Hooks::<E>::between_ops(&mut self.runner, medium).await
     }
 
     async fn session_ended(&mut self) -> News {

@@ -4,8 +4,10 @@ use super::tasks::{reader_task, timer_task, Shared};
 use crate::adapter::{Engine, EngineConfig as _};
 use crate::config::RunConfig;
 use crate::control::{Control, ControlStorage};
-use crate::disk::{CrashOutcome, PinnedCut, SimDisk};
+use crate::disk::{CrashOutcome, DirPin, PinnedCut, SimDisk};
 use crate::driver::{Hooks, News};
+use crate::fs::{SimDir, SimFs};
+use crate::medium::Medium;
 use crate::power::{PowerSwitch, Switched};
 use crate::profile::Profile;
 use crate::rng::SimRng;
@@ -13,6 +15,7 @@ use crate::thresholds::{bucket_count, MANY_BUCKETS};
 use crashlab_engine::Storage;
 use crashlab_models::KvModel;
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -21,10 +24,24 @@ use std::time::Duration;
 pub struct CutRecord {
     /// The cut's number in the run and what it kept, as a case pins it.
     pub cut: PinnedCut,
-    /// The pending sectors it lost, ascending.
+    /// The pending sectors it lost, ascending (the one disk's).
     pub lost: Vec<u64>,
+    /// A file system's cut: the pending sectors each file lost, and how many metadata
+    /// operations were pending.
+    pub dir_lost: BTreeMap<u64, Vec<u64>>,
+    pub meta_pending: usize,
     /// Whether the case pinned this cut.
     pub pinned: bool,
+}
+
+impl CutRecord {
+    /// What the cut kept and lost, in words.
+    pub fn describe(&self) -> String {
+        match &self.cut.dir {
+            Some(dir) => dir.describe(self.meta_pending, &self.dir_lost),
+            None => self.cut.pin.describe(&self.lost),
+        }
+    }
 }
 
 /// Simulated think time between two operations of the writer.
@@ -98,6 +115,64 @@ impl<E: Engine> RunnerHooks<E> {
         self.many_bucket_states
     }
 
+    /// One disk's power cut, as drawn or as the case pins it.
+    fn disk_cut(&mut self, disk: &SimDisk) -> CrashOutcome {
+        let (old, new) = disk.peek(0, self.meta_len);
+        self.cuts += 1;
+        let pin = self.pinned.as_ref().filter(|p| p.cut == self.cuts);
+        let (c, kept, lost) = disk.crash_pinned(pin.map(|p| &p.pin));
+        let pinned = pin.is_some();
+        self.record_cut(CutRecord {
+            cut: PinnedCut {
+                cut: self.cuts,
+                pin: kept,
+                dir: None,
+            },
+            lost,
+            dir_lost: BTreeMap::new(),
+            meta_pending: 0,
+            pinned,
+        });
+        if old != new {
+            let (after, _) = disk.peek(0, self.meta_len);
+            self.torn_metas += u64::from(after != old && after != new);
+        }
+        c
+    }
+
+    /// A file system's power cut: its metadata and every file's data, as drawn or as the
+    /// case pins them (see [`SimFs::crash_pinned`]). Torn metas are one disk's figure: a
+    /// directory engine's cuts count none.
+    fn fs_cut(&mut self, fs: &SimFs) -> CrashOutcome {
+        self.cuts += 1;
+        let pin = self.pinned.as_ref().filter(|p| p.cut == self.cuts);
+        let empty = DirPin::default();
+        // A disk's pin on a directory engine's cut (a hand-written case): it keeps nothing.
+        let dir_pin = pin.map(|p| p.dir.as_ref().unwrap_or(&empty));
+        let (c, kept, lost) = fs.crash_pinned(dir_pin);
+        let pinned = pin.is_some();
+        self.record_cut(CutRecord {
+            cut: PinnedCut {
+                cut: self.cuts,
+                pin: Default::default(),
+                dir: Some(kept),
+            },
+            lost: Vec::new(),
+            dir_lost: lost,
+            meta_pending: c.pending.len(),
+            pinned,
+        });
+        c.data
+    }
+
+    /// Keep `record` as the run's cut unless the pinned cut was recorded already.
+    fn record_cut(&mut self, record: CutRecord) {
+        let pinned_seen = self.cut_record.as_ref().is_some_and(|r| r.pinned);
+        if !pinned_seen {
+            self.cut_record = Some(record);
+        }
+    }
+
     fn take_news(&self) -> News {
         let mut sh = self.shared.borrow_mut();
         News {
@@ -119,38 +194,34 @@ impl<E: Engine> Hooks<E> for RunnerHooks<E> {
         })
     }
 
-    fn power_cut(&mut self, disk: &SimDisk) -> CrashOutcome {
-        let (old, new) = disk.peek(0, self.meta_len);
-        self.cuts += 1;
-        let pin = self.pinned.as_ref().filter(|p| p.cut == self.cuts);
-        let (c, kept, lost) = disk.crash_pinned(pin.map(|p| &p.pin));
-        let pinned_seen = self.cut_record.as_ref().is_some_and(|r| r.pinned);
-        if !pinned_seen {
-            self.cut_record = Some(CutRecord {
-                cut: PinnedCut {
-                    cut: self.cuts,
-                    pin: kept,
-                },
-                lost,
-                pinned: pin.is_some(),
-            });
+    /// Storage-wrapper controls wrap one file's storage: an engine of several files has none
+    /// to wrap, and is refused them rather than run without.
+    fn directory(&mut self, fs: &SimFs, power: &PowerSwitch) -> SimDir {
+        assert!(
+            !self.control.is_storage_wrapper(),
+            "control {} wraps one file's storage; an engine of several files runs the disk's \
+             controls only (lying-sync)",
+            self.control
+        );
+        SimDir::new(fs.clone(), power.clone())
+    }
+
+    fn power_cut(&mut self, medium: &Medium) -> CrashOutcome {
+        match medium {
+            Medium::Disk(disk) => self.disk_cut(disk),
+            Medium::Fs(fs) => self.fs_cut(fs),
         }
-        if old != new {
-            let (after, _) = disk.peek(0, self.meta_len);
-            self.torn_metas += u64::from(after != old && after != new);
-        }
-        c
     }
 
     /// Creation is out of the run's scope (the driver creates before faults start): the file an
     /// engine that syncs created is made durable, its length included, whatever the disk's
-    /// length model. crashlab's engine, like bbolt, creates its file by writing its first pages
+    /// length model (and a file system's directory with it). crashlab's engine, like bbolt, creates its file by writing its first pages
     /// and a data sync, which an `own-barrier` disk never makes reachable (its later growth goes
     /// through `set_len` + sync). An engine whose crashes are process crashes (`no_sync`) synced
     /// nothing, and its file stays as it left it.
-    fn created(&mut self, disk: &SimDisk) {
+    fn created(&mut self, medium: &Medium) {
         if self.timer_cuts {
-            disk.make_all_durable();
+            medium.make_all_durable();
         }
     }
 
@@ -180,8 +251,8 @@ impl<E: Engine> Hooks<E> for RunnerHooks<E> {
 
     /// Sleep off the simulated time of the last operation's I/O (plus a little think time), so
     /// background tasks run in between; then report what they saw.
-    async fn between_ops(&mut self, disk: &SimDisk) -> News {
-        let now = disk.io_stats().sim_time_ns;
+    async fn between_ops(&mut self, medium: &Medium) -> News {
+        let now = medium.io_stats().sim_time_ns;
         let dt = now.saturating_sub(self.slept_ns) + THINK_NS;
         self.slept_ns = now;
         madsim::time::sleep(Duration::from_nanos(dt)).await;

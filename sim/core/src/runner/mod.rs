@@ -14,7 +14,9 @@ use crate::config::RunConfig;
 use crate::disk::{FaultCounts, IoStats, SimDisk};
 use crate::driver::{Driver, Hooks, RunStats, Settings};
 use crate::events::EventLog;
+use crate::fs::{FsCounts, SimFs};
 use crate::guard;
+use crate::medium::Medium;
 use crate::profile::Profile;
 use crate::thresholds::Thresholds;
 use crate::verdict::{Outcome, Stop, Verdict};
@@ -37,6 +39,8 @@ pub struct Report {
     /// The pinned power cut's record, or the last power cut's (see
     /// [`RunnerHooks::cut_record`]).
     pub cut: Option<CutRecord>,
+    /// What the directory did, for an engine of several files (capability `directory`).
+    pub fs: Option<FsCounts>,
 }
 
 /// Run a case to its end or its first violation. An engine panic is a `panic` violation with
@@ -98,6 +102,7 @@ fn panicked_outside_the_run(detail: String) -> Report {
         image_hash: 0,
         torn_metas: 0,
         cut: None,
+        fs: None,
     }
 }
 
@@ -106,22 +111,32 @@ async fn run_async<E: Engine>(
     settings: Settings,
     log: bool,
 ) -> (Report, Option<EventLog>) {
-    let disk = SimDisk::new(cfg.seed, cfg.disk.clone());
+    let medium = medium_of(cfg);
     let hooks = RunnerHooks::<E>::new(cfg);
-    drive_to_report(cfg, disk, settings, hooks, |h| h, log).await
+    drive_to_report(cfg, medium, settings, hooks, |h| h, log).await
 }
 
-/// Drive the case on `disk` (the driver's: faults, figures, images) with `hooks`, which are the
-/// runner's own or wrap them (`runner` finds them), and report.
+/// What a run's engine runs on, seeded by the run's seed: one disk, or a file system of such
+/// disks when the engine keeps several files (capability `directory`).
+pub fn medium_of<C: EngineConfig>(cfg: &RunConfig<C>) -> Medium {
+    if cfg.engine.capabilities().directory {
+        Medium::Fs(SimFs::new(cfg.seed, cfg.disk.clone(), cfg.fs))
+    } else {
+        Medium::Disk(SimDisk::new(cfg.seed, cfg.disk.clone()))
+    }
+}
+
+/// Drive the case on `medium` (the driver's: faults, figures, images) with `hooks`, which are
+/// the runner's own or wrap them (`runner` finds them), and report.
 pub(crate) async fn drive_to_report<E: Engine, H: Hooks<E>>(
     cfg: &RunConfig<E::Config>,
-    disk: SimDisk,
+    medium: Medium,
     settings: Settings,
     hooks: H,
     runner: fn(&H) -> &RunnerHooks<E>,
     log: bool,
 ) -> (Report, Option<EventLog>) {
-    let mut d = Driver::<E, _>::new(cfg, disk, settings, hooks);
+    let mut d = Driver::<E, _>::new(cfg, medium, settings, hooks);
     if log {
         d.keep_event_log();
     }
@@ -151,18 +166,20 @@ pub(crate) async fn drive_to_report<E: Engine, H: Hooks<E>>(
         trace_events: d.trace.events(),
         trace_tail: d.trace.tail(),
         counters: d.counters,
-        faults: d.disk.fault_counts(),
-        io: d.disk.io_stats(),
-        image_hash: d.disk.image_hash(),
+        faults: d.medium.fault_counts(),
+        io: d.medium.io_stats(),
+        image_hash: d.medium.image_hash(),
         torn_metas: hooks.torn_metas(),
         cut: hooks.cut_record(),
+        fs: d.medium.fs().map(SimFs::counts),
     };
     (report, d.take_event_log())
 }
 
-/// The header of a run: every choice its seed made.
+/// The header of a run: every choice its seed made (an engine of several files: the file
+/// system's too).
 pub fn header<C: EngineConfig>(cfg: &RunConfig<C>) -> String {
-    format!(
+    let mut h = format!(
         "seed {} profile {} ops {} engine {}\n  options: {}\n  faults:  {}\n  disk:    {}\n",
         cfg.seed,
         cfg.profile,
@@ -171,5 +188,9 @@ pub fn header<C: EngineConfig>(cfg: &RunConfig<C>) -> String {
         cfg.engine.describe(),
         crate::case::format_faults(&cfg.disk.faults),
         crate::case::format_disk(&cfg.disk)
-    )
+    );
+    if cfg.engine.capabilities().directory {
+        h.push_str(&format!("  fs:      {}\n", crate::case::format_fs(&cfg.fs)));
+    }
+    h
 }
