@@ -115,7 +115,15 @@ impl Engine for SqliteDb {
         })
     }
 
-    /// In WAL mode a clean close checkpoints the WAL into the database and deletes it.
+    /// The database file's bytes and every name and length: see [`crate::image`].
+    fn dir_image_hash(fs: &crashlab_sim::fs::SimFs) -> u64 {
+        crate::image::image_hash(fs)
+    }
+
+    /// In WAL mode a clean close checkpoints the WAL into the database, syncing both, and
+    /// deletes it; a rollback journal's close writes nothing, so a commit acknowledged only
+    /// stays so. The configuration declares no `close_writes`: a clean close promises nothing
+    /// new (see `SqliteChoices::capabilities`).
     fn close(self) -> Result<(), EngineError> {
         let SqliteDb { conn, _session, .. } = self;
         conn.close().map_err(|(_, e)| err(e))

@@ -10,6 +10,7 @@
 //! claims what an application assuming durable commits would (see [`promise`]).
 
 use crashlab_sim::adapter::{Ack, Capabilities, EngineConfig};
+use crashlab_sim::disk::LengthModel;
 use crashlab_sim::profile::Profile;
 use crashlab_sim::rng::SimRng;
 use crashlab_sim::words::pairs;
@@ -215,8 +216,12 @@ impl EngineConfig for SqliteChoices {
             io_error_ends_session: true,
             latches_after_failed_commit: false,
             crash_is_process_crash: false,
-            // A clean close in WAL mode checkpoints and deletes the WAL.
-            close_writes: self.journal == Journal::Wal,
+            // Not declared, in any mode (every mode has the same capabilities, so a case may
+            // name another mode than its seed's). A rollback journal's close writes nothing and
+            // leaves an acknowledged-only commit so (DELETE+FULL: the unlink stays unsynced).
+            // WAL's close checkpoints and syncs, which would make WAL+NORMAL's commits durable:
+            // not claiming it only lets the oracle allow their loss after a clean close too.
+            close_writes: false,
             acknowledged_survive_process_crash: true,
             // Page 1 holds the database header.
             meta_region_len: u64::from(SQLITE_PAGE_SIZE),
@@ -260,6 +265,13 @@ impl EngineConfig for SqliteChoices {
             }
         }
         Ok(c)
+    }
+
+    /// SQLite's xSync is an `fsync` (the bundled build defines `fdatasync` as `fsync`: "we do
+    /// not trust systems to provide a working fdatasync()"), which persists the file's size:
+    /// the VFS's files run on `with-data` disks.
+    fn length_model(&self) -> Option<LengthModel> {
+        Some(LengthModel::WithData)
     }
 
     /// Every drawn mode: `crashlab check --variants`.
