@@ -149,6 +149,9 @@ impl WithEngine for Check {
             Ok(c) => c,
             Err(m) => return bad_input(m),
         };
+        if cfg.engine.capabilities().directory {
+            return run_dir::<E>(&cfg);
+        }
         if self.args.all_workloads {
             return run_all_workloads::<E>(&cfg, &self.args);
         }
@@ -175,6 +178,20 @@ impl WithEngine for Check {
         } else {
             ExitCode::SUCCESS
         }
+    }
+}
+
+/// An engine of several files: every crash state of the file system (`check_dir`), on the
+/// metadata model the seed draws.
+fn run_dir<E: Engine>(cfg: &CheckConfig<E::Config>) -> ExitCode {
+    let fs = crashlab_sim::config::fs_config_from_seed(cfg.seed);
+    print!("{}", header(cfg));
+    let report = check::check_dir::<E>(cfg, fs);
+    print!("{}", report.text());
+    if report.violating_states > 0 || report.live.is_some() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

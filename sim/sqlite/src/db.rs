@@ -27,6 +27,9 @@ pub struct SqliteDb {
 pub struct SqliteWriter<'a> {
     db: &'a SqliteDb,
     open: bool,
+    /// A statement changed the database: SQLite writes (and syncs) nothing for a transaction
+    /// that changed nothing, so such a commit promises nothing about the commits before it.
+    changed: bool,
 }
 
 impl Drop for SqliteWriter<'_> {
@@ -166,49 +169,20 @@ impl Engine for SqliteDb {
         Ok(SqliteWriter {
             db: self,
             open: true,
+            changed: false,
         })
     }
 
     fn apply(w: &mut SqliteWriter<'_>, op: &Op) -> Result<(), EngineError> {
         let conn = &w.db.conn;
-        match op {
-            Op::CreateBucket(p) => {
-                let t = table(p)?;
-                if sql::table_exists(conn, &t)? {
-                    return Err(refused(ModelError::BucketExists, "table exists"));
-                }
-                let ddl = format!(
-                    "CREATE TABLE {t} (k BLOB PRIMARY KEY NOT NULL, v BLOB NOT NULL) WITHOUT ROWID"
-                );
-                conn.execute_batch(&ddl).map_err(err)
-            }
-            Op::DeleteBucket(p) => {
-                let t = existing(conn, p)?;
-                conn.execute_batch(&format!("DROP TABLE {t}")).map_err(err)
-            }
-            Op::Put {
-                path,
-                key,
-                len,
-                version,
-            } => {
-                let t = existing(conn, path)?;
-                let value = value_bytes(key, *len, *version);
-                conn.execute(
-                    &format!("INSERT OR REPLACE INTO {t} (k, v) VALUES (?1, ?2)"),
-                    (&key.0, &value),
-                )
-                .map(drop)
-                .map_err(err)
-            }
-            Op::Delete { path, key } => {
-                let t = existing(conn, path)?;
-                conn.execute(&format!("DELETE FROM {t} WHERE k = ?1"), [&key.0])
-                    .map(drop)
-                    .map_err(err)
-            }
-            other => unreachable!("{other} is not a data operation"),
+        let before = conn.total_changes();
+        let applied = apply_op(conn, op);
+        // DDL counts no rows: a created or dropped table changed the schema.
+        let ddl = matches!(op, Op::CreateBucket(_) | Op::DeleteBucket(_));
+        if applied.is_ok() && (ddl || conn.total_changes() != before) {
+            w.changed = true;
         }
+        applied
     }
 
     fn get_in(
@@ -226,7 +200,13 @@ impl Engine for SqliteDb {
     fn commit(&self, mut w: SqliteWriter<'_>) -> Result<Ack, EngineError> {
         self.conn.execute_batch("COMMIT").map_err(err)?;
         w.open = false;
-        Ok(self.choices.ack())
+        // A transaction that changed nothing writes and syncs nothing: its commit makes no
+        // earlier commit durable (after a commit whose journal reset failed to sync, say).
+        Ok(if w.changed {
+            self.choices.ack()
+        } else {
+            Ack::Acknowledged
+        })
     }
 
     fn check(&mut self) -> Result<Vec<String>, EngineError> {
@@ -245,4 +225,46 @@ fn existing(conn: &Connection, path: &Path) -> Result<String, EngineError> {
         return Err(refused(ModelError::BucketNotFound, "no such table"));
     }
     Ok(t)
+}
+
+/// One data operation in the open write transaction.
+fn apply_op(conn: &Connection, op: &Op) -> Result<(), EngineError> {
+    match op {
+        Op::CreateBucket(p) => {
+            let t = table(p)?;
+            if sql::table_exists(conn, &t)? {
+                return Err(refused(ModelError::BucketExists, "table exists"));
+            }
+            let ddl = format!(
+                "CREATE TABLE {t} (k BLOB PRIMARY KEY NOT NULL, v BLOB NOT NULL) WITHOUT ROWID"
+            );
+            conn.execute_batch(&ddl).map_err(err)
+        }
+        Op::DeleteBucket(p) => {
+            let t = existing(conn, p)?;
+            conn.execute_batch(&format!("DROP TABLE {t}")).map_err(err)
+        }
+        Op::Put {
+            path,
+            key,
+            len,
+            version,
+        } => {
+            let t = existing(conn, path)?;
+            let value = value_bytes(key, *len, *version);
+            conn.execute(
+                &format!("INSERT OR REPLACE INTO {t} (k, v) VALUES (?1, ?2)"),
+                (&key.0, &value),
+            )
+            .map(drop)
+            .map_err(err)
+        }
+        Op::Delete { path, key } => {
+            let t = existing(conn, path)?;
+            conn.execute(&format!("DELETE FROM {t} WHERE k = ?1"), [&key.0])
+                .map(drop)
+                .map_err(err)
+        }
+        other => unreachable!("{other} is not a data operation"),
+    }
 }

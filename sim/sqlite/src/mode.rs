@@ -279,3 +279,58 @@ impl EngineConfig for SqliteChoices {
         Ok(SqliteChoices::DRAWN.to_vec())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn case_text_round_trips_every_mode_and_control() {
+        for journal in Journal::ALL {
+            for synchronous in Synchronous::ALL {
+                let c = SqliteChoices::new(journal, synchronous);
+                let text = c.to_case_text().unwrap();
+                let back = SqliteChoices::parse_case_text(&text, 9, Profile::Default);
+                assert_eq!(back, Ok(c), "{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_bad_option_names_what_was_expected() {
+        let e = SqliteChoices::parse_case_text("journal_mode=memory", 0, Profile::Default);
+        assert_eq!(
+            e.unwrap_err(),
+            "sqlite option `journal_mode=memory`: expected one of delete, truncate, persist, \
+             wal, off"
+        );
+        let e = SqliteChoices::parse_case_text("synchronous=2", 0, Profile::Default);
+        assert!(e
+            .unwrap_err()
+            .contains("expected one of off, normal, full, extra"));
+        let e = SqliteChoices::parse_case_text("page_size=512", 0, Profile::Default);
+        assert_eq!(
+            e.unwrap_err(),
+            "unknown sqlite option `page_size` (expected journal_mode or synchronous)"
+        );
+    }
+
+    #[test]
+    fn only_the_documented_exceptions_are_acknowledged_only() {
+        let acknowledged: Vec<String> = Journal::ALL
+            .iter()
+            .flat_map(|&j| Synchronous::ALL.map(|s| SqliteChoices::new(j, s)))
+            .filter(|c| c.ack() == Ack::Acknowledged)
+            .map(|c| c.to_string())
+            .collect();
+        assert_eq!(
+            acknowledged,
+            [
+                "journal_mode=delete synchronous=normal",
+                "journal_mode=delete synchronous=full",
+                "journal_mode=truncate synchronous=normal",
+                "journal_mode=wal synchronous=normal",
+            ]
+        );
+    }
+}
