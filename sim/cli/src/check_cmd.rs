@@ -88,7 +88,7 @@ pub struct CheckArgs {
     /// its saved case's name; docs/report.md).
     #[arg(long)]
     html_dir: Option<PathBuf>,
-    /// The engine under test with --seed: crashlab or redb (a case names its own engine).
+    /// The engine under test with --seed: crashlab, redb or sqlite (a case names its own engine).
     #[arg(long, conflicts_with = "case", value_parser = crate::engines::parse)]
     engine: Option<String>,
     /// Start the workload from a large image built first, where the format changes shape:

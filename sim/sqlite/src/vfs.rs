@@ -8,8 +8,9 @@
 //!
 //! What the VFS does where SQLite's own unix VFS does something specific:
 //!
-//! - A journal or WAL file it *creates* syncs the directory at its first sync (unix VFS:
-//!   `UNIXFILE_DIRSYNC`), so the file's name is durable before SQLite relies on its contents.
+//! - A journal or WAL file opened with the create flag syncs the directory at its first sync
+//!   (unix VFS: `UNIXFILE_DIRSYNC`, set by the flag, not by whether the file existed), so the
+//!   file's name is durable before SQLite relies on its contents.
 //! - SQLite asks for a directory sync after deleting a journal only in `synchronous=EXTRA`
 //!   (the `dirSync` argument of `xDelete`). `sqlite-vfs` 0.2 does not pass that argument on, so
 //!   the session records its synchronous level and every delete syncs the directory under
@@ -141,16 +142,19 @@ impl Vfs for SimVfs {
                 opts.kind
             )));
         }
-        let existed = dir.exists(name)?;
+        let create = matches!(opts.access, OpenAccess::Create | OpenAccess::CreateNew);
         let file = match opts.access {
             OpenAccess::Read | OpenAccess::Write => dir.open(name)?,
             OpenAccess::Create => dir.open_or_create(name)?,
             OpenAccess::CreateNew => dir.create(name)?,
         };
-        let new_log = !existed && opts.kind != OpenKind::MainDb;
+        // As the unix VFS: a journal or WAL opened with the create flag syncs the directory at
+        // its first sync, whether this open created it or found it (an earlier session may
+        // have created it and lost its handle before any sync: its name is pending still).
+        let log_opened_to_create = create && opts.kind != OpenKind::MainDb;
         Ok(SimHandle {
             file,
-            dir_sync_at_first_sync: new_log.then_some(dir),
+            dir_sync_at_first_sync: log_opened_to_create.then_some(dir),
             lock: SqlLock::None,
         })
     }
@@ -186,7 +190,7 @@ impl Vfs for SimVfs {
 /// An open file of a session.
 pub struct SimHandle {
     file: DirFile,
-    /// Set on a journal or WAL this handle created: its first sync syncs the directory too.
+    /// Set on a journal or WAL opened to create: its first sync syncs the directory too.
     dir_sync_at_first_sync: Option<SimDir>,
     lock: SqlLock,
 }

@@ -1,9 +1,8 @@
 //! SQLite through crashlab's own runner (the driver on SimFs, the runner's faults, background
 //! readers, timer cuts, the oracle): the drawn modes pass a sweep under the default profile;
-//! the positive controls are caught, shrunk and kept in corpus/sqlite; a seed's trace hash,
+//! the positive controls are caught (their shrunk cases are in corpus/sqlite); a seed's trace hash,
 //! image hash and outcome are the same run twice, after other seeds and on another thread.
 
-use crashlab_sim::case::{Case, Expect};
 use crashlab_sim::config::RunConfig;
 use crashlab_sim::profile::Profile;
 use crashlab_sim::runner::{run, Report};
@@ -90,50 +89,5 @@ fn a_seed_is_the_same_run_twice_after_other_seeds_and_on_another_thread() {
             .join()
             .unwrap();
         assert_eq!(first, on_thread, "seed {seed} on another thread");
-    }
-}
-
-/// The first violation of `mode` over seeds, shrunk: its case text.
-#[test]
-#[ignore = "writes corpus/sqlite: run with --ignored to refresh the saved cases"]
-fn shrink_the_positive_controls_into_corpus() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/sqlite");
-    std::fs::create_dir_all(&root).unwrap();
-    for (name, mode) in [
-        (
-            "synchronous-off",
-            SqliteChoices::new(Journal::Wal, Synchronous::Off),
-        ),
-        (
-            "journal-off",
-            SqliteChoices::new(Journal::Off, Synchronous::Full),
-        ),
-    ] {
-        let (_, found) = violations(0..40, 200, Profile::Default, Some(mode));
-        let (first, v) = found
-            .first()
-            .cloned()
-            .unwrap_or_else(|| panic!("{mode}: not caught"));
-        println!("{name}: {v}");
-        let small = crashlab_sim::shrink::shrink::<SqliteDb>(&first, 300);
-        let case = Case {
-            run: small.run.clone(),
-            expect: Expect::Violation,
-            explicit_ops: true,
-            check: None,
-            crash_state: None,
-        };
-        let r = run::<SqliteDb>(&small.run);
-        assert!(
-            matches!(r.outcome, Outcome::Violation(_)),
-            "{name}: the shrunk case fails"
-        );
-        let path = root.join(format!("positive-control-{name}.case"));
-        std::fs::write(&path, case.to_text()).unwrap();
-        println!(
-            "{name}: {} ops, wrote {}",
-            small.run.ops.len(),
-            path.display()
-        );
     }
 }
