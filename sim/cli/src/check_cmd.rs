@@ -185,6 +185,12 @@ impl WithEngine for Check {
 /// metadata model the seed draws.
 fn run_dir<E: Engine>(cfg: &CheckConfig<E::Config>) -> ExitCode {
     let fs = crashlab_sim::config::fs_config_from_seed(cfg.seed);
+    // The length model the engine's syncs need, unless a control needs its own (as a run).
+    let mut cfg = cfg.clone();
+    if let (Some(length), None) = (cfg.engine.length_model(), cfg.params.control.length_model()) {
+        cfg.params.length = length;
+    }
+    let cfg = &cfg;
     print!("{}", header(cfg));
     let report = check::check_dir::<E>(cfg, fs);
     print!("{}", report.text());
@@ -226,6 +232,10 @@ fn configure<C: EngineConfig>(
         cfg.stop_after = Some(1);
     }
     cfg.jobs = crate::args::jobs_default(o.jobs);
+    // An engine of several files runs through check_dir, which has its own crash states.
+    if cfg.engine.capabilities().directory {
+        return Ok(cfg);
+    }
     match cfg.unsupported() {
         Some(why) => Err(why),
         None => Ok(cfg),
