@@ -8,6 +8,7 @@ use crashlab_sim::adapter::Engine;
 use crashlab_sim::case::{self, Case, Expect};
 use crashlab_sim::crashlab::CrashlabDb;
 use crashlab_sim::runner::run;
+use crashlab_sqlite::SqliteDb;
 use std::path::{Path, PathBuf};
 
 fn cases(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -53,12 +54,13 @@ fn every_corpus_case_reaches_its_expected_outcome() {
         let (want, got) = match engine.as_str() {
             "crashlab" => replay::<CrashlabDb>(&file, &text),
             "redb" => replay::<RedbDb>(&file, &text),
+            "sqlite" => replay::<SqliteDb>(&file, &text),
             other => panic!("{}: no engine `{other}` in this test", file.display()),
         };
         assert_eq!(got, want, "{}", file.display());
         engines.push(engine);
     }
-    for e in ["crashlab", "redb"] {
+    for e in ["crashlab", "redb", "sqlite"] {
         assert!(engines.iter().any(|x| x == e), "no {e} case replayed");
     }
 }

@@ -4,9 +4,10 @@
 use crashlab_redb::RedbDb;
 use crashlab_sim::adapter::Engine;
 use crashlab_sim::crashlab::CrashlabDb;
+use crashlab_sqlite::SqliteDb;
 
 /// The engines' names, as `--engine` and case files spell them.
-pub const NAMES: [&str; 2] = ["crashlab", "redb"];
+pub const NAMES: [&str; 3] = ["crashlab", "redb", "sqlite"];
 
 /// A command to run with the engine a name picks.
 pub trait WithEngine {
@@ -19,6 +20,7 @@ pub fn with_engine<F: WithEngine>(name: &str, f: F) -> Result<F::Output, String>
     match name {
         "crashlab" => Ok(f.call::<CrashlabDb>()),
         "redb" => Ok(f.call::<RedbDb>()),
+        "sqlite" => Ok(f.call::<SqliteDb>()),
         other => Err(unknown(other)),
     }
 }

@@ -55,7 +55,7 @@ enum Command {
         /// Where to save the case of a violation.
         #[arg(long, default_value = "corpus/found")]
         found_dir: PathBuf,
-        /// The engine under test: crashlab or redb.
+        /// The engine under test: crashlab, redb or sqlite.
         #[arg(long, default_value = "crashlab", value_parser = engines::parse)]
         engine: String,
         /// A negative control built as an engine debug hook (e.g. panic-in-commit), on in the
@@ -94,7 +94,7 @@ enum Command {
         profile: Profile,
         #[arg(long, default_value = "corpus/found")]
         found_dir: PathBuf,
-        /// The engine under test: crashlab or redb.
+        /// The engine under test: crashlab, redb or sqlite.
         #[arg(long, default_value = "crashlab", value_parser = engines::parse)]
         engine: String,
         /// A negative control built as an engine debug hook (e.g. panic-in-commit), on in the

@@ -279,9 +279,19 @@ fn compare_prints_tables_or_json_and_rejects_bad_input() {
         "{}",
         text(&o)
     );
-    let o = crashlab(&["compare", "--engine", "sqlite"], dir.path());
+    let o = crashlab(
+        &["compare", "--engine", "sqlite", "--scenario", "buffers"],
+        dir.path(),
+    );
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).contains("unknown engine `sqlite`"), "{}", text(&o));
+    assert!(
+        text(&o).contains("`buffers` has no rows for sqlite"),
+        "{}",
+        text(&o)
+    );
+    let o = crashlab(&["compare", "--engine", "lmdb"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("unknown engine `lmdb`"), "{}", text(&o));
 
     let o = crashlab(&["compare", "--scenario", "nope"], dir.path());
     assert_eq!(o.status.code(), Some(2));

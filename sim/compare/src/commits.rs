@@ -73,11 +73,20 @@ impl Measured {
     }
 }
 
-/// The table, with redb's rows when `with_redb`.
-pub fn table(scale: Scale, with_redb: bool) -> Table {
+/// The table, with redb's rows when `with_redb` and SQLite's when `with_sqlite`.
+pub fn table(scale: Scale, with_redb: bool, with_sqlite: bool) -> Table {
     let txns = transactions(scale);
     // redb commits one transaction at a time whatever the writers: measured once.
     let redb = with_redb.then(|| super::redb::commits(txns));
+    // SQLite likewise, in each of its modes with a row.
+    let sqlite: Vec<(&str, crashlab_sim::disk::IoStats)> = if with_sqlite {
+        super::sqlite::MODES
+            .iter()
+            .map(|(name, cfg)| (*name, super::sqlite::commits(cfg, txns)))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let mut rows = Vec::new();
     for writers in WRITERS {
         for (name, strategy) in VARIANTS {
@@ -104,6 +113,9 @@ pub fn table(scale: Scale, with_redb: bool) -> Table {
                 REDB_VARIANT.to_string(),
                 redb_row(redb, txns),
             ));
+        }
+        for (name, io) in &sqlite {
+            rows.push((writer_group(writers), name.to_string(), redb_row(io, txns)));
         }
     }
     let description = format!(
@@ -257,7 +269,7 @@ impl GroupObserver for Observer<'_> {
     }
 }
 
-/// redb's row: one durable commit per transaction; no merging ("-").
+/// redb's (and SQLite's) row: one durable commit per transaction; no merging ("-").
 fn redb_row(io: &crashlab_sim::disk::IoStats, txns: u64) -> Vec<f64> {
     let per = |v: u64| v as f64 / txns as f64;
     vec![

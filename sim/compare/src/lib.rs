@@ -20,6 +20,10 @@
 //! crashlab's engine — large-db-set, large-db-reopen and commits — on the same disk and cost
 //! model, with ratios against crashlab's baseline. `buffers` compares crashlab's own pre-size
 //! policies and has no redb row.
+//!
+//! `--engine sqlite` adds SQLite's rows to `commits` (two power-safe modes, one transaction
+//! per commit, on a fault-free SimFs): the one scenario whose workload maps onto SQLite without
+//! crashlab's engine's counters.
 
 #![forbid(unsafe_code)]
 
@@ -31,6 +35,7 @@ pub mod plot;
 pub mod redb;
 pub mod scale;
 pub mod shapes;
+pub mod sqlite;
 pub mod table;
 
 pub use table::{Row, Table};
@@ -47,15 +52,17 @@ pub enum EngineKind {
     #[default]
     Crashlab,
     Redb,
+    Sqlite,
 }
 
 impl EngineKind {
-    pub const ALL: [EngineKind; 2] = [EngineKind::Crashlab, EngineKind::Redb];
+    pub const ALL: [EngineKind; 3] = [EngineKind::Crashlab, EngineKind::Redb, EngineKind::Sqlite];
 
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::Crashlab => "crashlab",
             EngineKind::Redb => "redb",
+            EngineKind::Sqlite => "sqlite",
         }
     }
 }
@@ -72,7 +79,9 @@ impl FromStr for EngineKind {
         EngineKind::ALL
             .into_iter()
             .find(|e| e.name() == s)
-            .ok_or_else(|| format!("unknown engine `{s}`: compare has rows for crashlab and redb"))
+            .ok_or_else(|| {
+                format!("unknown engine `{s}`: compare has rows for crashlab, redb and sqlite")
+            })
     }
 }
 
@@ -107,6 +116,7 @@ pub fn run(
     }
     let wanted = |name: &str| scenario.is_none_or(|s| s == name);
     let with_redb = engines.contains(&EngineKind::Redb);
+    let with_sqlite = engines.contains(&EngineKind::Sqlite);
     let mut tables = Vec::new();
     if wanted("large-db-set") || wanted("large-db-reopen") {
         let (set, reopen) = large_db::tables(scale, with_redb);
@@ -114,7 +124,7 @@ pub fn run(
         tables.extend(wanted("large-db-reopen").then_some(reopen));
     }
     if wanted("commits") {
-        tables.push(commits::table(scale, with_redb));
+        tables.push(commits::table(scale, with_redb, with_sqlite));
     }
     if wanted("commit-batch-sizes") {
         tables.push(commits::batch_sizes_table(scale));

@@ -63,6 +63,8 @@ impl Table {
                     group: group.clone(),
                     engine: if variant == REDB_VARIANT {
                         EngineKind::Redb
+                    } else if variant.starts_with(crate::sqlite::SQLITE_VARIANT_PREFIX) {
+                        EngineKind::Sqlite
                     } else {
                         EngineKind::Crashlab
                     },

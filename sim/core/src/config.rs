@@ -99,10 +99,14 @@ impl<C: EngineConfig> RunConfig<C> {
         if profile.reaches_scale() {
             workload::scale::add(seed, &mut ops, &caps);
         }
+        let mut disk = profile::disk_config(seed, profile);
+        if let (Some(length), None) = (engine.length_model(), profile.control().length_model()) {
+            disk.length = length;
+        }
         RunConfig {
             seed,
             profile,
-            disk: profile::disk_config(seed, profile),
+            disk,
             ops,
             engine,
             after_failure: AfterFailure::from_seed(seed),

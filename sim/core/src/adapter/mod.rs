@@ -65,6 +65,13 @@ pub trait EngineConfig: Clone + fmt::Debug + PartialEq + Send + Sync + 'static {
             Self::ENGINE
         ))
     }
+    /// The length model an engine's syncs need, when the seed's draw does not apply: an engine
+    /// whose every sync is an `fsync`, which persists a size change (SQLite's unix VFS calls
+    /// `fsync`, trusting no `fdatasync`), runs on `with-data` disks. `None`: the seed draws. A
+    /// profile whose control needs a length model keeps it.
+    fn length_model(&self) -> Option<crate::disk::LengthModel> {
+        None
+    }
     /// The variants `crashlab check --variants` runs (the engine's own option grid), or why
     /// there are none.
     fn variants(&self) -> Result<Vec<Self>, String> {
@@ -105,6 +112,13 @@ pub trait Engine: Sized + 'static {
     fn open_dir(dir: SimDir, cfg: &Self::Config, opens: u64) -> Result<Self, EngineError> {
         let _ = (dir, cfg, opens);
         unreachable!("{} declares no directory", Self::Config::ENGINE)
+    }
+    /// Capability `directory`: the run's image hash over the engine's files. The default
+    /// hashes every name and its bytes ([`SimFs::image_hash`](crate::fs::SimFs::image_hash));
+    /// an engine that writes bytes which are not a function of the seed (SQLite's journal
+    /// nonce and WAL salts come from its process-global PRNG) hashes only what is.
+    fn dir_image_hash(fs: &crate::fs::SimFs) -> u64 {
+        fs.image_hash()
     }
     /// Close cleanly. `Err` means acknowledged, non-durable commits may be lost.
     fn close(self) -> Result<(), EngineError>;

@@ -168,7 +168,10 @@ pub(crate) async fn drive_to_report<E: Engine, H: Hooks<E>>(
         counters: d.counters,
         faults: d.medium.fault_counts(),
         io: d.medium.io_stats(),
-        image_hash: d.medium.image_hash(),
+        image_hash: match d.medium.fs() {
+            Some(fs) => E::dir_image_hash(fs),
+            None => d.medium.image_hash(),
+        },
         torn_metas: hooks.torn_metas(),
         cut: hooks.cut_record(),
         fs: d.medium.fs().map(SimFs::counts),

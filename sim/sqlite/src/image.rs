@@ -1,0 +1,33 @@
+//! A hash of a session's files that is a function of the seed alone.
+//!
+//! SQLite draws the rollback journal's nonce and the WAL's salts from its process-global PRNG,
+//! and checksums journal records and WAL frames with them: the journal's and the WAL's bytes
+//! depend on what ran before in the process. The database file holds no PRNG output (pages and
+//! the header's counters only). So the hash covers every file's name and length and the
+//! database file's bytes, and leaves out the journal's and the WAL's bytes.
+
+use crate::vfs::DB_FILE;
+use crashlab_sim::fs::SimFs;
+
+/// FNV-1a over the directory (every name and length, the database file's bytes).
+pub fn image_hash(fs: &SimFs) -> u64 {
+    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    for (name, bytes) in fs.images() {
+        h.eat(name.as_bytes());
+        h.eat(&(bytes.len() as u64).to_le_bytes());
+        if name == DB_FILE {
+            h.eat(&bytes);
+        }
+    }
+    h.0
+}
+
+struct Fnv(u64);
+
+impl Fnv {
+    fn eat(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
