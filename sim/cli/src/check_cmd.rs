@@ -234,11 +234,34 @@ fn configure<C: EngineConfig>(
     cfg.jobs = crate::args::jobs_default(o.jobs);
     // An engine of several files runs through check_dir, which has its own crash states.
     if cfg.engine.capabilities().directory {
-        return Ok(cfg);
+        return directory_flags(o, C::ENGINE).map(|()| cfg);
     }
     match cfg.unsupported() {
         Some(why) => Err(why),
         None => Ok(cfg),
+    }
+}
+
+/// `Err` naming the first flag `check_dir` does not run: an engine of several files is
+/// checked on its seed's workload, without a schedule, an image or a storage wrapper, and
+/// refused those rather than checked without them.
+fn directory_flags(o: &CheckArgs, engine: &str) -> Result<(), String> {
+    let wrapper = o.control.filter(|c| c.is_storage_wrapper());
+    let refused = [
+        (o.from_image.is_some(), "--from-image"),
+        (o.all_workloads, "--all-workloads"),
+        (o.variants, "--variants"),
+        (o.interleavings.is_some(), "--interleavings"),
+        (o.batched, "--batched"),
+        (o.html_dir.is_some(), "--html-dir"),
+        (wrapper.is_some(), "--control with a storage wrapper"),
+    ];
+    match refused.iter().find(|(set, _)| *set) {
+        Some((_, flag)) => Err(format!(
+            "{flag} is not checked on {engine}, an engine of several files: its crash states \
+             are the file system's (check_dir), on the seed's or the case's workload"
+        )),
+        None => Ok(()),
     }
 }
 

@@ -62,7 +62,11 @@ impl WithEngine for Explore {
             Some(Ok(w)) => Some(w),
             None => None,
         };
-        if let Err(m) = with_hook(&E::Config::from_seed(0, self.profile), self.control) {
+        let engine = E::Config::from_seed(0, self.profile);
+        let fits = self
+            .profile
+            .fits(E::Config::ENGINE, engine.capabilities().directory);
+        if let Err(m) = fits.and_then(|()| with_hook(&engine, self.control).map(drop)) {
             return crate::bad_input(m);
         }
         let count = cfg.shard_len();

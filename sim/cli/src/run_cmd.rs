@@ -31,6 +31,10 @@ impl WithEngine for RunSeed {
     type Output = ExitCode;
     fn call<E: Engine>(self) -> ExitCode {
         let mut cfg = RunConfig::<E::Config>::from_seed(self.seed, self.ops, self.profile);
+        let directory = cfg.engine.capabilities().directory;
+        if let Err(m) = self.profile.fits(E::Config::ENGINE, directory) {
+            return bad_input(m);
+        }
         match with_hook(&cfg.engine, self.control) {
             Ok(engine) => cfg.engine = engine,
             Err(m) => return bad_input(m),

@@ -298,6 +298,11 @@ impl<C: EngineConfig> Case<C> {
             }
             None => None,
         };
+        if let Some((n, _, _)) = get("profile") {
+            profile
+                .fits(C::ENGINE, caps.directory)
+                .map_err(|m| err(*n, m))?;
+        }
         let fs = match (get("fs"), caps.directory) {
             (Some((n, _, v)), true) => parse_fs(v).map_err(|m| err(*n, m))?,
             (Some((n, _, _)), false) => {

@@ -80,6 +80,19 @@ impl Profile {
         }
     }
 
+    /// `Err` when this profile cannot run `engine`: a storage-wrapper control (`no-barrier`,
+    /// `no-growth-sync`) wraps one file's storage, and an engine of several files (capability
+    /// `directory`) has none to wrap. Refused up front, never run without the control.
+    pub fn fits(self, engine: &str, directory: bool) -> Result<(), String> {
+        if directory && self.control().is_storage_wrapper() {
+            return Err(format!(
+                "profile {self} wraps one file's storage and {engine} keeps several files; its \
+                 profiles are none, default, corruption, lying-sync and scale"
+            ));
+        }
+        Ok(())
+    }
+
     /// Whether the workload adds the scale patterns (and the engine takes small pages).
     pub fn reaches_scale(self) -> bool {
         self == Profile::Scale
