@@ -1,7 +1,7 @@
 //! Files written by real bbolt (corpus/bbolt/, made by tools/bbolt/mkfixtures) must read back
 //! exactly as the expected contents recorded by the program that wrote them.
 
-mod common;
+use crate::common;
 
 use crashlab_engine::{Db, FileStorage, FreelistKind, MemStorage, Options};
 use crashlab_format::inspect::{self, Image};

@@ -3,10 +3,10 @@
 //!
 //! Needs Go and Debian's bbolt package, so it is `#[ignore]`d: a plain `cargo test` lists it as
 //! ignored, never as passed. Run it with `bash tools/bbolt/install.sh`, then
-//! `cargo test --test bbolt_interop -- --ignored`; `.ci/run` does both and fails when the
+//! `cargo test --test suite bbolt_interop:: -- --ignored`; `.ci/run` does both and fails when the
 //! toolchain cannot be installed.
 
-mod common;
+use crate::common;
 
 use crashlab_engine::{Db, FreelistKind, Options};
 use crashlab_models::KvModel;
@@ -97,7 +97,7 @@ fn expected(m: &KvModel, page_size: u32) -> common::Dump {
 }
 
 #[test]
-#[ignore = "needs Go and Debian's bbolt: bash tools/bbolt/install.sh, then cargo test --test bbolt_interop -- --ignored"]
+#[ignore = "needs Go and Debian's bbolt: bash tools/bbolt/install.sh, then cargo test --test suite bbolt_interop:: -- --ignored"]
 fn bbolt_opens_checks_and_dumps_our_files() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().unwrap();

@@ -2,7 +2,7 @@
 //! allocation, and a write that commits on a damaged file leaves it no worse. A damaged newest
 //! meta falls back to the previous commit.
 
-mod common;
+use crate::common;
 
 use common::{sample_file, write_after_damage};
 use crashlab_engine::{Db, Error, FormatError, MemStorage, Options, Storage};

@@ -4,7 +4,7 @@
 //! database equals the committed model, every open reader still sees its own snapshot, and
 //! `check()` finds nothing. Runs for each freelist kind × freelist synced or not.
 
-mod common;
+use crate::common;
 
 use common::SyncedMem;
 use crashlab_engine::{Db, Error, FreelistKind, Options, ReadTx, WriteTx};

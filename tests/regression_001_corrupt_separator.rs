@@ -10,7 +10,7 @@
 //! regression 006 the write path refuses earlier, when it takes a child whose keys disagree with
 //! the separators above it, and names the branch page the separator was read from.)
 
-mod common;
+use crate::common;
 
 use common::{sample_file, write_after_damage};
 use crashlab_engine::{Corruption, Db, Error, FormatError, MemStorage, Options};

@@ -11,7 +11,7 @@
 //! Since issue 15 a run claiming more pages than its contents use is refused when it is read,
 //! before anything is freed.)
 
-mod common;
+use crate::common;
 
 use common::{sample_file, write_after_damage};
 use crashlab_engine::{Corruption, Db, Error, FormatError, MemStorage, Options};

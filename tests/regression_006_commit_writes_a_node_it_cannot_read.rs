@@ -18,7 +18,7 @@
 //! sweeps separator damage over fixture files, holding every write to the guarantee: it fails
 //! with a typed error, or it commits and a reopen finds no more problems and the write.
 
-mod common;
+use crate::common;
 
 use crashlab_engine::{Corruption, Db, Error, FormatError, MemStorage, Options, PageId, Storage};
 use crashlab_format::inspect::{self, Image, PageBody, PageUse};

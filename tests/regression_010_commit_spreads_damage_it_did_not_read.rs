@@ -18,7 +18,7 @@
 //! first checks the neighbour's facing edge against the range it had; `check()` walks every
 //! sub-bucket of a leaf past a damaged one.
 
-mod common;
+use crate::common;
 
 use common::{sample_file, write_after_damage};
 use crashlab_engine::{Corruption, Db, Error, FormatError, MemStorage, Options, PageId};

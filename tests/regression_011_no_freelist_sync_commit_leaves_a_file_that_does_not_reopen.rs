@@ -23,7 +23,7 @@ use crashlab_engine::{
 };
 use std::path::PathBuf;
 
-mod common;
+use crate::common;
 
 fn inline_db() -> Vec<u8> {
     bbolt_fixture("inline.db")

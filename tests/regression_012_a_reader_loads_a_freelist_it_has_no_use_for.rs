@@ -15,7 +15,7 @@
 use common::fixture::{bbolt_fixture, claim, get, Claim};
 use crashlab_engine::{Db, FileStorage, FreelistKind, MemStorage, Options, PageId};
 
-mod common;
+use crate::common;
 
 fn inline_db() -> Vec<u8> {
     bbolt_fixture("inline.db")

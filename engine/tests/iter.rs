@@ -3,7 +3,7 @@
 //! transaction's iterators see its own writes (that neither a get nor a step of an iteration
 //! allocates is `alloc.rs`, a binary of its own).
 
-mod common;
+use crate::common;
 
 use common::{filled, key};
 use crashlab_engine::{Db, MemStorage, Options};

@@ -4,7 +4,7 @@
 //! crash point), its minimal state replays alone, and the clean twin passes every state of the
 //! same workloads.
 
-mod adapter;
+use crate::adapter;
 
 use adapter::{SnapConfig, SnapDb};
 use crashlab_check::{check_dir, replay_dir, CheckConfig, DirCheckReport};

@@ -5,7 +5,7 @@
 //! clean twin; and hidden by SimFs's own control `renames_durable_at_once`, which shows that
 //! modelling pending renames is what catches it.
 
-mod adapter;
+use crate::adapter;
 
 use adapter::{SnapConfig, SnapDb};
 use crashlab_sim::case::{Case, Expect};

@@ -1,7 +1,7 @@
 //! `crashlab check --all-workloads --depth K`: the counts it prints, exit 1 and a replayable case
 //! on a violation, and exit 2 on what it cannot run.
 
-mod common;
+use crate::common;
 
 use common::{crashlab, crashlab_within, refused, text};
 

@@ -1,6 +1,6 @@
 //! The `crashlab` binary as a user meets it: output, exit codes, saved cases, error messages.
 
-mod common;
+use crate::common;
 
 use common::{crashlab, text};
 use std::path::Path;
@@ -192,7 +192,7 @@ fn bad_input_exits_2_with_a_clear_message() {
 }
 
 #[test]
-fn compare_prints_tables_or_json_and_rejects_bad_input() {
+fn compare_prints_one_scenario_and_rejects_bad_input() {
     let dir = tempfile::tempdir().unwrap();
     let o = crashlab(
         &["compare", "--scale", "small", "--scenario", "commits"],
@@ -204,7 +204,32 @@ fn compare_prints_tables_or_json_and_rejects_bad_input() {
     assert!(t.contains("64 writers  append"), "{t}");
 
     assert!(!t.contains("redb"), "crashlab's rows only by default: {t}");
+    let o = crashlab(
+        &["compare", "--engine", "sqlite", "--scenario", "buffers"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains("`buffers` has no rows for sqlite"),
+        "{}",
+        text(&o)
+    );
+    let o = crashlab(&["compare", "--engine", "lmdb"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("unknown engine `lmdb`"), "{}", text(&o));
 
+    let o = crashlab(&["compare", "--scenario", "nope"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("unknown scenario `nope`"), "{}", text(&o));
+    let o = crashlab(&["compare", "--scale", "huge"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("expected small or seed"), "{}", text(&o));
+}
+
+// The three runs of every scenario are three tests, so that they run side by side.
+#[test]
+fn compare_json_holds_every_table_and_null_for_a_figure_an_engine_lacks() {
+    let dir = tempfile::tempdir().unwrap();
     let o = crashlab(
         &[
             "compare",
@@ -248,8 +273,12 @@ fn compare_prints_tables_or_json_and_rejects_bad_input() {
         .expect("a redb row");
     assert!(redb["values"][5].is_null(), "{redb}");
     assert_eq!(redb["engine"], "redb");
+}
 
+#[test]
+fn compare_of_redb_alone_has_the_scenarios_it_shares() {
     // redb alone: its rows in the scenarios it shares, ratios still against crashlab's baseline.
+    let dir = tempfile::tempdir().unwrap();
     let o = crashlab(
         &["compare", "--scale", "small", "--engine", "redb"],
         dir.path(),
@@ -279,26 +308,6 @@ fn compare_prints_tables_or_json_and_rejects_bad_input() {
         "{}",
         text(&o)
     );
-    let o = crashlab(
-        &["compare", "--engine", "sqlite", "--scenario", "buffers"],
-        dir.path(),
-    );
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o).contains("`buffers` has no rows for sqlite"),
-        "{}",
-        text(&o)
-    );
-    let o = crashlab(&["compare", "--engine", "lmdb"], dir.path());
-    assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).contains("unknown engine `lmdb`"), "{}", text(&o));
-
-    let o = crashlab(&["compare", "--scenario", "nope"], dir.path());
-    assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).contains("unknown scenario `nope`"), "{}", text(&o));
-    let o = crashlab(&["compare", "--scale", "huge"], dir.path());
-    assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).contains("expected small or seed"), "{}", text(&o));
 }
 
 #[test]

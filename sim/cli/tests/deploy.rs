@@ -5,7 +5,7 @@
 //! the unsharded sweep's report byte for byte: the recipe's shard arithmetic is crashlab's,
 //! no shard is missing or doubled. No kubectl, Slurm or CI runner is needed.
 
-mod common;
+use crate::common;
 
 use common::text;
 use serde_yaml::Value;

@@ -2,7 +2,7 @@
 //! and profiles that wrap one file's storage are refused up front with exit 2, never run
 //! without the control they name.
 
-mod common;
+use crate::common;
 
 use common::{crashlab, refused, text};
 

@@ -3,7 +3,7 @@
 //! reruns it and its clean twin passing, and every combination that makes no sense refused
 //! with exit 2.
 
-mod common;
+use crate::common;
 
 use common::{crashlab_within, refused, text};
 

@@ -8,7 +8,7 @@
 //! checker of "nothing failed to load, no script error" has its negative control here too: a
 //! page with a missing image and a throwing script must be refused by it.
 
-mod common;
+use crate::common;
 
 use common::{crashlab, text};
 use std::path::{Path, PathBuf};

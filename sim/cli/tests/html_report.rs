@@ -3,7 +3,7 @@
 //! real run, and stays small for a 300-operation case. (The browser's view of the same pages
 //! is `html_browser.rs`.)
 
-mod common;
+use crate::common;
 
 use common::{crashlab, text};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! `crashlab check --interleavings N`: every schedule of a workload's groups, exit 1 and a case
 //! that pins the schedule on a violation, and exit 2 on a workload with no group.
 
-mod common;
+use crate::common;
 
 use common::{crashlab, refused, text};
 

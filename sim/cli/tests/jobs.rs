@@ -3,7 +3,7 @@
 //! negative control (`--debug-control worker-order`) hands results back in an order that depends
 //! on the job count; the comparison here must see it, and its one-job twin must be clean.
 
-mod common;
+use crate::common;
 
 use common::text;
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 //! doubled or from another sweep is found. The negative control (`merge --debug-control
 //! drop-seed`) loses a seed inside the merge, and the merge's own check must refuse it.
 
-mod common;
+use crate::common;
 
 use common::{crashlab_within, refused, text};
 use std::path::Path;

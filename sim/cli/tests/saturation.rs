@@ -3,7 +3,7 @@
 //! control (`--debug-control seed-in-signature`, a signature that names the run rather than
 //! its behaviour) makes every seed look new, and the same check must see the curve stay flat.
 
-mod common;
+use crate::common;
 
 use common::{crashlab_within, text};
 

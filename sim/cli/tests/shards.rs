@@ -3,7 +3,7 @@
 //! array's `SLURM_ARRAY_TASK_*`, or `--shard i/n`. What does not add up is exit 2 with the
 //! variable named. (Every rule is tested in `shard_env.rs`; these run the binary.)
 
-mod common;
+use crate::common;
 
 use common::text;
 use std::process::{Command, Output};

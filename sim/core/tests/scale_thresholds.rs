@@ -13,7 +13,7 @@ use crashlab_sim::control::Control;
 use crashlab_sim::crashlab::CrashlabDb;
 use crashlab_sim::profile::Profile;
 use crashlab_sim::runner::run;
-use crashlab_sim::sweep::{sweep, SweepConfig};
+use crashlab_sim::sweep::{sweep, Summary, SweepConfig};
 use crashlab_sim::thresholds::Thresholds;
 use crashlab_sim::verdict::Outcome;
 
@@ -33,6 +33,7 @@ fn unreached(seen: &Thresholds) -> Vec<&'static str> {
 #[test]
 fn the_scale_profile_crosses_every_threshold_and_the_sweep_reports_it() {
     let mut seeds_crossing = Thresholds::default();
+    let mut summary = Summary::default();
     let mut end = 0;
     while !unreached(&seeds_crossing).is_empty() {
         assert!(
@@ -40,21 +41,35 @@ fn the_scale_profile_crosses_every_threshold_and_the_sweep_reports_it() {
             "not reached in {SCALE_SEEDS_MAX} seeds: {:?}",
             unreached(&seeds_crossing)
         );
-        let r = run::<CrashlabDb>(&RunConfig::from_seed(end, 300, Profile::Scale));
+        let cfg = RunConfig::from_seed(end, 300, Profile::Scale);
+        let r = run::<CrashlabDb>(&cfg);
         assert!(!r.outcome.is_violation(), "seed {end}: {:?}", r.outcome);
         seeds_crossing.add(&r.stats.thresholds.crossed());
+        summary.add(&cfg, &r);
         end += 1;
     }
-    // The same seeds as a sweep: its summary carries the same counts.
-    let summary = sweep::<CrashlabDb>(
-        &SweepConfig::new(0..end, 300, Profile::Scale),
-        &mut |_, _| {},
-    );
+    // A sweep's summary is these reports added up: it carries the same counts.
     assert_eq!(summary.thresholds.seeds, seeds_crossing);
     assert!(unreached(&summary.thresholds.crossings).is_empty());
     assert_eq!(summary.stats.thresholds, summary.thresholds.crossings);
     let line = summary.thresholds.line();
     assert!(line.starts_with("thresholds: freelist-escape "), "{line}");
+}
+
+/// `sweep` adds its seeds' reports as the test above does (the first two seeds, each crossing
+/// thresholds, so that the sum is not trivially empty): running the threshold seeds a second
+/// time as a sweep would double the slowest test of this crate.
+#[test]
+fn a_scale_sweep_sums_its_seeds_reports() {
+    let mut by_hand = Summary::default();
+    for seed in 0..2 {
+        let cfg = RunConfig::from_seed(seed, 300, Profile::Scale);
+        by_hand.add(&cfg, &run::<CrashlabDb>(&cfg));
+    }
+    assert_ne!(by_hand.thresholds.crossings, Thresholds::default());
+    let swept = sweep::<CrashlabDb>(&SweepConfig::new(0..2, 300, Profile::Scale), &mut |_, _| {});
+    assert_eq!(swept.thresholds, by_hand.thresholds);
+    assert_eq!(swept.stats, by_hand.stats);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! open), then that every oracle held on every input. When one breaks, the summary it prints
 //! names each failure class with its first input and the saved file to replay.
 
-mod common;
+use crate::common;
 
 use crashlab_fuzz::edit::MutationKind;
 use crashlab_fuzz::summary::Summary;

@@ -2,7 +2,7 @@
 //! on undamaged bases (`--max-mutations 0`) where the clean twin — the same inputs without the
 //! fault — passes. A capability that stopped working would let its control pass.
 
-mod common;
+use crate::common;
 
 use common::failure_kinds;
 

@@ -2,7 +2,7 @@
 //! and `image_hash` are the same whatever ran before it in the process and on whatever thread;
 //! the journal's and the WAL's raw bytes are not (their nonce and salts come from the PRNG).
 
-mod common;
+use crate::common;
 
 use common::{modes_on, run_seed};
 use crashlab_sqlite::{Journal, SqliteChoices, Synchronous};

@@ -1,7 +1,7 @@
 //! The known-truth table's figures over a long sweep of every mode and both positive controls:
-//! `cargo test --release -p crashlab-sqlite --test figures -- --ignored --nocapture`.
+//! `cargo test --release -p crashlab-sqlite --test suite figures:: -- --ignored --nocapture`.
 
-mod common;
+use crate::common;
 
 use common::{modes_on, sweep};
 use crashlab_sqlite::{Journal, SqliteChoices, Synchronous};

@@ -2,7 +2,7 @@
 //! survives, checked over seeded power cuts with the file system's metadata models. Each row is
 //! a test; a row that expects a finding also asserts the clean rows around it find nothing.
 
-mod common;
+use crate::common;
 
 use common::{modes_on, sweep, Totals};
 use crashlab_sim::adapter::Ack;

@@ -1,0 +1,14 @@
+//! The simulator core's integration tests, one module per file beside this one, in one test
+//! binary. Run one file's tests with `cargo test -p crashlab-sim --test suite FILE::`.
+
+mod after_failure;
+mod disk_dimensions;
+mod engine_failures;
+mod event_log;
+mod groups;
+mod live_checks;
+mod readers_at_end;
+mod scale_thresholds;
+mod shrink_crash;
+mod surface;
+mod workload_props;
