@@ -30,6 +30,24 @@ fn every_small_table_matches_its_snapshot() {
 }
 
 #[test]
+fn each_scenario_has_rows_for_the_engines_it_declares_and_refuses_the_others_at_once() {
+    let all = compare::run(None, Scale::Small, &EngineKind::ALL).expect("every scenario runs");
+    for s in compare::SCENARIOS {
+        let rows = &find(&all, s).rows;
+        let seen: Vec<EngineKind> = EngineKind::ALL
+            .into_iter()
+            .filter(|e| rows.iter().any(|r| r.engine == *e))
+            .collect();
+        assert_eq!(seen, compare::engines_of(s), "{s}");
+        for e in EngineKind::ALL.into_iter().filter(|e| !seen.contains(e)) {
+            // The seed scale, where running the scenario first would take minutes.
+            let err = compare::run(Some(s), Scale::Seed, &[e]).expect_err("no rows");
+            assert!(err.contains(&format!("`{s}` has no rows for {e}")), "{err}");
+        }
+    }
+}
+
+#[test]
 fn tables_are_deterministic() {
     // As JSON text: a figure a variant lacks is NaN, which is never equal to itself.
     let json = || serde_json::to_string(&tables()).expect("tables serialise");

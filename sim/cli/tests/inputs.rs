@@ -2,7 +2,7 @@
 //! that are not regular files are refused before they are opened, and every count and length
 //! past its limit exits 2 naming the file, line and limit.
 
-mod common;
+use crate::common;
 
 use common::{crashlab_within, refused, text};
 use std::process::Command;
@@ -172,6 +172,24 @@ fn flags_past_a_limit_exit_2_naming_the_flag_and_limit() {
         &["explore", "--seeds", "0..5", "--shard", "0/65537"],
         d,
         &["--shard", "65536"],
+    );
+    // A scenario asked of an engine it has no rows for is refused before it runs: at the seed
+    // scale (the default) running it first took minutes.
+    refused(
+        &["compare", "--engine", "sqlite", "--scenario", "buffers"],
+        d,
+        &["`buffers` has no rows for sqlite: it has rows for crashlab only"],
+    );
+    refused(
+        &[
+            "compare",
+            "--engine",
+            "redb,sqlite",
+            "--scenario",
+            "commit-batch-sizes",
+        ],
+        d,
+        &["`commit-batch-sizes` has no rows for redb, sqlite"],
     );
     refused(
         &["check", "--seed", "1", "--ops", "1001"],
