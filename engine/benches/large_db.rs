@@ -19,8 +19,8 @@
 //! reopen are printed with ratios, then a scaling series over largest-ever sizes of 1k, 10k,
 //! 100k and 500k pages (64 KiB values) shows each variant's growth law.
 //! `CRASHLAB_LARGE_DB_PARTS=counters` (or `criterion`, `scaling`, comma separated) runs only
-//! those parts, and `CRASHLAB_LARGE_DB_VARIANTS=array-synced,...` limits the counters part to
-//! those variants (for a profile of one row).
+//! those parts, and `CRASHLAB_LARGE_DB_VARIANTS=array-synced,...` limits the criterion groups
+//! and the counters part to those variants (for a profile of one row).
 
 use crashlab_engine::{Counters, Db, FreelistKind, Options};
 use criterion::measurement::WallTime;
@@ -192,7 +192,7 @@ fn measure_set(group: &mut BenchmarkGroup<'_, WallTime>, id: &str, file: &DbFile
 /// Group `large_set`: every variant on the large DB and on a fresh DB, side by side.
 fn bench_large_set(c: &mut Criterion, template: &Path) {
     let mut group = c.benchmark_group("large_set");
-    for v in VARIANTS {
+    for v in VARIANTS.into_iter().filter(|&v| selected(v)) {
         for (size, t) in [("large", Some(template)), ("fresh", None)] {
             let file = prepare(t, v);
             measure_set(&mut group, &format!("{}/{size}", v.name), &file, v);
@@ -205,7 +205,10 @@ fn bench_large_set(c: &mut Criterion, template: &Path) {
 fn bench_reopen(c: &mut Criterion, template: &Path) {
     let mut group = c.benchmark_group("reopen");
     let fresh = VARIANTS[3];
-    let cases = VARIANTS.iter().map(|&v| (v, "large", Some(template)));
+    let cases = VARIANTS
+        .into_iter()
+        .filter(|&v| selected(v))
+        .map(|v| (v, "large", Some(template)));
     for (v, size, t) in cases.chain([(fresh, "fresh", None)]) {
         let file = prepare(t, v);
         group.bench_function(format!("{}/{size}", v.name), |b| {
@@ -219,6 +222,8 @@ fn bench_reopen(c: &mut Criterion, template: &Path) {
 #[derive(Clone, Copy, Default)]
 struct SetCost {
     us: f64,
+    /// On-CPU time of this thread per Set: what a loaded machine's wall time hides.
+    cpu_us: f64,
     scan_steps: f64,
     ids_moved: f64,
     freelist_bytes: f64,
@@ -230,13 +235,16 @@ struct SetCost {
 fn count_sets(file: &DbFile, v: Variant) -> SetCost {
     let db = open(&file.path, v);
     let before = db.counters();
+    let cpu_before = thread_cpu_ns();
     let start = Instant::now();
     (0..COUNTED_SETS).for_each(|i| set_one(&db, i));
     let elapsed = start.elapsed();
+    let cpu_ns = thread_cpu_ns() - cpu_before;
     let after = db.counters();
     let d = |f: fn(&Counters) -> u64| (f(&after) - f(&before)) as f64 / COUNTED_SETS as f64;
     SetCost {
         us: elapsed.as_secs_f64() * 1e6 / COUNTED_SETS as f64,
+        cpu_us: cpu_ns as f64 / 1e3 / COUNTED_SETS as f64,
         scan_steps: d(|c| c.freelist_scan_steps),
         ids_moved: d(|c| c.freelist_ids_moved),
         freelist_bytes: d(|c| c.freelist_bytes_written),
@@ -312,11 +320,21 @@ fn measure_row(template: &Path, v: Variant) -> Row {
     }
 }
 
+/// Nanoseconds this thread has run on a CPU, user and kernel (`/proc/thread-self/schedstat`,
+/// Linux; 0 elsewhere): unlike wall time, it does not count waiting for a CPU that other
+/// processes hold.
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
 fn print_set(label: &str, s: &SetCost) {
     eprintln!(
-        "  {label:<6} {:>10.1} us/op  scan_steps {:>10.1}  ids_moved {:>10.1}  \
+        "  {label:<6} {:>10.1} us/op  cpu {:>10.1} us/op  scan_steps {:>10.1}  ids_moved {:>10.1}  \
          freelist_bytes {:>11.1}  pages_written {:>7.2}  write_calls {:>6.2}",
-        s.us, s.scan_steps, s.ids_moved, s.freelist_bytes, s.pages_written, s.write_calls
+        s.us, s.cpu_us, s.scan_steps, s.ids_moved, s.freelist_bytes, s.pages_written, s.write_calls
     );
 }
 
@@ -334,8 +352,9 @@ fn report_counters(template: &Path) {
             r.reopen.ms, r.reopen.durable_ms, r.reopen.rebuild_pages, r.reopen.pages_read
         );
         eprintln!(
-            "  large/fresh: wall {:.1}x  scan_steps {:.1}x  freelist_bytes {:.1}x",
+            "  large/fresh: wall {:.1}x  cpu {:.2}x  scan_steps {:.1}x  freelist_bytes {:.1}x",
             r.large.us / r.fresh.us,
+            r.large.cpu_us / r.fresh.cpu_us,
             ratio(r.large.scan_steps, r.fresh.scan_steps),
             ratio(r.large.freelist_bytes, r.fresh.freelist_bytes)
         );
@@ -421,8 +440,8 @@ fn part(name: &str) -> bool {
         .unwrap_or(true)
 }
 
-/// Whether the counters part measures `v`: `CRASHLAB_LARGE_DB_VARIANTS` lists variant names,
-/// comma separated (all when unset), so a profile can hold one variant's Sets alone.
+/// Whether the criterion groups and the counters part measure `v`: `CRASHLAB_LARGE_DB_VARIANTS`
+/// lists variant names, comma separated (all when unset), so a profile can hold one variant.
 fn selected(v: Variant) -> bool {
     std::env::var("CRASHLAB_LARGE_DB_VARIANTS")
         .map(|names| names.split(',').any(|n| n.trim() == v.name))

@@ -47,10 +47,11 @@ pub enum FreelistKind {
 pub struct FreelistCounters {
     /// Calls to [`Freelist::allocate`], including those that return `None`.
     pub allocate_calls: u64,
-    /// Ids (array) or size buckets (hashmap) examined by those calls.
+    /// Runs (array) or size buckets (hashmap) examined by those calls.
     pub allocate_scan_steps: u64,
-    /// Ids (array) or span index entries (hashmap) moved to keep the free set ordered when
-    /// pages are allocated from it or released into it: the work a scan-step count misses.
+    /// Run entries (array: changed in place or shifted in its vector) or span index entries
+    /// (hashmap) touched to keep the free set ordered when pages are allocated from it or
+    /// released into it: the work a scan-step count misses.
     pub ids_moved: u64,
 }
 
@@ -210,9 +211,10 @@ impl Freelist {
     }
 
     /// Replace the free set with the pages of `free` (every page >= 2, none pending), as open's
-    /// rebuild finds them: the hashmap set keeps them as spans, whatever their number; the array
-    /// set holds one id per page by design and refuses past [`MAX_FREE_IDS`] with
-    /// [`Error::TooManyFreeIds`], before allocating.
+    /// rebuild finds them. Both sets keep runs, whatever the number of pages; the array kind
+    /// still refuses past [`MAX_FREE_IDS`] with [`Error::TooManyFreeIds`], before allocating: it
+    /// is bbolt's kind, whose files carry one id per free page, and the limit stays its contract
+    /// (regressions 008 and 011), now that its memory follows runs.
     pub fn init_spans(&mut self, free: &PageSet) -> Result<()> {
         if let Some(first) = free.runs().next() {
             assert!(
