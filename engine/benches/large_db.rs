@@ -18,6 +18,9 @@
 //! After the criterion groups, the deterministic counters per Set (over 200 Sets) and per
 //! reopen are printed with ratios, then a scaling series over largest-ever sizes of 1k, 10k,
 //! 100k and 500k pages (64 KiB values) shows each variant's growth law.
+//! `CRASHLAB_LARGE_DB_PARTS=counters` (or `criterion`, `scaling`, comma separated) runs only
+//! those parts, and `CRASHLAB_LARGE_DB_VARIANTS=array-synced,...` limits the criterion groups
+//! and the counters part to those variants (for a profile of one row).
 
 use crashlab_engine::{Counters, Db, FreelistKind, Options};
 use criterion::measurement::WallTime;
@@ -140,6 +143,11 @@ fn prepare(template: Option<&Path>, v: Variant) -> DbFile {
     let file = new_file();
     if let Some(t) = template {
         std::fs::copy(t, &file.path).expect("copy template");
+        // Write the 2 GB copy back now, untimed: otherwise the kernel flushes it while the
+        // Sets run, and they measure the writeback.
+        std::fs::File::open(&file.path)
+            .and_then(|f| f.sync_all())
+            .expect("sync template copy");
     }
     let db = open(&file.path, v);
     db.update(|tx| tx.create_bucket_if_missing(BUCKET).map(drop))
@@ -184,7 +192,7 @@ fn measure_set(group: &mut BenchmarkGroup<'_, WallTime>, id: &str, file: &DbFile
 /// Group `large_set`: every variant on the large DB and on a fresh DB, side by side.
 fn bench_large_set(c: &mut Criterion, template: &Path) {
     let mut group = c.benchmark_group("large_set");
-    for v in VARIANTS {
+    for v in VARIANTS.into_iter().filter(|&v| selected(v)) {
         for (size, t) in [("large", Some(template)), ("fresh", None)] {
             let file = prepare(t, v);
             measure_set(&mut group, &format!("{}/{size}", v.name), &file, v);
@@ -197,7 +205,10 @@ fn bench_large_set(c: &mut Criterion, template: &Path) {
 fn bench_reopen(c: &mut Criterion, template: &Path) {
     let mut group = c.benchmark_group("reopen");
     let fresh = VARIANTS[3];
-    let cases = VARIANTS.iter().map(|&v| (v, "large", Some(template)));
+    let cases = VARIANTS
+        .into_iter()
+        .filter(|&v| selected(v))
+        .map(|v| (v, "large", Some(template)));
     for (v, size, t) in cases.chain([(fresh, "fresh", None)]) {
         let file = prepare(t, v);
         group.bench_function(format!("{}/{size}", v.name), |b| {
@@ -211,6 +222,8 @@ fn bench_reopen(c: &mut Criterion, template: &Path) {
 #[derive(Clone, Copy, Default)]
 struct SetCost {
     us: f64,
+    /// On-CPU time of this thread per Set: what a loaded machine's wall time hides.
+    cpu_us: f64,
     scan_steps: f64,
     ids_moved: f64,
     freelist_bytes: f64,
@@ -222,13 +235,16 @@ struct SetCost {
 fn count_sets(file: &DbFile, v: Variant) -> SetCost {
     let db = open(&file.path, v);
     let before = db.counters();
+    let cpu_before = thread_cpu_ns();
     let start = Instant::now();
     (0..COUNTED_SETS).for_each(|i| set_one(&db, i));
     let elapsed = start.elapsed();
+    let cpu_ns = thread_cpu_ns() - cpu_before;
     let after = db.counters();
     let d = |f: fn(&Counters) -> u64| (f(&after) - f(&before)) as f64 / COUNTED_SETS as f64;
     SetCost {
         us: elapsed.as_secs_f64() * 1e6 / COUNTED_SETS as f64,
+        cpu_us: cpu_ns as f64 / 1e3 / COUNTED_SETS as f64,
         scan_steps: d(|c| c.freelist_scan_steps),
         ids_moved: d(|c| c.freelist_ids_moved),
         freelist_bytes: d(|c| c.freelist_bytes_written),
@@ -237,24 +253,37 @@ fn count_sets(file: &DbFile, v: Variant) -> SetCost {
     }
 }
 
-/// Cost of one open: the best of `REOPENS` wall times, and the open's counters.
+/// Cost of one open: the best of `REOPENS` wall times (`no_sync`, and with the durable
+/// settings, whose open first syncs the file), and the open's counters.
+#[derive(Default)]
 struct ReopenCost {
     ms: f64,
+    durable_ms: f64,
     rebuild_pages: u64,
     pages_read: u64,
 }
 
 fn count_reopen(file: &DbFile, v: Variant) -> ReopenCost {
-    let mut best = Duration::MAX;
     let mut counters = Counters::default();
-    for _ in 0..REOPENS {
-        let start = Instant::now();
-        let db = open(&file.path, v);
-        best = best.min(start.elapsed());
-        counters = db.counters();
-    }
+    let mut best_of = |options: Options| {
+        let mut best = Duration::MAX;
+        for _ in 0..REOPENS {
+            let start = Instant::now();
+            let db = Db::open_path(&file.path, options.clone())
+                .unwrap_or_else(|e| panic!("open {}: {e}", v.name));
+            best = best.min(start.elapsed());
+            counters = db.counters();
+        }
+        best.as_secs_f64() * 1e3
+    };
+    let durable_ms = best_of(Options {
+        no_sync: false,
+        ..v.options()
+    });
+    let ms = best_of(v.options());
     ReopenCost {
-        ms: best.as_secs_f64() * 1e3,
+        ms,
+        durable_ms,
         rebuild_pages: counters.rebuild_pages_visited,
         pages_read: counters.pages_read,
     }
@@ -269,6 +298,14 @@ struct Row {
 }
 
 fn measure_row(template: &Path, v: Variant) -> Row {
+    if !selected(v) {
+        return Row {
+            v,
+            large: SetCost::default(),
+            fresh: SetCost::default(),
+            reopen: ReopenCost::default(),
+        };
+    }
     let large_file = prepare(Some(template), v);
     let large = count_sets(&large_file, v);
     // Reopen after the Sets: the file is in the variant's steady state either way.
@@ -283,11 +320,21 @@ fn measure_row(template: &Path, v: Variant) -> Row {
     }
 }
 
+/// Nanoseconds this thread has run on a CPU, user and kernel (`/proc/thread-self/schedstat`,
+/// Linux; 0 elsewhere): unlike wall time, it does not count waiting for a CPU that other
+/// processes hold.
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
 fn print_set(label: &str, s: &SetCost) {
     eprintln!(
-        "  {label:<6} {:>10.1} us/op  scan_steps {:>10.1}  ids_moved {:>10.1}  \
+        "  {label:<6} {:>10.1} us/op  cpu {:>10.1} us/op  scan_steps {:>10.1}  ids_moved {:>10.1}  \
          freelist_bytes {:>11.1}  pages_written {:>7.2}  write_calls {:>6.2}",
-        s.us, s.scan_steps, s.ids_moved, s.freelist_bytes, s.pages_written, s.write_calls
+        s.us, s.cpu_us, s.scan_steps, s.ids_moved, s.freelist_bytes, s.pages_written, s.write_calls
     );
 }
 
@@ -295,22 +342,26 @@ fn print_set(label: &str, s: &SetCost) {
 fn report_counters(template: &Path) {
     eprintln!("\n=== per Set over {COUNTED_SETS} Sets (no_sync), and reopen of the large DB ===");
     let rows: Vec<Row> = VARIANTS.iter().map(|&v| measure_row(template, v)).collect();
-    for r in &rows {
+    for r in rows.iter().filter(|r| selected(r.v)) {
         eprintln!("{}", r.v.name);
         print_set("large", &r.large);
         print_set("fresh", &r.fresh);
         eprintln!(
-            "  reopen {:>10.3} ms (best of {REOPENS})  rebuild_pages_visited {}  pages_read {}",
-            r.reopen.ms, r.reopen.rebuild_pages, r.reopen.pages_read
+            "  reopen {:>10.3} ms, durable {:.3} ms (best of {REOPENS})  \
+             rebuild_pages_visited {}  pages_read {}",
+            r.reopen.ms, r.reopen.durable_ms, r.reopen.rebuild_pages, r.reopen.pages_read
         );
         eprintln!(
-            "  large/fresh: wall {:.1}x  scan_steps {:.1}x  freelist_bytes {:.1}x",
+            "  large/fresh: wall {:.1}x  cpu {:.2}x  scan_steps {:.1}x  freelist_bytes {:.1}x",
             r.large.us / r.fresh.us,
+            r.large.cpu_us / r.fresh.cpu_us,
             ratio(r.large.scan_steps, r.fresh.scan_steps),
             ratio(r.large.freelist_bytes, r.fresh.freelist_bytes)
         );
     }
-    print_hashmap_ratios(&rows);
+    if rows.iter().all(|r| selected(r.v)) {
+        print_hashmap_ratios(&rows);
+    }
 }
 
 /// `a / b`, taking 0 / 0 as 1 (equal costs).
@@ -380,13 +431,36 @@ fn scale_row(pages: u64, template: &Path, v: Variant) {
     );
 }
 
+/// Whether the part `name` runs: `CRASHLAB_LARGE_DB_PARTS` lists the parts to run, comma
+/// separated, of `criterion`, `counters` and `scaling` (all of them when unset), so a profile
+/// of one row need not build the scaling series' templates.
+fn part(name: &str) -> bool {
+    std::env::var("CRASHLAB_LARGE_DB_PARTS")
+        .map(|parts| parts.split(',').any(|p| p.trim() == name))
+        .unwrap_or(true)
+}
+
+/// Whether the criterion groups and the counters part measure `v`: `CRASHLAB_LARGE_DB_VARIANTS`
+/// lists variant names, comma separated (all when unset), so a profile can hold one variant.
+fn selected(v: Variant) -> bool {
+    std::env::var("CRASHLAB_LARGE_DB_VARIANTS")
+        .map(|names| names.split(',').any(|n| n.trim() == v.name))
+        .unwrap_or(true)
+}
+
 fn main() {
     let mut c = config();
     let large = build_template(LARGE_VALUES, LARGE_VALUE_SIZE);
-    bench_large_set(&mut c, &large.path);
-    bench_reopen(&mut c, &large.path);
-    c.final_summary();
-    report_counters(&large.path);
+    if part("criterion") {
+        bench_large_set(&mut c, &large.path);
+        bench_reopen(&mut c, &large.path);
+        c.final_summary();
+    }
+    if part("counters") {
+        report_counters(&large.path);
+    }
     drop(large);
-    scaling_series();
+    if part("scaling") {
+        scaling_series();
+    }
 }

@@ -3,7 +3,8 @@
 //! 1. Write each dirty sub-bucket (inline when small enough) and put its header into its parent;
 //!    rebalance and spill the root bucket. Pages come from the freelist, else the high-water mark;
 //!    a page reachable from the last durable meta is never overwritten.
-//! 2. Free the old freelist page; write the new one (unless `no_freelist_sync`).
+//! 2. Free the old freelist page; allocate the new one (unless `no_freelist_sync`), kept as
+//!    runs of free and pending pages and encoded straight into the commit buffer in step 4.
 //! 3. If the high-water mark passed the file's end: `set_len`, then sync, so growth is durable
 //!    before any page past the old end is referenced.
 //! 4. Write the dirty pages in page order, then sync. The pages are serialised into one buffer
@@ -18,10 +19,10 @@ use crate::arena::PageArena;
 use crate::bucket::BucketTree;
 use crate::counters::{shape, Counters};
 use crate::error::{Corruption, Error, FormatError, Invariant, Result};
-use crate::flush::{grow_to, sync, write_at, write_pages, DirtyPages};
+use crate::flush::{grow_to, sync, write_at, write_pages, DirtyPages, PageImage};
 use crate::freelist::{Freelist, FreelistKind};
 use crate::guard::{self, Guard};
-use crate::presize::{PresizePolicy, SizedBuf};
+use crate::presize::SizedBuf;
 use crate::spill::{self, SpillSink};
 use crate::tree::{self, Reader};
 use crate::tx::WriteTx;
@@ -43,7 +44,6 @@ struct Sink<'w> {
     txid: TxId,
     page_size: u32,
     fill_percent: f64,
-    presize: PresizePolicy,
     high_water: PageId,
     /// The meta page the base snapshot (and so its high-water mark) was read from.
     meta_page: PageId,
@@ -51,8 +51,8 @@ struct Sink<'w> {
     arena: &'w mut PageArena,
     /// Each node run placed in `arena`, and where.
     dirty: Vec<(PageId, Range<usize>)>,
-    /// The freelist page run, encoded in a buffer of its own (sized by `presize`).
-    freelist_page: Option<(PageId, Vec<u8>)>,
+    /// The freelist page run, encoded only when the commit buffer takes it.
+    freelist_page: Option<FreelistImage>,
     /// Bytes of `dirty` and `freelist_page`, kept as pages are added, so the commit buffer's
     /// size is known for free.
     dirty_bytes: usize,
@@ -240,7 +240,6 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         txid: tx.txid,
         page_size: db.pager().page_size(),
         fill_percent: opts.fill_percent,
-        presize: opts.presize,
         high_water: tx.base.high_water,
         meta_page: tx.base.slot(),
         arena: &mut writer.arena,
@@ -307,9 +306,22 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         counters.step_growths += u64::from(len > shape::GROWTH_STEP);
     }
     let images = arena.bytes();
-    let mut pages: Vec<(PageId, &[u8])> = Vec::with_capacity(dirty.len() + 1);
-    pages.extend(dirty.iter().map(|(id, at)| (*id, &images[at.clone()])));
-    pages.extend(freelist_page.as_ref().map(|(id, b)| (*id, b.as_slice())));
+    let encode_freelist = |buf: &mut SizedBuf| {
+        if let Some(image) = &freelist_page {
+            image.encode(buf);
+        }
+    };
+    let mut pages: Vec<(PageId, PageImage<'_>)> = Vec::with_capacity(dirty.len() + 1);
+    pages.extend(
+        dirty
+            .iter()
+            .map(|(id, at)| (*id, PageImage::Bytes(&images[at.clone()]))),
+    );
+    pages.extend(freelist_page.as_ref().map(|image| {
+        let encode: &dyn Fn(&mut SizedBuf) = &encode_freelist;
+        let len = image.len();
+        (image.start, PageImage::Encoded { len, encode })
+    }));
     let pages = DirtyPages {
         pages,
         bytes: dirty_bytes,
@@ -482,7 +494,35 @@ fn meta_slot(meta: &Meta, opts: &crate::Options) -> PageId {
     }
 }
 
-/// Allocate and encode the freelist page (free ∪ pending ids).
+/// The freelist page a commit writes: its runs, encoded once, straight into the commit
+/// buffer (`flush.rs`), never into a buffer of their own first.
+struct FreelistImage {
+    start: PageId,
+    pages: u64,
+    page_size: u32,
+    /// Free and pending pages, ascending.
+    runs: Vec<PageSpan>,
+    /// Pages in `runs`: the ids the page lists.
+    ids: u64,
+    /// A negative control forgets the count escape (see `DebugHooks`).
+    wrap_count: bool,
+}
+
+impl FreelistImage {
+    fn len(&self) -> usize {
+        usize::try_from(self.pages * u64::from(self.page_size)).expect("freelist fits memory")
+    }
+
+    fn encode(&self, buf: &mut SizedBuf) {
+        let at = buf.len();
+        freelist::encode_runs_into(buf, self.start, &self.runs, self.page_size, self.pages);
+        if self.wrap_count && self.ids >= shape::FREELIST_ESCAPE_IDS {
+            freelist::forget_count_escape(&mut buf.as_mut_slice()[at..], self.ids);
+        }
+    }
+}
+
+/// Allocate the freelist page (free ∪ pending ids) and keep it as runs to encode.
 fn write_freelist(sink: &mut Sink<'_>) -> Result<PageSpan> {
     let estimate = sink.freelist.free_count() + sink.freelist.pending_count();
     // One 8-byte id per free page, by the format: refuse before building the list.
@@ -495,30 +535,30 @@ fn write_freelist(sink: &mut Sink<'_>) -> Result<PageSpan> {
     }
     let pages = freelist::page_count_for(estimate, sink.page_size);
     let start = sink.allocate(pages)?;
-    let ids = sink.freelist.all_ids();
+    // As runs: the free set's and the pending pages', never one entry per free page.
+    let runs = sink.freelist.all_runs();
+    let ids: u64 = runs.iter().map(|r| r.count).sum();
     // Pair check: the page must decode under the meta this commit writes.
-    if let Some(reason) = freelist::unencodable(&ids, sink.high_water) {
+    if let Some(reason) = freelist::unencodable_runs(&runs, sink.high_water) {
         return Err(Error::corrupted(start, reason));
     }
     // Allocation only shrinks the list, so the encoding fits; the header records the pages
     // actually allocated so the next commit frees all of them.
-    assert!(freelist::page_count_for(ids.len() as u64, sink.page_size) <= pages);
-    let size = usize::try_from(pages * u64::from(sink.page_size)).expect("freelist fits memory");
-    // The size is known for free (from the counts above); `Exact` counts the ids instead.
-    let mut buf = SizedBuf::for_policy(sink.presize, size, || (size, ids.len() as u64));
-    freelist::encode_page_into(&mut buf, start, &ids, sink.page_size, pages);
-    assert_eq!(buf.len(), size);
-    let escaped = ids.len() as u64 >= shape::FREELIST_ESCAPE_IDS;
+    assert!(freelist::page_count_for(ids, sink.page_size) <= pages);
+    let image = FreelistImage {
+        start,
+        pages,
+        page_size: sink.page_size,
+        runs,
+        ids,
+        wrap_count: sink.wrap_freelist_count,
+    };
+    let escaped = ids >= shape::FREELIST_ESCAPE_IDS;
     sink.counters.freelist_escaped_writes += u64::from(escaped);
     sink.counters.freelist_long_writes += u64::from(pages >= shape::FREELIST_LONG_PAGES);
-    if escaped && sink.wrap_freelist_count {
-        freelist::forget_count_escape(buf.as_mut_slice(), ids.len() as u64);
-    }
-    sink.counters.add_buffer_work(&buf.work());
-    let buf = buf.into_vec();
     sink.counters.freelist_pages_written += pages;
-    sink.counters.freelist_bytes_written += buf.len() as u64;
-    sink.dirty_bytes += buf.len();
-    sink.freelist_page = Some((start, buf));
+    sink.counters.freelist_bytes_written += image.len() as u64;
+    sink.dirty_bytes += image.len();
+    sink.freelist_page = Some(image);
     Ok(PageSpan::new(start, pages))
 }

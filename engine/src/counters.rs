@@ -32,10 +32,10 @@ pub struct Counters {
     /// Freelist pages (counting overflow pages) and bytes written.
     pub freelist_pages_written: u64,
     pub freelist_bytes_written: u64,
-    /// Freelist `allocate` calls and the ids or spans they examined.
+    /// Freelist `allocate` calls and the runs (array) or size buckets (hashmap) they examined.
     pub freelist_allocate_calls: u64,
     pub freelist_scan_steps: u64,
-    /// Free ids (array) or span index entries (hashmap) moved to keep the free set ordered.
+    /// Run entries (array) or span index entries (hashmap) moved to keep the free set ordered.
     pub freelist_ids_moved: u64,
     /// Pages allocated at the high-water mark because the freelist had no fitting run.
     pub high_water_allocations: u64,

@@ -236,8 +236,9 @@ fn load_freelist(
     let mut fl = Freelist::new(options.freelist);
     if meta.has_freelist() {
         let buf = pager.read_span(meta.freelist, meta.high_water, &[PageKind::Freelist])?;
-        let ids = freelist::decode_page(&buf, meta.freelist, meta.high_water)?;
-        fl.init(&ids);
+        // As runs, as the ids are read: a free set of half a million pages in a few runs.
+        let runs = freelist::decode_runs(&buf, meta.freelist, meta.high_water)?;
+        fl.init_runs(&runs);
         let pages = (buf.len() / pager.page_size() as usize) as u64;
         return Ok((fl, Some(PageSpan::new(meta.freelist, pages))));
     }

@@ -17,9 +17,47 @@ pub(crate) fn grow_to(needed: u64) -> u64 {
     }
 }
 
+/// One dirty page run's image.
+#[derive(Clone, Copy)]
+pub(crate) enum PageImage<'a> {
+    /// Bytes already encoded (a node's image), copied into the commit buffer.
+    Bytes(&'a [u8]),
+    /// `len` bytes that `encode` appends to the commit buffer: the freelist page, which may be
+    /// megabytes, is encoded straight into it instead of into a buffer of its own and copied.
+    Encoded {
+        len: usize,
+        encode: &'a dyn Fn(&mut SizedBuf),
+    },
+}
+
+impl PageImage<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            PageImage::Bytes(bytes) => bytes.len(),
+            PageImage::Encoded { len, .. } => *len,
+        }
+    }
+
+    /// Append the image to `buf`.
+    fn append_to(&self, buf: &mut SizedBuf) {
+        match self {
+            PageImage::Bytes(bytes) => buf.extend_from_slice(bytes),
+            PageImage::Encoded { len, encode } => {
+                let before = buf.len();
+                encode(buf);
+                assert_eq!(
+                    buf.len() - before,
+                    *len,
+                    "an encoder writes what it claimed"
+                );
+            }
+        }
+    }
+}
+
 /// A commit's encoded pages and their total length, counted as they were added.
 pub(crate) struct DirtyPages<'a> {
-    pub pages: Vec<(PageId, &'a [u8])>,
+    pub pages: Vec<(PageId, PageImage<'a>)>,
     pub bytes: usize,
 }
 
@@ -41,7 +79,7 @@ pub(crate) fn write_pages(
     } = dirty;
     dirty.sort_by_key(|(id, _)| *id);
     let mut buf = SizedBuf::for_policy(policy, bytes, || {
-        let size = dirty.iter().map(|(_, bytes)| bytes.len()).sum();
+        let size = dirty.iter().map(|(_, image)| image.len()).sum();
         (size, dirty.len() as u64)
     });
     let runs = serialise_runs(&dirty, page_size, &mut buf);
@@ -65,30 +103,31 @@ struct Run {
 
 /// Append the pages of `dirty` (sorted by id, whole pages, no overlap) to `buf`; return the runs
 /// of contiguous pages.
-fn serialise_runs(dirty: &[(PageId, &[u8])], page_size: u32, buf: &mut SizedBuf) -> Vec<Run> {
+fn serialise_runs(
+    dirty: &[(PageId, PageImage<'_>)],
+    page_size: u32,
+    buf: &mut SizedBuf,
+) -> Vec<Run> {
     let mut runs: Vec<Run> = Vec::new();
     let mut next_id = None;
-    for (id, bytes) in dirty {
-        assert_eq!(
-            bytes.len() % page_size as usize,
-            0,
-            "dirty page of whole pages"
-        );
-        assert!(!bytes.is_empty(), "dirty page is empty");
+    for (id, image) in dirty {
+        let len = image.len();
+        assert_eq!(len % page_size as usize, 0, "dirty page of whole pages");
+        assert!(len > 0, "dirty page is empty");
         if let Some(next) = next_id {
             assert!(*id >= next, "dirty pages overlap at {id}");
         }
         let offset = buf.len();
-        buf.extend_from_slice(bytes);
+        image.append_to(buf);
         match runs.last_mut() {
-            Some(run) if next_id == Some(*id) => run.len += bytes.len(),
+            Some(run) if next_id == Some(*id) => run.len += len,
             _ => runs.push(Run {
                 first: *id,
                 offset,
-                len: bytes.len(),
+                len,
             }),
         }
-        next_id = Some(PageId(id.0 + (bytes.len() / page_size as usize) as u64));
+        next_id = Some(PageId(id.0 + (len / page_size as usize) as u64));
     }
     runs
 }

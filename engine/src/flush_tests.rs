@@ -1,6 +1,6 @@
 //! Unit tests of `flush.rs` (kept apart so the module reads at once).
 
-use super::{grow_to, serialise_runs, Run};
+use super::{grow_to, serialise_runs, PageImage, Run};
 use crate::presize::{BufferWork, PresizePolicy, SizedBuf};
 use crashlab_format::types::PageId;
 
@@ -16,7 +16,10 @@ fn dirty() -> Vec<(PageId, Vec<u8>)> {
 
 fn serialise(policy: PresizePolicy) -> (Vec<Run>, SizedBuf) {
     let owned = dirty();
-    let dirty: Vec<(PageId, &[u8])> = owned.iter().map(|(id, b)| (*id, b.as_slice())).collect();
+    let dirty: Vec<(PageId, PageImage<'_>)> = owned
+        .iter()
+        .map(|(id, b)| (*id, PageImage::Bytes(b)))
+        .collect();
     let mut buf = SizedBuf::for_policy(policy, dirty.len() * 512, || (2560, 4));
     let runs = serialise_runs(&dirty, 512, &mut buf);
     (runs, buf)
@@ -78,4 +81,51 @@ fn growth_steps() {
     assert_eq!(grow_to(33 << 10), 64 << 10);
     assert_eq!(grow_to(16 << 20), 16 << 20);
     assert_eq!(grow_to((16 << 20) + 1), 32 << 20);
+}
+
+#[test]
+fn an_encoded_image_joins_its_run_with_the_bytes_it_writes() {
+    // Pages 2 (bytes), 3–4 (encoded, as the freelist page is) and 5 (bytes): one run.
+    let (two, five) = (vec![2u8; 512], vec![5u8; 512]);
+    let encode = |buf: &mut SizedBuf| buf.extend_from_slice(&[9u8; 1024]);
+    let dirty = [
+        (PageId(2), PageImage::Bytes(&two)),
+        (
+            PageId(3),
+            PageImage::Encoded {
+                len: 1024,
+                encode: &encode,
+            },
+        ),
+        (PageId(5), PageImage::Bytes(&five)),
+    ];
+    let mut buf = SizedBuf::for_policy(PresizePolicy::Estimate, 2048, || (2048, 3));
+    let runs = serialise_runs(&dirty, 512, &mut buf);
+    let one_run = Run {
+        first: PageId(2),
+        offset: 0,
+        len: 2048,
+    };
+    assert_eq!(runs, vec![one_run]);
+    let bytes = buf.as_slice();
+    assert!(bytes[..512].iter().all(|&b| b == 2));
+    assert!(bytes[512..1536].iter().all(|&b| b == 9));
+    assert!(bytes[1536..].iter().all(|&b| b == 5));
+    assert_eq!(buf.work().allocations, 1, "one buffer, never grown");
+    assert_eq!(buf.work().reallocations, 0);
+}
+
+#[test]
+#[should_panic(expected = "an encoder writes what it claimed")]
+fn an_encoder_that_writes_short_is_caught() {
+    let encode = |buf: &mut SizedBuf| buf.extend_from_slice(&[9u8; 500]);
+    let dirty = [(
+        PageId(3),
+        PageImage::Encoded {
+            len: 512,
+            encode: &encode,
+        },
+    )];
+    let mut buf = SizedBuf::for_policy(PresizePolicy::Grow, 512, || (512, 1));
+    serialise_runs(&dirty, 512, &mut buf);
 }

@@ -151,11 +151,6 @@ impl SizedBuf {
         self.work
     }
 
-    /// Take the bytes, leaving the accounting behind.
-    pub fn into_vec(self) -> Vec<u8> {
-        self.bytes
-    }
-
     pub fn push(&mut self, byte: u8) {
         self.ensure(1);
         self.bytes.push(byte);

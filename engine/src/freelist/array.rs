@@ -1,104 +1,152 @@
-//! The array free set: every free page id in one sorted vector (bbolt's default `array` type).
+//! The array free set (bbolt's default `array` type): lowest-id first fit over the free pages,
+//! kept as maximal runs in ascending order.
 //!
-//! Allocation is lowest-id first fit: the scan walks the ids in ascending order and returns the
-//! first run of `n` consecutive ids, so the same free set and request always give the same page.
-//! Every id the scan looks at counts one scan step; that cost, O(free pages) on a fragmented
-//! freelist, is the reason the hashmap variant exists.
+//! Allocation walks the runs in ascending order and takes the first `n` pages of the first run
+//! of at least `n`: the page bbolt's scan over its sorted id array returns, so the same free set
+//! and request always give the same page. Every run the scan looks at counts one scan step.
 //!
-//! Invariants: `ids` is strictly ascending (so unique) and every id is >= 2 (pages 0 and 1 are
-//! the metas and are never free).
+//! bbolt keeps one id per free page, so a database that once grew large pays for its whole free
+//! set at every commit: a run taken from the front shifts every id after it, a release rebuilds
+//! the array, an open copies it. As runs, the work follows how fragmented the set is (a handful
+//! of runs for the once-2 GB database's 512k free pages), and the allocation choice is the same.
+//! The kind keeps its limit of [`MAX_FREE_IDS`](crashlab_format::limits::MAX_FREE_IDS) free
+//! pages (`Freelist::init_spans`): that is its contract with the files it writes.
+//!
+//! Invariants: runs are non-empty, disjoint and never touch (so each is maximal); every id is
+//! >= 2 (pages 0 and 1 are the metas and are never free); `count` is the sum of the lengths.
 
-use super::FreeSet;
+use super::{runs_of, FreeSet};
 use crashlab_format::pageset::PageSet;
-use crashlab_format::types::PageId;
+use crashlab_format::types::{PageId, PageSpan};
 
 #[derive(Clone, Debug, Default)]
 pub(super) struct ArrayFreeSet {
-    ids: Vec<PageId>,
+    /// The maximal runs, ascending.
+    runs: Vec<PageSpan>,
+    count: u64,
 }
 
 impl FreeSet for ArrayFreeSet {
     fn init(&mut self, ids: &[PageId]) {
-        self.ids = ids.to_vec();
+        self.set_runs(runs_of(ids));
     }
 
     fn init_spans(&mut self, free: &PageSet) {
-        // One id per page: the caller checked the count against the limit.
-        self.ids = Vec::with_capacity(free.len() as usize);
-        for run in free.runs() {
-            self.ids.extend(run.ids());
-        }
+        // A PageSet's runs are maximal, as this set's must be.
+        self.set_runs(free.runs().collect());
+    }
+
+    fn init_runs(&mut self, runs: &[PageSpan]) {
+        self.set_runs(runs.to_vec());
     }
 
     fn allocate(&mut self, n: u64, scan_steps: &mut u64, moved: &mut u64) -> Option<PageId> {
         assert!(n >= 1, "the caller handles n == 0");
-        let (first, last) = self.find_run(n, scan_steps)?;
-        let start = self.ids[first];
-        // Every id after the run shifts down to close the gap.
-        *moved += (self.ids.len() - 1 - last) as u64;
-        self.ids.drain(first..=last);
+        let i = self.first_fit(n, scan_steps)?;
+        let run = &mut self.runs[i];
+        let start = run.start;
+        if run.count > n {
+            // Shortened from the front in place: one entry changes.
+            *run = PageSpan::new(start.plus(n), run.count - n);
+            *moved += 1;
+        } else {
+            // Every run after it shifts down to close the gap.
+            self.runs.remove(i);
+            *moved += (self.runs.len() - i) as u64;
+        }
+        self.count -= n;
         Some(start)
     }
 
     fn merge(&mut self, released: &[PageId], moved: &mut u64) {
-        // bbolt rebuilds the whole sorted array: every id is copied once.
-        *moved += (self.ids.len() + released.len()) as u64;
-        self.ids = merge_sorted(&self.ids, released);
+        for run in runs_of(released) {
+            self.merge_run(run, moved);
+        }
     }
 
     fn contains(&self, id: PageId) -> bool {
-        self.ids.binary_search(&id).is_ok()
+        self.first_within(PageSpan::new(id, 1)).is_some()
+    }
+
+    fn first_within(&self, span: PageSpan) -> Option<PageId> {
+        // The first run that ends after the span starts: the only one that can hold its start.
+        let i = self.runs.partition_point(|r| r.end() <= span.start);
+        let run = self.runs.get(i)?;
+        (run.start < span.end()).then(|| run.start.max(span.start))
     }
 
     fn count(&self) -> u64 {
-        self.ids.len() as u64
+        self.count
     }
 
-    fn append_ids(&self, out: &mut Vec<PageId>) {
-        out.extend_from_slice(&self.ids);
-    }
-
-    fn spans(&self) -> PageSet {
-        PageSet::from_ids(self.ids.iter().copied())
+    fn append_runs(&self, out: &mut Vec<PageSpan>) {
+        out.extend_from_slice(&self.runs);
     }
 }
 
 impl ArrayFreeSet {
-    /// Index range (inclusive) of the lowest run of `n` consecutive ids, if any.
-    fn find_run(&self, n: u64, scan_steps: &mut u64) -> Option<(usize, usize)> {
-        let mut run_first = 0;
-        for (i, &id) in self.ids.iter().enumerate() {
+    fn set_runs(&mut self, runs: Vec<PageSpan>) {
+        if let Some(first) = runs.first() {
+            assert!(first.start.0 >= 2, "run at meta page {}", first.start);
+        }
+        debug_assert!(
+            runs.windows(2).all(|w| w[0].end() < w[1].start),
+            "runs must be ascending, disjoint and maximal"
+        );
+        self.count = runs.iter().map(|r| r.count).sum();
+        self.runs = runs;
+    }
+
+    /// Index of the lowest run of at least `n` pages, if any.
+    fn first_fit(&self, n: u64, scan_steps: &mut u64) -> Option<usize> {
+        for (i, run) in self.runs.iter().enumerate() {
             *scan_steps += 1;
             // A page <= 1 here means the set was built from bad input that slipped past init.
-            assert!(id.0 >= 2, "free set holds meta page {id}");
-            if i > 0 && self.ids[i - 1].0 + 1 != id.0 {
-                run_first = i;
-            }
-            if (i - run_first) as u64 + 1 == n {
-                return Some((run_first, i));
+            assert!(run.start.0 >= 2, "free set holds meta page {}", run.start);
+            if run.count >= n {
+                return Some(i);
             }
         }
         None
     }
-}
 
-/// Merge two strictly ascending, disjoint id lists into one.
-fn merge_sorted(a: &[PageId], b: &[PageId]) -> Vec<PageId> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        assert_ne!(a[i], b[j], "page {} released while already free", a[i]);
-        if a[i] < b[j] {
-            out.push(a[i]);
-            i += 1;
-        } else {
-            out.push(b[j]);
-            j += 1;
+    /// Add `run` (all of it newly free), joining the runs it touches. Counts the entries that
+    /// change or shift.
+    fn merge_run(&mut self, run: PageSpan, moved: &mut u64) {
+        assert!(run.start.0 >= 2, "run at meta page {}", run.start);
+        // Runs before `i` end at or before `run` starts.
+        let i = self.runs.partition_point(|r| r.end() <= run.start);
+        if let Some(next) = self.runs.get(i) {
+            assert!(
+                next.start >= run.end(),
+                "page {} released while already free",
+                next.start.max(run.start)
+            );
         }
+        let joins_left = i > 0 && self.runs[i - 1].end() == run.start;
+        let joins_right = self.runs.get(i).is_some_and(|r| r.start == run.end());
+        match (joins_left, joins_right) {
+            (true, true) => {
+                let right = self.runs.remove(i);
+                self.runs[i - 1].count += run.count + right.count;
+                *moved += 1 + (self.runs.len() - i) as u64;
+            }
+            (true, false) => {
+                self.runs[i - 1].count += run.count;
+                *moved += 1;
+            }
+            (false, true) => {
+                let right = self.runs[i];
+                self.runs[i] = PageSpan::new(run.start, run.count + right.count);
+                *moved += 1;
+            }
+            (false, false) => {
+                self.runs.insert(i, run);
+                *moved += (self.runs.len() - i) as u64;
+            }
+        }
+        self.count += run.count;
     }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
-    out
 }
 
 #[cfg(test)]
@@ -134,24 +182,53 @@ mod tests {
     }
 
     #[test]
-    fn scan_steps_count_every_examined_id() {
+    fn scan_steps_count_every_examined_run() {
+        // Runs 3+5, 9+1, 12+2, 18+1.
         let mut s = set(&[3, 4, 5, 6, 7, 9, 12, 13, 18]);
         let (mut steps, mut moved) = (0, 0);
-        s.allocate(3, &mut steps, &mut moved); // examines 3, 4, 5
-        assert_eq!(steps, 3);
-        // Now [6, 7, 9, 12, 13, 18]: a run of 3 never forms, all six ids are examined.
-        s.allocate(3, &mut steps, &mut moved);
-        assert_eq!(steps, 3 + 6);
+        s.allocate(3, &mut steps, &mut moved); // the first run fits
+        assert_eq!(steps, 1);
+        // Now 6+2, 9+1, 12+2, 18+1: no run of 3, all four are examined.
+        assert_eq!(s.allocate(3, &mut steps, &mut moved), None);
+        assert_eq!(steps, 1 + 4);
     }
 
     #[test]
-    fn moved_counts_the_shift_after_a_run_and_the_rebuild_on_merge() {
+    fn moved_counts_run_entries_changed_or_shifted() {
+        // Runs 3+3, 9+1, 12+1.
         let mut s = set(&[3, 4, 5, 9, 12]);
         let (mut steps, mut moved) = (0, 0);
-        s.allocate(2, &mut steps, &mut moved); // takes 3, 4; ids 5, 9, 12 shift down
-        assert_eq!(moved, 3);
-        s.merge(&ids(&[20]), &mut moved); // rebuilds 3 old + 1 new
-        assert_eq!(moved, 3 + 4);
+        s.allocate(2, &mut steps, &mut moved); // 3+3 shortened to 5+1 in place
+        assert_eq!(moved, 1);
+        s.allocate(1, &mut steps, &mut moved); // 5+1 removed: 9+1 and 12+1 shift down
+        assert_eq!(moved, 1 + 2);
+        s.merge(&ids(&[20]), &mut moved); // appended after 12+1: itself
+        assert_eq!(moved, 3 + 1);
+        s.merge(&ids(&[2]), &mut moved); // inserted first: itself and the three after it
+        assert_eq!(moved, 4 + 4);
+        s.merge(&ids(&[10, 11]), &mut moved); // joins 9+1 and 12+1: 12+1 goes, 20+1 shifts
+        assert_eq!(moved, 8 + 2);
+        s.merge(&ids(&[3]), &mut moved); // extends 2+1 in place
+        assert_eq!(moved, 10 + 1);
+        s.merge(&ids(&[19]), &mut moved); // extends 20+1 at its front, in place
+        assert_eq!(moved, 11 + 1);
+        assert_eq!(s.ids(), ids(&[2, 3, 9, 10, 11, 12, 19, 20]));
+        assert_eq!((s.runs.len(), s.count()), (3, 8));
+    }
+
+    #[test]
+    fn a_million_free_pages_in_one_run_is_one_entry() {
+        let mut free = PageSet::new();
+        free.insert(PageId(2), PageId(2 + (1 << 20)));
+        let mut s = ArrayFreeSet::default();
+        s.init_spans(&free);
+        assert_eq!((s.count(), s.runs.len()), (1 << 20, 1));
+        let (mut steps, mut moved) = (0, 0);
+        assert_eq!(s.allocate(1005, &mut steps, &mut moved), Some(PageId(2)));
+        s.merge(&ids(&[2, 3]), &mut moved);
+        assert_eq!(s.runs.len(), 2, "2..4 does not touch 1007..");
+        // The shortened run, then the inserted run and the one it shifts.
+        assert_eq!((steps, moved), (1, 1 + 2));
     }
 
     #[test]
@@ -177,7 +254,10 @@ mod tests {
     fn meta_page_in_the_set_panics_on_allocate() {
         // bbolt: init [1] then allocate(1) panics. Init itself trusts its (asserted) caller, so
         // build the bad state directly.
-        let mut s = ArrayFreeSet { ids: ids(&[1]) };
+        let mut s = ArrayFreeSet {
+            runs: vec![PageSpan::new(PageId(1), 1)],
+            count: 1,
+        };
         let (mut steps, mut moved) = (0, 0);
         s.allocate(1, &mut steps, &mut moved);
     }

@@ -15,9 +15,9 @@
 //! never touch (two adjacent spans are always merged into one), so each span is a maximal run of
 //! free ids; `count` is the sum of the sizes; every id is >= 2.
 
-use super::FreeSet;
+use super::{runs_of, FreeSet};
 use crashlab_format::pageset::PageSet;
-use crashlab_format::types::PageId;
+use crashlab_format::types::{PageId, PageSpan};
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Clone, Debug, Default)]
@@ -31,8 +31,8 @@ pub(super) struct HashmapFreeSet {
 impl FreeSet for HashmapFreeSet {
     fn init(&mut self, ids: &[PageId]) {
         *self = HashmapFreeSet::default();
-        for (start, size) in runs(ids) {
-            self.add_span(start, size);
+        for run in runs_of(ids) {
+            self.add_span(run.start, run.count);
         }
     }
 
@@ -40,6 +40,13 @@ impl FreeSet for HashmapFreeSet {
         *self = HashmapFreeSet::default();
         // A PageSet's runs are maximal, as this set's spans must be.
         for run in free.runs() {
+            self.add_span(run.start, run.count);
+        }
+    }
+
+    fn init_runs(&mut self, runs: &[PageSpan]) {
+        *self = HashmapFreeSet::default();
+        for run in runs {
             self.add_span(run.start, run.count);
         }
     }
@@ -62,37 +69,38 @@ impl FreeSet for HashmapFreeSet {
     }
 
     fn merge(&mut self, released: &[PageId], moved: &mut u64) {
-        for (start, size) in runs(released) {
+        for run in runs_of(released) {
             // One new span plus up to two neighbours absorbed: index entries touched.
             let before = self.by_start.len();
-            self.merge_run(start, size);
+            self.merge_run(run.start, run.count);
             *moved += 1 + (before + 1 - self.by_start.len()) as u64;
         }
     }
 
     fn contains(&self, id: PageId) -> bool {
-        match self.by_start.range(..=id).next_back() {
-            Some((start, size)) => id.0 < start.0 + size,
-            None => false,
+        self.first_within(PageSpan::new(id, 1)).is_some()
+    }
+
+    fn first_within(&self, span: PageSpan) -> Option<PageId> {
+        // The span holding `span.start` starts at or before it; otherwise the first span that
+        // starts inside.
+        if let Some((&start, &size)) = self.by_start.range(..=span.start).next_back() {
+            if span.start.0 < start.0 + size {
+                return Some(span.start);
+            }
         }
+        self.by_start
+            .range(span.start..span.end())
+            .next()
+            .map(|(&start, _)| start)
     }
 
     fn count(&self) -> u64 {
         self.count
     }
 
-    fn append_ids(&self, out: &mut Vec<PageId>) {
-        for (&start, &size) in &self.by_start {
-            out.extend((start.0..start.0 + size).map(PageId));
-        }
-    }
-
-    fn spans(&self) -> PageSet {
-        let mut set = PageSet::new();
-        for (&start, &size) in &self.by_start {
-            set.insert(start, start.plus(size));
-        }
-        set
+    fn append_runs(&self, out: &mut Vec<PageSpan>) {
+        out.extend(self.by_start.iter().map(|(&s, &n)| PageSpan::new(s, n)));
     }
 }
 
@@ -149,22 +157,6 @@ impl HashmapFreeSet {
         }
         self.count -= size;
     }
-}
-
-/// Group strictly ascending ids into maximal runs `(first, length)`.
-fn runs(ids: &[PageId]) -> Vec<(PageId, u64)> {
-    let mut out: Vec<(PageId, u64)> = Vec::new();
-    for &id in ids {
-        match out.last_mut() {
-            Some((first, len)) if first.0 + *len == id.0 => *len += 1,
-            Some((first, len)) => {
-                assert!(id.0 > first.0 + *len, "ids not strictly ascending at {id}");
-                out.push((id, 1));
-            }
-            None => out.push((id, 1)),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -47,35 +47,69 @@ pub enum FreelistKind {
 pub struct FreelistCounters {
     /// Calls to [`Freelist::allocate`], including those that return `None`.
     pub allocate_calls: u64,
-    /// Ids (array) or size buckets (hashmap) examined by those calls.
+    /// Runs (array) or size buckets (hashmap) examined by those calls.
     pub allocate_scan_steps: u64,
-    /// Ids (array) or span index entries (hashmap) moved to keep the free set ordered when
-    /// pages are allocated from it or released into it: the work a scan-step count misses.
+    /// Run entries (array: changed in place or shifted in its vector) or span index entries
+    /// (hashmap) touched to keep the free set ordered when pages are allocated from it or
+    /// released into it: the work a scan-step count misses.
     pub ids_moved: u64,
 }
 
-/// The set of free pages, whatever its representation.
+/// The set of free pages, whatever its representation. Both keep maximal runs, so their memory
+/// and work follow how fragmented the set is, never how many pages it holds.
 trait FreeSet {
     /// Replace the set with `ids` (strictly ascending, each >= 2).
     fn init(&mut self, ids: &[PageId]);
     /// Replace the set with the pages of `free` (each >= 2).
     fn init_spans(&mut self, free: &PageSet);
+    /// Replace the set with `runs` (ascending, disjoint, maximal, each page >= 2).
+    fn init_runs(&mut self, runs: &[PageSpan]);
     /// Remove and return the first page of `n >= 1` consecutive free pages.
     fn allocate(&mut self, n: u64, scan_steps: &mut u64, moved: &mut u64) -> Option<PageId>;
     /// Add `ids` (strictly ascending, none already in the set).
     fn merge(&mut self, ids: &[PageId], moved: &mut u64);
     fn contains(&self, id: PageId) -> bool;
+    /// The lowest page of `span` in the set.
+    fn first_within(&self, span: PageSpan) -> Option<PageId>;
     fn count(&self) -> u64;
-    /// Append all ids, ascending, to `out`.
-    fn append_ids(&self, out: &mut Vec<PageId>);
-    /// All ids, ascending.
-    fn ids(&self) -> Vec<PageId> {
-        let mut out = Vec::with_capacity(self.count() as usize);
-        self.append_ids(&mut out);
+    /// Append the maximal runs, ascending, to `out`.
+    fn append_runs(&self, out: &mut Vec<PageSpan>);
+    /// The maximal runs, ascending.
+    fn runs(&self) -> Vec<PageSpan> {
+        let mut out = Vec::new();
+        self.append_runs(&mut out);
         out
     }
-    /// The set as runs.
-    fn spans(&self) -> PageSet;
+    /// All ids, ascending (for tests and verify: one entry per page).
+    fn ids(&self) -> Vec<PageId> {
+        let mut out = Vec::with_capacity(self.count() as usize);
+        out.extend(self.runs().into_iter().flat_map(PageSpan::ids));
+        out
+    }
+    /// The set as a [`PageSet`].
+    fn spans(&self) -> PageSet {
+        let mut set = PageSet::new();
+        for run in self.runs() {
+            set.insert(run.start, run.end());
+        }
+        set
+    }
+}
+
+/// Group strictly ascending ids into maximal runs.
+fn runs_of(ids: &[PageId]) -> Vec<PageSpan> {
+    let mut out: Vec<PageSpan> = Vec::new();
+    for &id in ids {
+        match out.last_mut() {
+            Some(run) if run.end() == id => run.count += 1,
+            Some(run) => {
+                assert!(id > run.end(), "ids not strictly ascending at {id}");
+                out.push(PageSpan::new(id, 1));
+            }
+            None => out.push(PageSpan::new(id, 1)),
+        }
+    }
+    out
 }
 
 #[derive(Clone, Debug)]
@@ -151,14 +185,36 @@ impl Freelist {
         self.free.get_mut().init(free_ids);
     }
 
+    /// [`Freelist::init`] from ascending, disjoint, maximal runs (a decoded freelist page).
+    pub fn init_runs(&mut self, runs: &[PageSpan]) {
+        assert!(
+            runs.windows(2).all(|w| w[0].end() < w[1].start),
+            "free runs must be ascending, disjoint and maximal"
+        );
+        if let Some(first) = runs.first() {
+            assert!(
+                first.start.0 >= 2,
+                "meta page {} cannot be free",
+                first.start
+            );
+        }
+        debug_assert!(
+            runs.iter()
+                .all(|r| self.pending_index.range(r.start..r.end()).next().is_none()),
+            "a pending page cannot be initialised as free"
+        );
+        self.free.get_mut().init_runs(runs);
+    }
+
     pub fn kind(&self) -> FreelistKind {
         self.kind
     }
 
     /// Replace the free set with the pages of `free` (every page >= 2, none pending), as open's
-    /// rebuild finds them: the hashmap set keeps them as spans, whatever their number; the array
-    /// set holds one id per page by design and refuses past [`MAX_FREE_IDS`] with
-    /// [`Error::TooManyFreeIds`], before allocating.
+    /// rebuild finds them. Both sets keep runs, whatever the number of pages; the array kind
+    /// still refuses past [`MAX_FREE_IDS`] with [`Error::TooManyFreeIds`], before allocating: it
+    /// is bbolt's kind, whose files carry one id per free page, and the limit stays its contract
+    /// (regressions 008 and 011), now that its memory follows runs.
     pub fn init_spans(&mut self, free: &PageSet) -> Result<()> {
         if let Some(first) = free.runs().next() {
             assert!(
@@ -248,16 +304,8 @@ impl Freelist {
     /// meta page or already free or pending. A corrupt tree that references a page twice
     /// reaches this, so it must not panic.
     pub fn try_free(&mut self, txid: TxId, span: PageSpan) -> Result<(), FreeRefusal> {
-        for id in span.ids() {
-            if id.0 < 2 {
-                return Err(FreeRefusal::MetaPage(id));
-            }
-            if self.free.get().contains(id) {
-                return Err(FreeRefusal::AlreadyFree(id));
-            }
-            if self.pending_index.contains(&id) {
-                return Err(FreeRefusal::AlreadyPending(id));
-            }
+        if let Some(page) = self.refusal_page(span) {
+            return Err(page);
         }
         let alloc_tx = self.allocs.remove(&span.start).unwrap_or(TxId(0));
         let list = self.pending.entry(txid).or_default();
@@ -266,6 +314,22 @@ impl Freelist {
             list.push(PendingPage { id, alloc_tx });
         }
         Ok(())
+    }
+
+    /// Why freeing `span` is refused, naming its lowest page that is a meta page, free or
+    /// pending; by span, not by page (a freelist page run is a thousand pages).
+    fn refusal_page(&self, span: PageSpan) -> Option<FreeRefusal> {
+        if span.start.0 < 2 {
+            return Some(FreeRefusal::MetaPage(span.start));
+        }
+        let free = self.free.get().first_within(span);
+        let pending = self.pending_index.range(span.start..span.end()).next();
+        match (free, pending) {
+            (Some(f), Some(&p)) if p < f => Some(FreeRefusal::AlreadyPending(p)),
+            (Some(f), _) => Some(FreeRefusal::AlreadyFree(f)),
+            (None, Some(&p)) => Some(FreeRefusal::AlreadyPending(p)),
+            (None, None) => None,
+        }
     }
 
     /// Called when a write tx begins, with the txids of open readers (ascending, duplicates
@@ -347,15 +411,43 @@ impl Freelist {
         self.pending_index.iter().copied().collect()
     }
 
-    /// Free and pending ids, ascending: what a freelist page stores.
+    /// Free and pending ids, ascending: what a freelist page stores, one entry per page (the
+    /// commit encodes [`Freelist::all_runs`] instead).
+    #[cfg_attr(
+        not(any(test, feature = "internals")),
+        expect(dead_code, reason = "driven only by the freelist model test")
+    )]
     pub fn all_ids(&self) -> Vec<PageId> {
-        // One exact allocation: a free set may be as large as `MAX_FREE_IDS`, and growing the
-        // vector would hold twice that while it copies.
-        let mut all = Vec::with_capacity((self.free_count() + self.pending_count()) as usize);
-        self.free.get().append_ids(&mut all);
-        all.extend(self.pending_index.iter().copied());
-        // Two ascending runs: the stable sort detects runs and merges them in linear time.
-        all.sort();
+        self.all_runs()
+            .into_iter()
+            .flat_map(PageSpan::ids)
+            .collect()
+    }
+
+    /// Free and pending pages as ascending, disjoint runs (two runs may touch): what a freelist
+    /// page stores, in memory that follows the free set's runs and the pending pages.
+    pub fn all_runs(&self) -> Vec<PageSpan> {
+        let free = self.free.get().runs();
+        let mut pending = Vec::new();
+        for &id in &self.pending_index {
+            match pending.last_mut() {
+                Some(run) if PageSpan::end(*run) == id => run.count += 1,
+                _ => pending.push(PageSpan::new(id, 1)),
+            }
+        }
+        let mut all = Vec::with_capacity(free.len() + pending.len());
+        let (mut f, mut p) = (free.into_iter().peekable(), pending.into_iter().peekable());
+        while let (Some(a), Some(b)) = (f.peek(), p.peek()) {
+            let next = if a.start < b.start {
+                f.next()
+            } else {
+                p.next()
+            };
+            all.extend(next);
+        }
+        all.extend(f);
+        all.extend(p);
+        debug_assert!(all.windows(2).all(|w| w[0].end() <= w[1].start));
         all
     }
 
