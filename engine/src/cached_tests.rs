@@ -60,9 +60,11 @@ proptest! {
         let stored = keys.iter().cloned();
         let made = probes.iter().map(|(cut, tail)| with_head(&head[..(*cut).min(head.len())], tail));
         for probe in stored.chain(made) {
+            let found = keys.binary_search(&probe).ok();
+            prop_assert_eq!(cached.position(&probe), found, "position of {:?}", probe);
             for inclusive in [false, true] {
                 prop_assert_eq!(
-                    cached.rank_indexed(&probe, inclusive),
+                    cached.rank_indexed(&probe, inclusive).0,
                     rank_by_search(&n, &probe, inclusive),
                     "probe {:?} inclusive {}", probe, inclusive
                 );
@@ -73,6 +75,7 @@ proptest! {
 
 #[test]
 fn keys_that_tie_in_their_word_are_told_apart() {
+    // (`rank` also checks itself against a plain search in debug builds.)
     // Shared prefix "k", then words "aaaaaaaa" for the first two (which differ after them).
     let keys = [
         b"kaaaaaaaab".to_vec(),
@@ -82,17 +85,29 @@ fn keys_that_tie_in_their_word_are_told_apart() {
     let cached = CachedNode::new(node(&keys, true));
     assert_eq!(cached.prefix_len, 1);
     assert_eq!(cached.words[0], cached.words[1]);
-    assert_eq!(cached.rank_indexed(b"kaaaaaaaac", false), 1);
-    assert_eq!(cached.rank_indexed(b"kaaaaaaaac", true), 2);
-    assert_eq!(cached.rank_indexed(b"kaaaaaaaa", false), 0);
-    assert_eq!(cached.rank_indexed(b"kaaaaaaaaz", false), 2);
-    assert_eq!(cached.rank_indexed(b"j", true), 0);
-    assert_eq!(cached.rank_indexed(b"l", false), 3);
+    assert_eq!(cached.rank(b"kaaaaaaaac", false), 1);
+    assert_eq!(cached.rank(b"kaaaaaaaac", true), 2);
+    assert_eq!(cached.rank(b"kaaaaaaaa", false), 0);
+    assert_eq!(cached.rank(b"kaaaaaaaaz", false), 2);
+    assert_eq!(cached.rank(b"j", true), 0);
+    assert_eq!(cached.rank(b"l", false), 3);
 }
 
 #[test]
 fn an_empty_node_ranks_everything_zero() {
     let cached = CachedNode::new(node(&[], true));
-    assert_eq!(cached.rank_indexed(b"a", true), 0);
-    assert_eq!(cached.rank_indexed(b"", false), 0);
+    assert_eq!(cached.rank(b"a", true), 0);
+    assert_eq!(cached.rank(b"", false), 0);
+}
+
+#[test]
+fn a_probe_without_the_prefix_is_not_found_by_its_word() {
+    // Prefix "ab"; "aa" ranks first with the same (empty) word and length as "ab".
+    let keys = [b"ab".to_vec(), b"abc".to_vec()];
+    let cached = CachedNode::new(node(&keys, true));
+    assert!(cached.exact);
+    assert_eq!(cached.position(b"aa"), None);
+    assert_eq!(cached.position(b"ab"), Some(0));
+    assert_eq!(cached.position(b"abc"), Some(1));
+    assert_eq!(cached.position(b"abd"), None);
 }

@@ -82,12 +82,13 @@ impl NodeRef<'_> {
 
     /// The index of `key` in this leaf, if it is there.
     pub fn position(&self, key: &[u8]) -> Option<usize> {
-        let i = self.rank(key, false);
-        let at = match &self.body {
-            Body::Leaf(items) => items.get(i).map(|it| it.key.as_slice()),
-            Body::Branch(items) => items.get(i).map(|it| it.key.as_slice()),
-        };
-        (at == Some(key)).then_some(i)
+        match self {
+            NodeRef::Borrowed(n) => match &n.body {
+                Body::Leaf(items) => items.binary_search_by(|it| it.key.as_slice().cmp(key)).ok(),
+                Body::Branch(_) => panic!("position() on a branch"),
+            },
+            NodeRef::Shared(n) => n.position(key),
+        }
     }
 }
 
