@@ -29,9 +29,9 @@ use std::ops::Deref;
 /// more words tie (a correct, slower search).
 const PREFIX_MAX: usize = 24;
 
-/// A cached node and its key index. The index's fields come first and fill 48 bytes, so that
-/// with the `Arc`'s two counts (which every reader touches anyway) they fit in one cache line
-/// (both when the allocation starts on a line; `repr(C)` keeps the order).
+/// A cached node and its key index. The index's fields come first (`repr(C)` keeps the order)
+/// and fill 48 bytes, so that with the `Arc`'s two counts, which every reader touches anyway,
+/// they fit in one 64-byte cache line when the allocation starts on one.
 #[derive(Debug)]
 #[repr(C)]
 pub struct CachedNode {
