@@ -10,6 +10,7 @@
 //! sequence, and the sub-buckets opened in this transaction. Sub-bucket edits reach the parent
 //! only at commit, when each dirty child is written and its new header put into the parent.
 
+use crate::cached::CachedNode;
 use crate::cursor::Cursor;
 use crate::entry::{CursorItem, Value};
 use crate::error::{Corruption, Error, Result};
@@ -22,6 +23,7 @@ use crashlab_format::page::LEAF_FLAG_BUCKET;
 use crashlab_format::types::{PageId, PageSpan};
 use std::collections::BTreeMap;
 use std::ops::{RangeBounds, RangeFull};
+use std::sync::Arc;
 
 fn check_key(key: &[u8]) -> Result<()> {
     if key.is_empty() {
@@ -65,7 +67,9 @@ impl<'a> Bucket<'a> {
     pub(crate) fn from_header(rd: Reader<'a>, h: Header) -> Result<Bucket<'a>> {
         let root = match h.root {
             BucketRoot::Page(id) => NodeRef::Shared(rd.node(id, h.from)?),
-            BucketRoot::Inline(n) => NodeRef::Shared(n),
+            BucketRoot::Inline(n) => {
+                NodeRef::Shared(Arc::new(CachedNode::new(Arc::unwrap_or_clone(n))))
+            }
         };
         Ok(Bucket::new(rd, root, h.sequence))
     }

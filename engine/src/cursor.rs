@@ -9,7 +9,7 @@
 
 use crate::entry::Entry;
 use crate::error::{Corruption, Error, Result};
-use crate::tree::{child_index, NodeRef, Reader};
+use crate::tree::{NodeRef, Reader};
 use crashlab_format::limits::MAX_TREE_DEPTH;
 use crashlab_format::node::Body;
 use std::cmp::Ordering;
@@ -63,7 +63,7 @@ impl<'a> Cursor<'a> {
         loop {
             match &node.body {
                 Body::Branch(items) => {
-                    let i = child_index(items, key);
+                    let i = node.child_index(key);
                     let child = if items.is_empty() {
                         None
                     } else {
@@ -75,8 +75,8 @@ impl<'a> Cursor<'a> {
                         None => return self.settle_forward(),
                     }
                 }
-                Body::Leaf(items) => {
-                    let i = items.partition_point(|it| it.key.as_slice() < key);
+                Body::Leaf(_) => {
+                    let i = node.rank(key, false);
                     self.push(node.clone(), i)?;
                     return self.settle_forward();
                 }

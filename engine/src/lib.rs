@@ -36,7 +36,7 @@
 //!
 //! Layers, lowest first (a layer never uses a higher one; `crashlab-format` is below them
 //! all): `presize`, `arena`, `error`, `counters`, `batch/write_batch`, `options`, `storage`, `freelist`,
-//! `pager`, `tree`, `spill`, `entry`, `cursor`, `iter`, `bucket`, `shared`, `tx`, `commit`,
+//! `cached`, `pager`, `tree`, `spill`, `entry`, `cursor`, `iter`, `bucket`, `shared`, `tx`, `commit`,
 //! `rebuild`, `db`, `batch/call`, `batch/apply`, `check`. `FORMAT.md` next to this crate
 //! describes the bytes and the commit protocol.
 #![forbid(unsafe_code)]
@@ -44,6 +44,7 @@
 mod arena;
 pub mod batch;
 mod bucket;
+mod cached;
 mod check;
 mod commit;
 mod counters;

@@ -4,12 +4,14 @@
 //! The cache is keyed by page id. It never serves stale bytes because of copy-on-write: a page's
 //! contents change only when it is reallocated, which needs it to have been freed and released,
 //! which happens only after no open transaction can reach it; the committing writer then
-//! replaces the entry. Eviction is first-in first-out, which is deterministic.
+//! replaces the entry. Eviction is first-in first-out, which is deterministic. Each entry
+//! carries a key index (`cached.rs`) built once, when the node enters the cache.
 //!
 //! The writer takes a cached node out of the cache instead of copying it when nobody else holds
 //! it ([`Pager::node_for_update`]): its commit frees that page and caches the new version, so
 //! the entry could only go stale, and moving the node saves copying every key and value.
 
+use crate::cached::CachedNode;
 use crate::error::Result;
 use crashlab_format::node::Node;
 use crashlab_format::page::{PageHeader, PageKind};
@@ -47,7 +49,7 @@ type PageMap<V> = HashMap<PageId, V, BuildHasherDefault<PageIdHasher>>;
 #[derive(Default)]
 struct Cache {
     /// Each entry with the insertion number it was queued under in `order`.
-    map: PageMap<(u64, Arc<Node>)>,
+    map: PageMap<(u64, Arc<CachedNode>)>,
     /// Insertion order for eviction. An entry whose number no longer matches the map's (the
     /// node was taken, or the id cached again since) is stale and skipped.
     order: VecDeque<(PageId, u64)>,
@@ -119,7 +121,7 @@ impl Pager {
     /// The decoded branch or leaf node at `id`, as seen by a snapshot whose high-water mark is
     /// `high_water`. `from` is the page the reference to `id` was read from (a branch, the leaf
     /// holding a bucket header, or a meta page): a reference outside the file is its damage.
-    pub fn node(&self, id: PageId, high_water: PageId, from: PageId) -> Result<Arc<Node>> {
+    pub fn node(&self, id: PageId, high_water: PageId, from: PageId) -> Result<Arc<CachedNode>> {
         read::check_reference(id, high_water, from)?;
         {
             let mut c = self.lock();
@@ -128,8 +130,8 @@ impl Pager {
                 return Ok(n);
             }
         }
-        let node = Arc::new(self.reader.node(id, high_water, from)?);
-        self.insert(id, node.clone());
+        let node = Arc::new(CachedNode::new(self.reader.node(id, high_water, from)?));
+        self.insert_cached(id, node.clone());
         Ok(node)
     }
 
@@ -148,7 +150,7 @@ impl Pager {
             }
         }
         // Under the lock nobody could clone it out of the map; outside, nobody can reach it.
-        Ok(Arc::try_unwrap(shared).unwrap_or_else(|n| Node::clone(&n)))
+        Ok(Arc::try_unwrap(shared).map_or_else(|n| Node::clone(&n), CachedNode::into_node))
     }
 
     /// Read page `id` and its overflow pages, checked (see `crashlab_format::read`).
@@ -173,8 +175,17 @@ impl Pager {
         Some(PageSpan::new(id, end - id.0))
     }
 
-    /// Publish a node the writer just wrote at `id` (replacing whatever was cached there).
+    /// Publish a node the writer just wrote at `id` (replacing whatever was cached there). The
+    /// writer holds the only reference, so the node moves into the cache without a copy.
     pub fn insert(&self, id: PageId, node: Arc<Node>) {
+        if self.capacity == 0 {
+            return;
+        }
+        let node = CachedNode::new(Arc::unwrap_or_clone(node));
+        self.insert_cached(id, Arc::new(node));
+    }
+
+    fn insert_cached(&self, id: PageId, node: Arc<CachedNode>) {
         if self.capacity == 0 {
             return;
         }

@@ -20,7 +20,10 @@ use std::sync::{Mutex, MutexGuard};
 
 pub(crate) struct Published {
     pub meta: Meta,
-    /// Open readers by the txid of their snapshot, with how many share it.
+    /// Open readers by the txid of their snapshot, with how many share it. An entry whose
+    /// count fell to zero stays until the next write transaction prunes it, so that beginning
+    /// and ending a read of the same snapshot allocates nothing (removing a map's last entry
+    /// frees its node, and the next reader would allocate it again).
     pub readers: BTreeMap<TxId, usize>,
 }
 
@@ -81,11 +84,8 @@ impl Shared {
     pub fn end_read(&self, txid: TxId) {
         let mut p = lock(&self.published);
         match p.readers.get_mut(&txid) {
-            Some(n) if *n > 1 => *n -= 1,
-            Some(_) => {
-                p.readers.remove(&txid);
-            }
-            None => debug_assert!(false, "reader {txid} ended twice"),
+            Some(n) if *n > 0 => *n -= 1,
+            _ => debug_assert!(false, "reader {txid} ended twice"),
         }
     }
 
@@ -101,7 +101,8 @@ impl Shared {
             return Err(Error::Latched(reason.clone()));
         }
         let (meta, readers) = {
-            let p = lock(&self.published);
+            let mut p = lock(&self.published);
+            p.readers.retain(|_, n| *n > 0);
             (p.meta, p.readers.keys().copied().collect::<Vec<_>>())
         };
         // Refused before anything changes: a wrapped txid would overwrite the meta in use.

@@ -14,6 +14,7 @@
 //! belong with, and a merge would build an out-of-order node), and spill checks every node it
 //! writes again — in order, inside its range, encodable — before a byte of it is written.
 
+use crate::cached::{self, CachedNode};
 use crate::error::{Corruption, Error, RangeEdge, Result};
 use crate::pager::Pager;
 use crashlab_format::limits::MAX_TREE_DEPTH;
@@ -36,7 +37,7 @@ pub struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     /// The node at `id`, referenced from page `from`.
-    pub fn node(&self, id: PageId, from: PageId) -> Result<Arc<Node>> {
+    pub fn node(&self, id: PageId, from: PageId) -> Result<Arc<CachedNode>> {
         self.pager.node(id, self.high_water, from)
     }
 
@@ -46,11 +47,12 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// A node a reader is looking at: owned by the write transaction, or shared from the cache.
+/// A node a reader is looking at: owned by the write transaction, or shared from the cache
+/// (with its key index).
 #[derive(Clone)]
 pub enum NodeRef<'a> {
     Borrowed(&'a Node),
-    Shared(Arc<Node>),
+    Shared(Arc<CachedNode>),
 }
 
 impl Deref for NodeRef<'_> {
@@ -59,6 +61,33 @@ impl Deref for NodeRef<'_> {
         match self {
             NodeRef::Borrowed(n) => n,
             NodeRef::Shared(n) => n,
+        }
+    }
+}
+
+impl NodeRef<'_> {
+    /// How many keys are below `key` (`inclusive`: at or below it), through the cached node's
+    /// key index when it has one.
+    pub fn rank(&self, key: &[u8], inclusive: bool) -> usize {
+        match self {
+            NodeRef::Borrowed(n) => cached::rank_by_search(n, key, inclusive),
+            NodeRef::Shared(n) => n.rank(key, inclusive),
+        }
+    }
+
+    /// Index of the child of this branch whose subtree may hold `key` (see [`child_index`]).
+    pub fn child_index(&self, key: &[u8]) -> usize {
+        self.rank(key, true).saturating_sub(1)
+    }
+
+    /// The index of `key` in this leaf, if it is there.
+    pub fn position(&self, key: &[u8]) -> Option<usize> {
+        match self {
+            NodeRef::Borrowed(n) => match &n.body {
+                Body::Leaf(items) => items.binary_search_by(|it| it.key.as_slice().cmp(key)).ok(),
+                Body::Branch(_) => panic!("position() on a branch"),
+            },
+            NodeRef::Shared(n) => n.position(key),
         }
     }
 }
@@ -206,12 +235,13 @@ pub fn find<'a>(
                 if items.is_empty() {
                     return Err(empty_branch(rd.page_of(&node)));
                 }
-                let i = child_index(items, key);
+                let i = node.child_index(key);
+                debug_assert_eq!(i, child_index(items, key));
                 node = node.child(i, rd)?;
             }
-            Body::Leaf(items) => {
-                let found = items.binary_search_by(|it| it.key.as_slice().cmp(key));
-                return Ok(found.ok().map(|i| (node, i)));
+            Body::Leaf(_) => {
+                let found = node.position(key);
+                return Ok(found.map(|i| (node, i)));
             }
         }
     }

@@ -1,0 +1,196 @@
+//! A node as the page cache holds it: the decoded [`Node`] and a key index that lets a reader
+//! find a key while touching a few cache lines instead of one item and one key allocation per
+//! probe of a binary search.
+//!
+//! Profiling a Get (cachegrind's cache simulation, `docs/performance.md` "Reads") showed
+//! that most of its time went to data-cache misses in the binary searches: each probe loaded an
+//! item (its key's pointer and length) and then the key's own heap allocation, two misses per
+//! probe. The index keeps, for every key, the 8 bytes after the prefix all of the node's keys
+//! share, as one big-endian `u64`, in one contiguous array: a probe is one load from an array
+//! of `8 × count` bytes, and a full key is compared only among keys whose 8 bytes tie.
+//!
+//! Why the comparison is sound: keys are compared as byte strings, a shorter key padded with
+//! zero bytes. Let `w(k)` be bytes `L..L + 8` of `k` (zero-padded) for the shared prefix length
+//! `L`. If `w(a) < w(b)` then `a < b`: at the first byte where the padded words differ, `a`'s
+//! is smaller, so either `a` has the smaller real byte there or `a` has ended there (and is then
+//! a proper prefix of `b`, hence smaller); `b` cannot have ended there, since its padding byte
+//! (0) would not be larger. So words order keys except where they tie, and ties are settled by
+//! comparing the keys themselves.
+//!
+//! Invariants: `words.len()` is the node's item count, `words` ascends (non-strictly), and every
+//! key of the node starts with `prefix[..prefix_len]`. The node is immutable while cached (a
+//! writer takes it out of the cache before it edits it), so the index never goes stale.
+
+use crashlab_format::node::{Body, Node};
+use std::cmp::Ordering;
+use std::ops::Deref;
+
+/// Longest shared prefix the index keeps: beyond it, keys still share bytes, which only makes
+/// more words tie (a correct, slower search).
+const PREFIX_MAX: usize = 24;
+
+/// A cached node and its key index. The index's fields come first (`repr(C)` keeps the order)
+/// and fill 48 bytes, so that with the `Arc`'s two counts, which every reader touches anyway,
+/// they fit in one 64-byte cache line when the allocation starts on one.
+#[derive(Debug)]
+#[repr(C)]
+pub struct CachedNode {
+    /// Bytes `prefix_len..prefix_len + 8` of each key, zero-padded, big-endian.
+    words: Box<[u64]>,
+    prefix_len: u32,
+    /// Every key is at most `prefix_len + 8` bytes long, so a key equals a probe exactly when
+    /// its word and length do (and the probe has the prefix).
+    exact: bool,
+    /// The bytes every key of the node starts with (only the first `prefix_len` count).
+    prefix: [u8; PREFIX_MAX],
+    node: Node,
+}
+
+impl Deref for CachedNode {
+    type Target = Node;
+    fn deref(&self) -> &Node {
+        &self.node
+    }
+}
+
+impl CachedNode {
+    /// Index `node`, whose keys ascend strictly (decoding and encoding check that).
+    pub fn new(node: Node) -> CachedNode {
+        let prefix_len = shared_prefix(&node).min(PREFIX_MAX);
+        let mut prefix = [0u8; PREFIX_MAX];
+        if let Some(first) = node.first_key() {
+            prefix[..prefix_len].copy_from_slice(&first[..prefix_len]);
+        }
+        let words = keys(&node).map(|k| word(k, prefix_len)).collect();
+        let exact = keys(&node).all(|k| k.len() <= prefix_len + 8);
+        let cached = CachedNode {
+            words,
+            // At most PREFIX_MAX.
+            prefix_len: prefix_len as u32,
+            exact,
+            prefix,
+            node,
+        };
+        debug_assert_eq!(cached.words.len(), cached.node.len());
+        debug_assert!(cached.words.windows(2).all(|w| w[0] <= w[1]));
+        cached
+    }
+
+    /// The node, for a writer that takes it out of the cache.
+    pub fn into_node(self) -> Node {
+        self.node
+    }
+
+    /// How many keys are below `key` (`inclusive`: at or below it): the index of the first key
+    /// above it, as `partition_point` on the keys would give.
+    pub fn rank(&self, key: &[u8], inclusive: bool) -> usize {
+        let found = self.rank_indexed(key, inclusive).0;
+        debug_assert_eq!(found, rank_by_search(&self.node, key, inclusive));
+        found
+    }
+
+    /// The index of `key` among the node's keys, if it is one of them.
+    pub fn position(&self, key: &[u8]) -> Option<usize> {
+        let (i, has_prefix) = self.rank_indexed(key, false);
+        debug_assert_eq!(i, rank_by_search(&self.node, key, false));
+        let stored = key_at(&self.node, i)?;
+        // With every key inside its word, the rank's prefix and word comparisons decided all
+        // but the length (`a` and `a\0` share a word); otherwise compare the bytes.
+        let equal = if self.exact {
+            has_prefix && self.words[i] == word(key, self.prefix()) && stored.len() == key.len()
+        } else {
+            stored == key
+        };
+        debug_assert_eq!(equal, stored == key);
+        equal.then_some(i)
+    }
+
+    fn prefix(&self) -> usize {
+        self.prefix_len as usize
+    }
+
+    /// The rank, and whether `key` starts with the shared prefix.
+    fn rank_indexed(&self, key: &[u8], inclusive: bool) -> (usize, bool) {
+        let n = self.words.len();
+        let len = self.prefix();
+        let head = &key[..key.len().min(len)];
+        match head.cmp(&self.prefix[..head.len()]) {
+            Ordering::Less => return (0, false),
+            Ordering::Greater => return (n, false),
+            // A key shorter than the shared prefix is a proper prefix of every key.
+            Ordering::Equal if key.len() < len => return (0, false),
+            Ordering::Equal => {}
+        }
+        let w = word(key, len);
+        let lo = self.words.partition_point(|&x| x < w);
+        let hi = lo + self.words[lo..].partition_point(|&x| x == w);
+        // Keys whose words tie with the key's are settled by comparing the keys.
+        let tied = match &self.node.body {
+            Body::Leaf(items) => items[lo..hi].partition_point(|it| below(&it.key, key, inclusive)),
+            Body::Branch(items) => {
+                items[lo..hi].partition_point(|it| below(&it.key, key, inclusive))
+            }
+        };
+        (lo + tied, true)
+    }
+}
+
+/// Whether `k` is below `key` (or equal to it, when `inclusive`).
+fn below(k: &[u8], key: &[u8], inclusive: bool) -> bool {
+    if inclusive {
+        k <= key
+    } else {
+        k < key
+    }
+}
+
+/// The rank by a plain binary search over the keys (the index's reference).
+pub fn rank_by_search(node: &Node, key: &[u8], inclusive: bool) -> usize {
+    match &node.body {
+        Body::Leaf(items) => items.partition_point(|it| below(&it.key, key, inclusive)),
+        Body::Branch(items) => items.partition_point(|it| below(&it.key, key, inclusive)),
+    }
+}
+
+/// Key `i` of `node`, if it has that many.
+fn key_at(node: &Node, i: usize) -> Option<&[u8]> {
+    match &node.body {
+        Body::Leaf(items) => items.get(i).map(|it| it.key.as_slice()),
+        Body::Branch(items) => items.get(i).map(|it| it.key.as_slice()),
+    }
+}
+
+fn keys(node: &Node) -> impl Iterator<Item = &[u8]> {
+    let (leaf, branch) = match &node.body {
+        Body::Leaf(items) => (Some(items.iter().map(|i| i.key.as_slice())), None),
+        Body::Branch(items) => (None, Some(items.iter().map(|i| i.key.as_slice()))),
+    };
+    leaf.into_iter()
+        .flatten()
+        .chain(branch.into_iter().flatten())
+}
+
+/// The length of the prefix every key shares: that of the first and last key, since keys
+/// ascend.
+fn shared_prefix(node: &Node) -> usize {
+    let mut all = keys(node);
+    let (Some(first), Some(last)) = (all.next(), all.last()) else {
+        return 0;
+    };
+    first.iter().zip(last).take_while(|(a, b)| a == b).count()
+}
+
+/// Bytes `at..at + 8` of `key`, zero-padded, as a big-endian number.
+fn word(key: &[u8], at: usize) -> u64 {
+    let tail = key.get(at..).unwrap_or_default();
+    if let Some(full) = tail.first_chunk::<8>() {
+        return u64::from_be_bytes(*full);
+    }
+    // Fewer than 8 bytes: shift them in, so that no call to `memcpy` is made for a few bytes.
+    let padded = tail.iter().fold(0u64, |w, &b| (w << 8) | u64::from(b));
+    padded.checked_shl(8 * (8 - tail.len() as u32)).unwrap_or(0)
+}
+
+#[cfg(test)]
+#[path = "cached_tests.rs"]
+mod tests;
