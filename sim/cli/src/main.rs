@@ -28,6 +28,13 @@ use crashlab_sim::control::Control;
 use crashlab_sim::profile::Profile;
 use crashlab_sim::sweep::SweepControl;
 use std::path::PathBuf;
+
+/// mimalloc, not the system's malloc: a run allocates and frees many small buffers (models,
+/// sector copies, decoded nodes), and its thread-local free lists cost a sweep far less than
+/// glibc's malloc did, most of all with `--jobs` above 1 (docs/scale.md, Throughput). The
+/// allocator changes no result: nothing the simulator decides depends on an address.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 
 /// crashlab: does a storage-engine change lose or corrupt data when disks misbehave and the
