@@ -566,13 +566,16 @@ mod tests {
                 match rng.below(10) {
                     0..=4 => {
                         let offset = rng.below(d.len + 1024);
-                        let data: Vec<u8> = (0..rng.range(1, 700)).map(|_| rng.below(256) as u8).collect();
+                        let data: Vec<u8> = (0..rng.range(1, 700))
+                            .map(|_| rng.below(256) as u8)
+                            .collect();
                         d.grow(d.len.max(offset + data.len() as u64));
                         d.write(offset, &data);
                     }
                     5 => d.truncate(rng.below(d.len + 1)),
                     6 | 7 => {
-                        let (few, durable) = (d.pending.len() * 8 < d.durable.len(), d.durable.len());
+                        let (few, durable) =
+                            (d.pending.len() * 8 < d.durable.len(), d.durable.len());
                         let mut want = d.durable.clone();
                         if let Some(h) = d.hidden_from {
                             drop(want.split_off(&h));
@@ -600,7 +603,11 @@ mod tests {
                     let n = rng.range(1, (d.len - offset).min(5000) + 1) as usize;
                     let mut got = vec![0u8; n];
                     let never = d.read(offset, &mut got);
-                    assert_eq!(got, read_by_sector(&d, offset, n), "seed {seed} read {offset}+{n}");
+                    assert_eq!(
+                        got,
+                        read_by_sector(&d, offset, n),
+                        "seed {seed} read {offset}+{n}"
+                    );
                     let unwritten = d
                         .range_sectors(offset, n as u64)
                         .filter(|&s| d.visible(s).is_none())
