@@ -243,8 +243,8 @@ impl fmt::Display for Name {
                     out[0] = DIGITS[usize::from(b >> 4)];
                     out[1] = DIGITS[usize::from(b & 0xf)];
                 }
-                let text = std::str::from_utf8(&text[..2 * chunk.len()])
-                    .expect("hex digits are ASCII");
+                let text =
+                    std::str::from_utf8(&text[..2 * chunk.len()]).expect("hex digits are ASCII");
                 f.write_str(text)?;
             }
             Ok(())
@@ -330,11 +330,7 @@ impl fmt::Display for Op {
                 len,
                 version,
             } => {
-                write!(
-                    f,
-                    "put {} {key} len={len} v={version}",
-                    PathText(path)
-                )
+                write!(f, "put {} {key} len={len} v={version}", PathText(path))
             }
             Op::Delete { path, key } => write!(f, "delete {} {key}", PathText(path)),
             Op::Get { path, key } => write!(f, "get {} {key}", PathText(path)),

@@ -174,5 +174,5 @@ fn names_and_paths_print_as_the_formatting_machinery_does() {
     assert_eq!(joined, "a/0x00ff/b.c");
     assert_eq!(path_to_string(&path), joined);
     assert_eq!(PathText(&path).to_string(), joined);
-    assert_eq!(path_to_string(&[]), "");
+    assert_eq!(path_to_string(&Vec::new()), "");
 }
