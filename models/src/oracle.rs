@@ -21,6 +21,7 @@
 //! captured when the reader began).
 
 use crate::kv::KvModel;
+use std::sync::Arc;
 
 /// How a commit ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,9 +53,12 @@ impl std::fmt::Display for Violation {
     }
 }
 
+/// The chain's states are shared (`Arc`), not copied: the driver hands the last acknowledged
+/// state to a new transaction, to every reader that begins and to the background tasks after
+/// every commit, and a copy of the whole model for each of those was most of a run's time.
 #[derive(Clone, Debug)]
 pub struct DurabilityOracle {
-    states: Vec<KvModel>,
+    states: Vec<Arc<KvModel>>,
     /// Index of the last state that must survive a power cut.
     durable: usize,
     /// Index of the last acknowledged state (durable or not).
@@ -66,7 +70,7 @@ pub struct DurabilityOracle {
 impl DurabilityOracle {
     pub fn new(initial: KvModel) -> DurabilityOracle {
         DurabilityOracle {
-            states: vec![initial],
+            states: vec![Arc::new(initial)],
             durable: 0,
             acknowledged: 0,
             running: false,
@@ -78,8 +82,20 @@ impl DurabilityOracle {
         &self.states[self.acknowledged]
     }
 
+    /// [`DurabilityOracle::current`], shared: a holder that must keep seeing it (a reader, a
+    /// transaction that has not written yet) clones the `Arc`, not the state.
+    pub fn current_shared(&self) -> &Arc<KvModel> {
+        &self.states[self.acknowledged]
+    }
+
     /// A commit's writes are starting; it will produce `state`. Returns its index.
     pub fn begin_commit(&mut self, state: KvModel) -> usize {
+        self.begin_commit_shared(Arc::new(state))
+    }
+
+    /// [`DurabilityOracle::begin_commit`] of a shared state (a transaction that wrote nothing
+    /// commits the state it began on, still shared with the chain).
+    pub fn begin_commit_shared(&mut self, state: Arc<KvModel>) -> usize {
         assert!(
             !self.running,
             "a commit starts only after the previous one ended"
@@ -146,7 +162,7 @@ impl DurabilityOracle {
     fn find(&self, observed: &KvModel, (lo, hi): (usize, usize)) -> Result<usize, Violation> {
         (lo..=hi)
             .rev()
-            .find(|&i| &self.states[i] == observed)
+            .find(|&i| *self.states[i] == *observed)
             .ok_or(Violation {
                 allowed: (lo, hi),
                 chain: self.states.len(),

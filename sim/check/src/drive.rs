@@ -26,6 +26,7 @@ use crashlab_sim::power::PowerSwitch;
 use crashlab_sim::thresholds::{bucket_count, Thresholds, MANY_BUCKETS};
 use crashlab_sim::verdict::{During, Stop, Verdict};
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// A failure of the recorded run itself.
 #[derive(Clone, Debug)]
@@ -116,9 +117,9 @@ impl<E: Engine> Hooks<E> for RecordHooks<'_> {
         lock(&self.log).context.readers.clear();
     }
 
-    fn session_started(&mut self, _db: &Rc<E>, _power: &PowerSwitch, _current: &KvModel) {}
+    fn session_started(&mut self, _db: &Rc<E>, _power: &PowerSwitch, _current: &Arc<KvModel>) {}
 
-    fn acknowledged(&mut self, current: &KvModel) {
+    fn acknowledged(&mut self, current: &Arc<KvModel>) {
         self.many_bucket_states += u64::from(bucket_count(current) >= MANY_BUCKETS);
     }
 }

@@ -43,6 +43,11 @@ pub fn shard(s: &str) -> Result<(u64, u64), String> {
     Ok((i, n))
 }
 
+/// `bench --seeds N` and `--check-seeds N`: 1 to `SWEEP_SEEDS_MAX` seeds.
+pub fn seed_count(s: &str) -> Result<u64, String> {
+    count(s, 1, SWEEP_SEEDS_MAX, "SWEEP_SEEDS_MAX")
+}
+
 /// `--shard-count N`: 1 to `SHARDS_MAX`.
 pub fn shard_count(s: &str) -> Result<u64, String> {
     count(s, 1, SHARDS_MAX, "SHARDS_MAX")

@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 mod args;
+mod bench_cmd;
 mod cases;
 mod check_cmd;
 mod engines;
@@ -28,6 +29,13 @@ use crashlab_sim::control::Control;
 use crashlab_sim::profile::Profile;
 use crashlab_sim::sweep::SweepControl;
 use std::path::PathBuf;
+
+/// mimalloc, not the system's malloc: a run allocates and frees many small buffers (models,
+/// sector copies, decoded nodes), and its thread-local free lists cost a sweep far less than
+/// glibc's malloc did, most of all with `--jobs` above 1 (docs/scale.md, Throughput). The
+/// allocator changes no result: nothing the simulator decides depends on an address.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 
 /// crashlab: does a storage-engine change lose or corrupt data when disks misbehave and the
@@ -156,6 +164,21 @@ enum Command {
     Check(check_cmd::CheckArgs),
     /// Merge the `explore --report` files of a sweep's shards into one report and summary.
     Merge(merge::MergeArgs),
+    /// The simulator's throughput: simulated ops/s of a sweep with full checking (seeds
+    /// 0..N, 300 ops, default profile) and crash states/s of the checker (seeds 0..M, 12 ops).
+    Bench {
+        /// Sweep seeds 0..N, 1 to 2^32 (SWEEP_SEEDS_MAX).
+        #[arg(long, default_value_t = 300, value_parser = args::seed_count)]
+        seeds: u64,
+        /// Check seeds 0..M, 1 to 2^32 (SWEEP_SEEDS_MAX).
+        #[arg(long, default_value_t = 20, value_parser = args::seed_count)]
+        check_seeds: u64,
+        /// The sweep's worker threads, 1 to 1024 (JOBS_MAX).
+        #[arg(long, default_value_t = 1, value_parser = args::jobs)]
+        jobs: usize,
+        #[arg(long, default_value = "crashlab", value_parser = engines::parse)]
+        engine: String,
+    },
 }
 
 /// A message about bad input, and exit code 2.
@@ -262,5 +285,18 @@ fn main() -> ExitCode {
         Command::Db { command } => crashlab_dbtool::run(&command),
         Command::Check(args) => check_cmd::run(args),
         Command::Merge(args) => merge::run(args),
+        Command::Bench {
+            seeds,
+            check_seeds,
+            jobs,
+            engine,
+        } => {
+            let bench = bench_cmd::Bench {
+                sweep_seeds: seeds,
+                check_seeds,
+                jobs,
+            };
+            engine_or_exit(&engine, bench)
+        }
     }
 }

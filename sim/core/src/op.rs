@@ -233,8 +233,21 @@ impl fmt::Display for Name {
         if self.plain() {
             f.write_str(&String::from_utf8_lossy(&self.0))
         } else {
+            // Two lowercase hex digits per byte, as `{b:02x}` writes them, without the
+            // formatting machinery per byte (every operation's trace line names its key).
+            const DIGITS: &[u8; 16] = b"0123456789abcdef";
             f.write_str("0x")?;
-            self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+            for chunk in self.0.chunks(32) {
+                let mut text = [0u8; 64];
+                for (out, &b) in text.chunks_mut(2).zip(chunk) {
+                    out[0] = DIGITS[usize::from(b >> 4)];
+                    out[1] = DIGITS[usize::from(b & 0xf)];
+                }
+                let text =
+                    std::str::from_utf8(&text[..2 * chunk.len()]).expect("hex digits are ASCII");
+                f.write_str(text)?;
+            }
+            Ok(())
         }
     }
 }
@@ -280,7 +293,23 @@ impl Op {
 }
 
 pub fn path_to_string(p: &Path) -> String {
-    p.iter().map(Name::to_string).collect::<Vec<_>>().join("/")
+    PathText(p).to_string()
+}
+
+/// A bucket path as text, names joined by `/` ([`path_to_string`]'s text), written straight
+/// into a formatter: the trace line of every operation names a path.
+pub struct PathText<'a>(pub &'a [Name]);
+
+impl fmt::Display for PathText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, name) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("/")?;
+            }
+            write!(f, "{name}")?;
+        }
+        Ok(())
+    }
 }
 
 /// A bucket path, top level first: at most [`PATH_DEPTH_MAX`] names.
@@ -293,27 +322,23 @@ pub fn parse_path(s: &str) -> Result<Path, String> {
 impl fmt::Display for Op {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Op::CreateBucket(p) => write!(f, "create {}", path_to_string(p)),
-            Op::DeleteBucket(p) => write!(f, "delete-bucket {}", path_to_string(p)),
+            Op::CreateBucket(p) => write!(f, "create {}", PathText(p)),
+            Op::DeleteBucket(p) => write!(f, "delete-bucket {}", PathText(p)),
             Op::Put {
                 path,
                 key,
                 len,
                 version,
             } => {
-                write!(
-                    f,
-                    "put {} {key} len={len} v={version}",
-                    path_to_string(path)
-                )
+                write!(f, "put {} {key} len={len} v={version}", PathText(path))
             }
-            Op::Delete { path, key } => write!(f, "delete {} {key}", path_to_string(path)),
-            Op::Get { path, key } => write!(f, "get {} {key}", path_to_string(path)),
-            Op::Scan { path } => write!(f, "scan {}", path_to_string(path)),
-            Op::Range { path, range } => write!(f, "range {}{range}", path_to_string(path)),
-            Op::NextSequence { path } => write!(f, "next-seq {}", path_to_string(path)),
+            Op::Delete { path, key } => write!(f, "delete {} {key}", PathText(path)),
+            Op::Get { path, key } => write!(f, "get {} {key}", PathText(path)),
+            Op::Scan { path } => write!(f, "scan {}", PathText(path)),
+            Op::Range { path, range } => write!(f, "range {}{range}", PathText(path)),
+            Op::NextSequence { path } => write!(f, "next-seq {}", PathText(path)),
             Op::SetSequence { path, value } => {
-                write!(f, "set-seq {} {value}", path_to_string(path))
+                write!(f, "set-seq {} {value}", PathText(path))
             }
             Op::Check => f.write_str("check"),
             Op::Commit => f.write_str("commit"),

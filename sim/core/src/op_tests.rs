@@ -148,3 +148,31 @@ fn values_depend_on_key_length_and_version() {
     assert_ne!(value_bytes(&k, 10, 1), value_bytes(&k, 10, 2));
     assert_eq!(value_bytes(&k, 10, 1), value_bytes(&k, 10, 1));
 }
+
+/// The hex of a name that is not plain, and a path's text, are what the formatting machinery
+/// wrote before they were written by hand: every trace hash and case file depends on them.
+#[test]
+fn names_and_paths_print_as_the_formatting_machinery_does() {
+    for len in [1usize, 2, 31, 32, 33, 64, 65, 200] {
+        let bytes: Vec<u8> = (0..len).map(|i| (i * 37 + len) as u8).collect();
+        let reference: String = std::iter::once("0x".to_string())
+            .chain(bytes.iter().map(|b| format!("{b:02x}")))
+            .collect();
+        let name = Name::new(bytes.clone());
+        assert!(!name.plain(), "length {len} is hex");
+        assert_eq!(name.to_string(), reference, "length {len}");
+    }
+    let every_byte = Name::new((0..=255u8).collect::<Vec<u8>>());
+    let reference: String = (0..=255u8).map(|b| format!("{b:02x}")).collect();
+    assert_eq!(every_byte.to_string(), format!("0x{reference}"));
+    let path = vec![Name::new("a"), Name::new(vec![0u8, 0xff]), Name::new("b.c")];
+    let joined = path
+        .iter()
+        .map(Name::to_string)
+        .collect::<Vec<_>>()
+        .join("/");
+    assert_eq!(joined, "a/0x00ff/b.c");
+    assert_eq!(path_to_string(&path), joined);
+    assert_eq!(PathText(&path).to_string(), joined);
+    assert_eq!(path_to_string(&Vec::new()), "");
+}

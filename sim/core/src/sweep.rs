@@ -3,9 +3,10 @@
 //! what they do with each seed's report (save a case, print a line, move a progress bar) is the
 //! callback's business.
 //!
-//! With `jobs > 1` the seeds run on that many worker threads (rayon), a batch at a time, and
-//! the callback still sees them one by one in seed order, on the calling thread: the summary,
-//! the callback's output and its order are the same for any number of jobs. Each run is its own
+//! With `jobs > 1` the seeds run on that many worker threads (rayon), at most a window of them
+//! ahead of the callback, which still sees them one by one in seed order, on the calling thread:
+//! the summary, the callback's output and its order are the same for any number of jobs. Each
+//! run is its own
 //! madsim runtime on the thread that runs it (madsim's context is per thread), seeded by the
 //! seed alone, so a seed's run is the same on any thread.
 
@@ -26,9 +27,10 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-/// Seeds per job handed to the workers at once. Reports wait for their batch to finish before
-/// the callback sees them, so the batch bounds what is held in memory; a long batch keeps the
-/// workers busy (only its slowest seed leaves the others idle at its end).
+/// Seeds per job in flight at once: run, or done and waiting for an earlier seed before the
+/// callback sees them. The window bounds what is held in memory; a seed is handed to the
+/// workers as soon as one leaves it, so a slow seed never leaves the others idle (a batch that
+/// waited for its slowest seed, and for the callback, did).
 const BATCH_SEEDS_PER_JOB: usize = 64;
 
 /// Which seeds a sweep runs, and how.
@@ -260,6 +262,10 @@ pub fn sweep_with<E: Engine>(
         }
         return summary;
     };
+    if cfg.debug_control != SweepControl::WorkerOrder {
+        streamed::<E>(&pool, cfg, adjust, &mut done);
+        return summary;
+    }
     let mut seeds = cfg.shard_seeds();
     loop {
         let batch: Vec<u64> = seeds
@@ -281,6 +287,59 @@ pub fn sweep_with<E: Engine>(
             done(run_cfg, report);
         }
     }
+}
+
+/// The seeds of `cfg` on `pool`, at most [`BATCH_SEEDS_PER_JOB`] per job in flight, each
+/// handed to `done` in seed order on this thread as soon as every earlier one was: the callback
+/// runs while the workers go on with later seeds.
+fn streamed<E: Engine>(
+    pool: &rayon::ThreadPool,
+    cfg: &SweepConfig,
+    adjust: &(dyn Fn(&mut RunConfig<E::Config>) + Sync),
+    done: &mut dyn FnMut(&RunConfig<E::Config>, &Report),
+) {
+    let window = cfg.jobs * BATCH_SEEDS_PER_JOB;
+    let (tx, rx) = std::sync::mpsc::channel();
+    pool.in_place_scope(|scope| {
+        let mut seeds = cfg.shard_seeds().enumerate();
+        let mut spawn_next = || {
+            let Some((k, seed)) = seeds.next() else {
+                return false;
+            };
+            let tx = tx.clone();
+            scope.spawn(move |_| {
+                // A panic outside the run (which catches its own) comes back as the seed's
+                // result, to be resumed on this thread: a lost seed would block the receiver.
+                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    run_seed::<E>(cfg, adjust, seed)
+                }));
+                // The receiver lives until every seed came back: a send cannot fail.
+                let _ = tx.send((k, run));
+            });
+            true
+        };
+        let mut in_flight = 0;
+        while in_flight < window && spawn_next() {
+            in_flight += 1;
+        }
+        // Seeds back early, by their position in the shard, until every earlier one is done.
+        let mut waiting = BTreeMap::new();
+        let mut next = 0;
+        while in_flight > 0 {
+            let (k, run) = rx.recv().expect("a spawned seed sends its report");
+            let run = run.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            waiting.insert(k, run);
+            while let Some((run_cfg, report)) = waiting.remove(&next) {
+                done(&run_cfg, &report);
+                next += 1;
+                in_flight -= 1;
+                if spawn_next() {
+                    in_flight += 1;
+                }
+            }
+        }
+        assert!(waiting.is_empty(), "every seed was handed back in order");
+    });
 }
 
 /// A batch's reports as the callback must see them: in seed order, unless the control is on.

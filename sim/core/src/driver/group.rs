@@ -91,7 +91,7 @@ impl<H> Observer<'_, H> {
         H: Hooks<E>,
     {
         self.hooks.promise_changed(self.oracle, self.promised);
-        self.hooks.acknowledged(self.oracle.current());
+        self.hooks.acknowledged(self.oracle.current_shared());
     }
 }
 

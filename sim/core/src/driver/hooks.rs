@@ -12,6 +12,7 @@ use crate::power::PowerSwitch;
 use crashlab_engine::Storage;
 use crashlab_models::{DurabilityOracle, KvModel};
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// What the background of a session saw since the last look: events for the trace and, if one
 /// of them broke a promise, the violation's detail.
@@ -79,13 +80,15 @@ pub trait Hooks<E: Engine> {
     /// Every reader of the session is gone (the session ended).
     fn readers_cleared(&mut self) {}
 
-    /// A session starts on `db`, whose last acknowledged state is `current`.
-    fn session_started(&mut self, db: &Rc<E>, power: &PowerSwitch, current: &KvModel) {
+    /// A session starts on `db`, whose last acknowledged state is `current` (shared with the
+    /// oracle: keep the `Arc`, not a copy).
+    fn session_started(&mut self, db: &Rc<E>, power: &PowerSwitch, current: &Arc<KvModel>) {
         let _ = (db, power, current);
     }
 
-    /// The last acknowledged state changed (background readers compare with it).
-    fn acknowledged(&mut self, current: &KvModel) {
+    /// The last acknowledged state changed (background readers compare with it). Called after
+    /// every commit's start and end: keep the `Arc`, not a copy.
+    fn acknowledged(&mut self, current: &Arc<KvModel>) {
         let _ = current;
     }
 

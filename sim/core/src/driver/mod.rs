@@ -304,7 +304,7 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
     async fn run_session(&mut self, db: E) -> Step<SessionEnd> {
         let db = Rc::new(db);
         self.hooks
-            .session_started(&db, &self.power, self.oracle.current());
+            .session_started(&db, &self.power, self.oracle.current_shared());
         let end = self.session(&db).await;
         let news = self.hooks.session_ended().await;
         self.hooks.readers_cleared();
@@ -510,6 +510,6 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
     pub(crate) fn promise_changed(&mut self) {
         let promised = self.promised();
         self.hooks.promise_changed(&self.oracle, promised);
-        self.hooks.acknowledged(self.oracle.current());
+        self.hooks.acknowledged(self.oracle.current_shared());
     }
 }

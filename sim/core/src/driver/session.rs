@@ -10,6 +10,7 @@ use crate::op::{path_to_string, KeyRange, Name, Op, Path};
 use crate::verdict::{During, Verdict};
 use crashlab_models::{CommitOutcome, KvModel, ModelError};
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// A commit's result: its summary, or the failure's message and the work that failed.
 pub(super) type Committed = Result<String, (String, Vec<Op>)>;
@@ -18,16 +19,17 @@ pub(super) type Committed = Result<String, (String, Vec<Op>)>;
 pub const READERS_MAX: usize = 4;
 
 /// An open write transaction, the model of what it has done, and its data operations (what a
-/// retry does again).
+/// retry does again). The model is the oracle's state it began on, shared until the first write
+/// copies it ([`Arc::make_mut`]): a transaction that only reads copies nothing.
 pub(super) struct Open<'db, E: Engine> {
     tx: E::Writer<'db>,
-    model: KvModel,
+    model: Arc<KvModel>,
     ops: Vec<Op>,
 }
 
 pub(super) type Writer<'db, E> = Option<Open<'db, E>>;
-/// Open readers and the state each must keep seeing.
-type Readers<'db, E> = Vec<(<E as Engine>::Reader<'db>, KvModel)>;
+/// Open readers and the state each must keep seeing (the oracle's, shared).
+type Readers<'db, E> = Vec<(<E as Engine>::Reader<'db>, Arc<KvModel>)>;
 
 /// A batched transaction: the data operations the model accepted, and the model after them.
 #[derive(Default)]
@@ -65,7 +67,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             let read = E::read_snapshot(&r);
             self.medium.set_faults(faults);
             match read {
-                Ok(got) if got == want => intact += 1,
+                Ok(got) if got == *want => intact += 1,
                 Ok(_) => {
                     return Err(self.violation(
                         Verdict::SnapshotMoved,
@@ -230,7 +232,13 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
 
     /// The start of a commit: its state joins the oracle's chain.
     fn begin_commit(&mut self, model: KvModel) -> usize {
-        let index = self.oracle.begin_commit(model);
+        self.begin_commit_shared(Arc::new(model))
+    }
+
+    /// [`Driver::begin_commit`] of a shared state (a transaction's, which may still be the one
+    /// it began on).
+    fn begin_commit_shared(&mut self, model: Arc<KvModel>) -> usize {
+        let index = self.oracle.begin_commit_shared(model);
         self.promise_changed();
         index
     }
@@ -273,7 +281,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         let Some(Open { tx, model, ops }) = writer.take() else {
             return Ok(Ok("nothing to commit".into()));
         };
-        let index = self.begin_commit(model);
+        let index = self.begin_commit_shared(model);
         let done = db.commit(tx);
         Ok(self.end_commit(index, done)?.map_err(|msg| (msg, ops)))
     }
@@ -313,7 +321,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         }
         match db.begin_read() {
             Ok(r) => {
-                let state = self.oracle.current().clone();
+                let state = Arc::clone(self.oracle.current_shared());
                 let token = self.caps.reader_views.then(|| E::reader_token(&r));
                 self.hooks.reader_opened(token, &state);
                 readers.push((r, state));
@@ -330,7 +338,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         let (r, want) = readers.remove(n);
         self.hooks.reader_closed(n);
         match E::read_snapshot(&r) {
-            Ok(got) if got == want => Ok("snapshot intact".into()),
+            Ok(got) if got == *want => Ok("snapshot intact".into()),
             Ok(_) => Err(self.violation(
                 Verdict::SnapshotMoved,
                 "a reader's snapshot changed while it was open",
@@ -418,7 +426,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             Ok(tx) => {
                 *writer = Some(Open {
                     tx,
-                    model: self.oracle.current().clone(),
+                    model: Arc::clone(self.oracle.current_shared()),
                     ops: Vec::new(),
                 });
                 Ok(Ok(()))
@@ -441,6 +449,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             unreachable!("the writer was just begun")
         };
         ops.push(op.clone());
+        let model = Arc::make_mut(model);
         match apply_checked(model, op, |op| E::apply(tx, op), EngineError::refusal) {
             Ok(Applied::Done) => Ok("ok".into()),
             Ok(Applied::Refused(me)) => {
@@ -525,11 +534,17 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             unreachable!("the writer was just begun")
         };
         ops.push(op.clone());
-        let mut next = model.clone();
-        let want = next.next_sequence(&owned(path));
+        // What the model's `next_sequence` would give, without taking it yet: the model follows
+        // only an engine that agrees.
+        let path_owned = owned(path);
+        let want = model
+            .bucket(&path_owned)
+            .map(|b| b.sequence.wrapping_add(1))
+            .ok_or(ModelError::BucketNotFound);
         match (E::next_sequence(tx, path), want) {
             (Ok(got), Ok(want)) if got == want => {
-                *model = next;
+                let taken = Arc::make_mut(model).next_sequence(&path_owned);
+                debug_assert_eq!(taken, Ok(want));
                 Ok(format!("{got}"))
             }
             (Err(e), Err(want)) if e.refusal() == Some(want) => Ok(format!("refused {want:?}")),

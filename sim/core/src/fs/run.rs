@@ -16,6 +16,7 @@ use crate::runner::{drive_to_report, in_runtime, Report, RunnerHooks};
 use crashlab_engine::Storage;
 use crashlab_models::{DurabilityOracle, KvModel};
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// The name of the engine's file.
 pub const DB_FILE: &str = "db";
@@ -127,11 +128,11 @@ impl<E: Engine> Hooks<E> for FsHooks<E> {
         Hooks::<E>::readers_cleared(&mut self.runner)
     }
 
-    fn session_started(&mut self, db: &Rc<E>, power: &PowerSwitch, current: &KvModel) {
+    fn session_started(&mut self, db: &Rc<E>, power: &PowerSwitch, current: &Arc<KvModel>) {
         self.runner.session_started(db, power, current)
     }
 
-    fn acknowledged(&mut self, current: &KvModel) {
+    fn acknowledged(&mut self, current: &Arc<KvModel>) {
         Hooks::<E>::acknowledged(&mut self.runner, current)
     }
 

@@ -17,6 +17,7 @@ use crashlab_models::KvModel;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What one power cut of a run kept and lost.
@@ -225,17 +226,17 @@ impl<E: Engine> Hooks<E> for RunnerHooks<E> {
         }
     }
 
-    fn acknowledged(&mut self, current: &KvModel) {
+    fn acknowledged(&mut self, current: &Arc<KvModel>) {
         self.many_bucket_states += u64::from(bucket_count(current) >= MANY_BUCKETS);
-        self.shared.borrow_mut().current = current.clone();
+        self.shared.borrow_mut().current = Arc::clone(current);
     }
 
     /// Long-lived readers and, sometimes, a power cut at a seeded simulated instant.
-    fn session_started(&mut self, db: &Rc<E>, power: &PowerSwitch, current: &KvModel) {
+    fn session_started(&mut self, db: &Rc<E>, power: &PowerSwitch, current: &Arc<KvModel>) {
         {
             let mut sh = self.shared.borrow_mut();
             sh.stop = false;
-            sh.current = current.clone();
+            sh.current = Arc::clone(current);
         }
         for id in 0..self.tasks_rng.below(3) {
             let rng = SimRng::new(self.tasks_rng.next_u64());

@@ -7,13 +7,14 @@ use crate::rng::SimRng;
 use crashlab_models::KvModel;
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What a session's background tasks share with the writer.
 #[derive(Default)]
 pub(super) struct Shared {
-    /// The last acknowledged state: what a reader starting now must see.
-    pub current: KvModel,
+    /// The last acknowledged state: what a reader starting now must see (the oracle's, shared).
+    pub current: Arc<KvModel>,
     pub stop: bool,
     pub events: Vec<String>,
     pub violation: Option<String>,
@@ -42,7 +43,7 @@ pub(super) async fn reader_task<E: Engine>(
         }
         let txid = E::snapshot_id(&tx);
         let line = match E::read_snapshot(&tx) {
-            Ok(got) if got == want => format!("reader task {id}: snapshot of txid {txid} intact"),
+            Ok(got) if got == *want => format!("reader task {id}: snapshot of txid {txid} intact"),
             Ok(_) => {
                 let v = format!("reader task {id}: snapshot of txid {txid} changed while held");
                 shared.borrow_mut().violation = Some(v);
