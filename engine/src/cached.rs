@@ -17,6 +17,12 @@
 //! (0) would not be larger. So words order keys except where they tie, and ties are settled by
 //! comparing the keys themselves.
 //!
+//! The index is built on the node's first search, not when the node enters the cache: a
+//! writer publishes every node it commits, and on a write-heavy load most of them are taken
+//! back out by the next writer (which searches its own copy) without a reader ever searching
+//! them. Building it at publication cost a one-key Set about 13,500 instructions, a sixth of it
+//! (`docs/performance.md`, "Write commits").
+//!
 //! Invariants: `words.len()` is the node's item count, `words` ascends (non-strictly), and every
 //! key of the node starts with `prefix[..prefix_len]`. The node is immutable while cached (a
 //! writer takes it out of the cache before it edits it), so the index never goes stale.
@@ -24,17 +30,25 @@
 use crashlab_format::node::{Body, Node};
 use std::cmp::Ordering;
 use std::ops::Deref;
+use std::sync::OnceLock;
 
 /// Longest shared prefix the index keeps: beyond it, keys still share bytes, which only makes
 /// more words tie (a correct, slower search).
-const PREFIX_MAX: usize = 24;
+const PREFIX_MAX: usize = 16;
 
-/// A cached node and its key index. The index's fields come first (`repr(C)` keeps the order)
-/// and fill 48 bytes, so that with the `Arc`'s two counts, which every reader touches anyway,
-/// they fit in one 64-byte cache line when the allocation starts on one.
+/// A cached node and its key index, built on the first search. The index comes first
+/// (`repr(C)` keeps the order) and fills 48 bytes with its `OnceLock` state, so that with the
+/// `Arc`'s two counts, which every reader touches anyway, it fits in one 64-byte cache line
+/// when the allocation starts on one.
 #[derive(Debug)]
 #[repr(C)]
 pub struct CachedNode {
+    index: OnceLock<Index>,
+    node: Node,
+}
+
+#[derive(Debug)]
+struct Index {
     /// Bytes `prefix_len..prefix_len + 8` of each key, zero-padded, big-endian.
     words: Box<[u64]>,
     prefix_len: u32,
@@ -43,7 +57,6 @@ pub struct CachedNode {
     exact: bool,
     /// The bytes every key of the node starts with (only the first `prefix_len` count).
     prefix: [u8; PREFIX_MAX],
-    node: Node,
 }
 
 impl Deref for CachedNode {
@@ -54,26 +67,13 @@ impl Deref for CachedNode {
 }
 
 impl CachedNode {
-    /// Index `node`, whose keys ascend strictly (decoding and encoding check that).
+    /// Cache `node`, whose keys ascend strictly (decoding and encoding check that). Its index
+    /// is built by the first search.
     pub fn new(node: Node) -> CachedNode {
-        let prefix_len = shared_prefix(&node).min(PREFIX_MAX);
-        let mut prefix = [0u8; PREFIX_MAX];
-        if let Some(first) = node.first_key() {
-            prefix[..prefix_len].copy_from_slice(&first[..prefix_len]);
-        }
-        let words = keys(&node).map(|k| word(k, prefix_len)).collect();
-        let exact = keys(&node).all(|k| k.len() <= prefix_len + 8);
-        let cached = CachedNode {
-            words,
-            // At most PREFIX_MAX.
-            prefix_len: prefix_len as u32,
-            exact,
-            prefix,
+        CachedNode {
+            index: OnceLock::new(),
             node,
-        };
-        debug_assert_eq!(cached.words.len(), cached.node.len());
-        debug_assert!(cached.words.windows(2).all(|w| w[0] <= w[1]));
-        cached
+        }
     }
 
     /// The node, for a writer that takes it out of the cache.
@@ -84,20 +84,21 @@ impl CachedNode {
     /// How many keys are below `key` (`inclusive`: at or below it): the index of the first key
     /// above it, as `partition_point` on the keys would give.
     pub fn rank(&self, key: &[u8], inclusive: bool) -> usize {
-        let found = self.rank_indexed(key, inclusive).0;
+        let found = self.index().rank(&self.node, key, inclusive).0;
         debug_assert_eq!(found, rank_by_search(&self.node, key, inclusive));
         found
     }
 
     /// The index of `key` among the node's keys, if it is one of them.
     pub fn position(&self, key: &[u8]) -> Option<usize> {
-        let (i, has_prefix) = self.rank_indexed(key, false);
+        let index = self.index();
+        let (i, has_prefix) = index.rank(&self.node, key, false);
         debug_assert_eq!(i, rank_by_search(&self.node, key, false));
         let stored = key_at(&self.node, i)?;
         // With every key inside its word, the rank's prefix and word comparisons decided all
         // but the length (`a` and `a\0` share a word); otherwise compare the bytes.
-        let equal = if self.exact {
-            has_prefix && self.words[i] == word(key, self.prefix()) && stored.len() == key.len()
+        let equal = if index.exact {
+            has_prefix && index.words[i] == word(key, index.prefix()) && stored.len() == key.len()
         } else {
             stored == key
         };
@@ -105,12 +106,37 @@ impl CachedNode {
         equal.then_some(i)
     }
 
+    fn index(&self) -> &Index {
+        self.index.get_or_init(|| Index::of(&self.node))
+    }
+}
+
+impl Index {
+    fn of(node: &Node) -> Index {
+        let prefix_len = shared_prefix(node).min(PREFIX_MAX);
+        let mut prefix = [0u8; PREFIX_MAX];
+        if let Some(first) = node.first_key() {
+            prefix[..prefix_len].copy_from_slice(&first[..prefix_len]);
+        }
+        let words: Box<[u64]> = keys(node).map(|k| word(k, prefix_len)).collect();
+        debug_assert_eq!(words.len(), node.len());
+        debug_assert!(words.windows(2).all(|w| w[0] <= w[1]));
+        Index {
+            words,
+            // At most PREFIX_MAX.
+            prefix_len: prefix_len as u32,
+            exact: keys(node).all(|k| k.len() <= prefix_len + 8),
+            prefix,
+        }
+    }
+
     fn prefix(&self) -> usize {
         self.prefix_len as usize
     }
 
-    /// The rank, and whether `key` starts with the shared prefix.
-    fn rank_indexed(&self, key: &[u8], inclusive: bool) -> (usize, bool) {
+    /// The rank of `key` in `node` (this index's node), and whether `key` starts with the
+    /// shared prefix.
+    fn rank(&self, node: &Node, key: &[u8], inclusive: bool) -> (usize, bool) {
         let n = self.words.len();
         let len = self.prefix();
         let head = &key[..key.len().min(len)];
@@ -125,7 +151,7 @@ impl CachedNode {
         let lo = self.words.partition_point(|&x| x < w);
         let hi = lo + self.words[lo..].partition_point(|&x| x == w);
         // Keys whose words tie with the key's are settled by comparing the keys.
-        let tied = match &self.node.body {
+        let tied = match &node.body {
             Body::Leaf(items) => items[lo..hi].partition_point(|it| below(&it.key, key, inclusive)),
             Body::Branch(items) => {
                 items[lo..hi].partition_point(|it| below(&it.key, key, inclusive))

@@ -64,7 +64,7 @@ proptest! {
             prop_assert_eq!(cached.position(&probe), found, "position of {:?}", probe);
             for inclusive in [false, true] {
                 prop_assert_eq!(
-                    cached.rank_indexed(&probe, inclusive).0,
+                    cached.index().rank(&cached, &probe, inclusive).0,
                     rank_by_search(&n, &probe, inclusive),
                     "probe {:?} inclusive {}", probe, inclusive
                 );
@@ -83,8 +83,8 @@ fn keys_that_tie_in_their_word_are_told_apart() {
         b"kb".to_vec(),
     ];
     let cached = CachedNode::new(node(&keys, true));
-    assert_eq!(cached.prefix_len, 1);
-    assert_eq!(cached.words[0], cached.words[1]);
+    assert_eq!(cached.index().prefix_len, 1);
+    assert_eq!(cached.index().words[0], cached.index().words[1]);
     assert_eq!(cached.rank(b"kaaaaaaaac", false), 1);
     assert_eq!(cached.rank(b"kaaaaaaaac", true), 2);
     assert_eq!(cached.rank(b"kaaaaaaaa", false), 0);
@@ -105,9 +105,26 @@ fn a_probe_without_the_prefix_is_not_found_by_its_word() {
     // Prefix "ab"; "aa" ranks first with the same (empty) word and length as "ab".
     let keys = [b"ab".to_vec(), b"abc".to_vec()];
     let cached = CachedNode::new(node(&keys, true));
-    assert!(cached.exact);
+    assert!(cached.index().exact);
     assert_eq!(cached.position(b"aa"), None);
     assert_eq!(cached.position(b"ab"), Some(0));
     assert_eq!(cached.position(b"abc"), Some(1));
     assert_eq!(cached.position(b"abd"), None);
+}
+
+#[test]
+fn the_index_is_built_by_the_first_search_only() {
+    let keys = [b"a".to_vec(), b"b".to_vec()];
+    let cached = CachedNode::new(node(&keys, true));
+    // Publishing a node to the cache costs no index (a writer may take it back unsearched).
+    assert!(cached.index.get().is_none());
+    assert_eq!(cached.position(b"b"), Some(1));
+    assert!(cached.index.get().is_some());
+    assert_eq!(cached.into_node().len(), 2);
+}
+
+#[test]
+fn the_index_and_the_arc_counts_fit_one_cache_line() {
+    // `CachedNode`'s layout comment: two `Arc` counts (16 bytes) plus the index's 48.
+    assert!(std::mem::size_of::<OnceLock<Index>>() <= 48);
 }
