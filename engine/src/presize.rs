@@ -229,6 +229,9 @@ impl crashlab_format::page::ByteSink for SizedBuf {
     fn zero_fill_to(&mut self, len: usize) {
         SizedBuf::zero_fill_to(self, len);
     }
+    fn tail_mut(&mut self, at: usize) -> &mut [u8] {
+        &mut self.as_mut_slice()[at..]
+    }
 }
 
 #[cfg(test)]

@@ -95,9 +95,6 @@ pub fn encode_runs_into(
     encode_with(buf, start, n, page_size, pages, ids);
 }
 
-/// Ids written per `extend_from_slice`: a call per 8-byte id was a tenth of a Delete's work.
-const IDS_PER_CHUNK: usize = 512;
-
 fn encode_with(
     buf: &mut impl ByteSink,
     start: PageId,
@@ -118,28 +115,23 @@ fn encode_with(
         count: if escaped { COUNT_ESCAPE } else { n as u16 },
         overflow: u32::try_from(pages - 1).expect("freelist overflow fits the header"),
     };
+    // Zero the page once and write the ids in place: assembling them in a zeroed chunk first
+    // zeroed as many bytes again (glibc's `rep stosb`: 8,200 of a one-key Set's instructions).
     let page_start = buf.len();
-    let mut header_bytes = [0u8; PAGE_HEADER_SIZE];
-    header.encode(&mut header_bytes);
-    buf.extend_from_slice(&header_bytes);
-    if escaped {
-        buf.extend_from_slice(&n.to_le_bytes());
-    }
-    let mut chunk = [0u8; IDS_PER_CHUNK * ID_SIZE];
-    let mut used = 0;
-    let mut written = 0u64;
-    for id in ids {
-        chunk[used..used + ID_SIZE].copy_from_slice(&id.to_le_bytes());
-        used += ID_SIZE;
-        written += 1;
-        if used == chunk.len() {
-            buf.extend_from_slice(&chunk);
-            used = 0;
-        }
-    }
-    buf.extend_from_slice(&chunk[..used]);
-    assert_eq!(written, n, "the count matches the ids written");
     buf.zero_fill_to(page_start + len);
+    let page = buf.tail_mut(page_start);
+    header.encode(page);
+    let mut at = PAGE_HEADER_SIZE;
+    if escaped {
+        page[at..at + ID_SIZE].copy_from_slice(&n.to_le_bytes());
+        at += ID_SIZE;
+    }
+    let mut written = 0u64;
+    for (slot, id) in page[at..].chunks_exact_mut(ID_SIZE).zip(ids) {
+        slot.copy_from_slice(&id.to_le_bytes());
+        written += 1;
+    }
+    assert_eq!(written, n, "the count matches the ids written");
 }
 
 /// Negative control only (`DebugHooks::freelist_count_wraps`): rewrite an escaped freelist page

@@ -98,6 +98,9 @@ pub trait ByteSink {
     fn extend_from_slice(&mut self, bytes: &[u8]);
     /// Append zero bytes up to `len` (nothing if already that long).
     fn zero_fill_to(&mut self, len: usize);
+    /// The bytes from `at` to the end, to fill in place what [`ByteSink::zero_fill_to`]
+    /// appended (`at` at most the length).
+    fn tail_mut(&mut self, at: usize) -> &mut [u8];
 }
 
 impl ByteSink for Vec<u8> {
@@ -111,6 +114,9 @@ impl ByteSink for Vec<u8> {
         if len > Vec::len(self) {
             self.resize(len, 0);
         }
+    }
+    fn tail_mut(&mut self, at: usize) -> &mut [u8] {
+        &mut self[at..]
     }
 }
 
