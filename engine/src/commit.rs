@@ -400,13 +400,16 @@ fn refuse_unloadable_rebuild(freelist: &Freelist) -> Result<()> {
 /// two paths would otherwise keep the one this transaction did not rewrite pointing at a page
 /// that the next commits reuse.
 fn check_references(sink: &Sink<'_>) -> Result<()> {
+    // Most references are to pages that are certainly not free: the filter says so at once.
+    let filter = sink.freelist.filter();
+    let is_free = |id| filter.may_hold(id) && sink.freelist.is_free_or_pending(id);
     for (_, node, from) in &sink.nodes {
         let refused = |child| Error::corrupted(*from, Corruption::ReferenceToFreePage { child });
         match &node.body {
             Body::Branch(items) => {
                 for it in items {
                     if let Child::Page(child) = it.child {
-                        if sink.freelist.is_free_or_pending(child) {
+                        if is_free(child) {
                             return Err(refused(child));
                         }
                     }
@@ -416,7 +419,7 @@ fn check_references(sink: &Sink<'_>) -> Result<()> {
                 for it in items.iter().filter(|it| it.is_bucket()) {
                     // A bucket value holds its root page first (0 for an inline bucket).
                     let root = PageId(crashlab_format::page::read_u64(&it.value, 0));
-                    if root.0 != 0 && sink.freelist.is_free_or_pending(root) {
+                    if root.0 != 0 && is_free(root) {
                         return Err(refused(root));
                     }
                 }

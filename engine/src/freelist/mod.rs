@@ -20,6 +20,7 @@
 //! cannot change, since a page is never freed before it is allocated).
 
 mod array;
+mod filter;
 mod hashmap;
 
 use crate::error::{Error, FormatError, Result};
@@ -28,6 +29,7 @@ pub use crashlab_format::corruption::FreeRefusal;
 use crashlab_format::limits::MAX_FREE_IDS;
 use crashlab_format::pageset::PageSet;
 use crashlab_format::types::{PageId, PageSpan, TxId};
+pub use filter::FreeFilter;
 use hashmap::HashmapFreeSet;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -385,6 +387,16 @@ impl Freelist {
     /// Whether `id` is free or pending.
     pub fn is_free_or_pending(&self, id: PageId) -> bool {
         self.pending_index.contains(&id) || self.free.get().contains(id)
+    }
+
+    /// A filter that answers most of a commit's [`Freelist::is_free_or_pending`] questions
+    /// without searching (see `filter.rs`); one letting every question through when there are
+    /// too many free and pending pages.
+    pub fn filter(&self) -> FreeFilter {
+        if self.free_count() + self.pending_count() > filter::MAX_PAGES {
+            return FreeFilter::pass_all();
+        }
+        FreeFilter::of(&self.free.get().runs(), self.pending_index.iter().copied())
     }
 
     pub fn free_count(&self) -> u64 {
