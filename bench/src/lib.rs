@@ -10,9 +10,11 @@
 //! [`engines::ENGINES`]; `BENCHMARKS.md` at the repository root has the figures.
 #![forbid(unsafe_code)]
 
+pub mod concurrent;
 pub mod engines;
 pub mod kv;
 pub mod large;
 pub mod shape;
 
+pub use concurrent::Concurrent;
 pub use kv::{Kv, Mode};

@@ -7,12 +7,21 @@
 
     join.py table RESULTS.jsonl... > table.md
         The µs/op table, the ratio table against bbolt's default configuration
-        (bbolt-array-synced) and the targets of the peer-benchmark issue. When an id appears
-        in several files (several runs), the cell shows the range "lo–hi".
+        (bbolt-array-synced), the targets of issue 20 (engine performance beside peers) and
+        the group-commit tables. When an id appears in several files (several runs), the cell
+        shows the range "lo–hi". Give each run's files in turn (RUN1/rust.jsonl
+        RUN1/bbolt.jsonl RUN2/...): the targets pair the i-th result of each id, so each
+        figure compares two engines measured in the same run.
+
+    join.py selftest
+        Check the target verdicts and the group-commit tables on fabricated inputs.
 """
+import contextlib
+import io
 import json
 import os
 import sys
+import tempfile
 
 BASELINE = "bbolt-array-synced"
 # (column title, group, mode); reads are measured once per engine with mode "read".
@@ -27,10 +36,9 @@ COLUMNS = [
     ("Delete, no_sync", "delete", "no_sync"),
     ("large-DB Set, sync", "large_set", "sync"),
     ("large-DB Set, no_sync", "large_set", "no_sync"),
-    ("reopen large DB (ms)", "reopen", "sync"),
+    ("reopen large DB, sync (ms)", "reopen", "sync"),
+    ("reopen large DB, no_sync (ms)", "reopen", "no_sync"),
 ]
-CPU_BOUND = [c for c in COLUMNS if c[2] in ("read", "no_sync")]
-SYNC_BOUND = [c for c in COLUMNS if c[1] != "reopen" and c[2] == "sync"]
 # (row label, engine, mode substitutions): SQLite's NORMAL fills the durable columns.
 ROWS = [
     ("bbolt array / synced (default)", "bbolt-array-synced", {}),
@@ -140,54 +148,249 @@ def table(paths):
     targets(results)
 
 
-def paired(results, ours, theirs):
-    """Per-run ratios theirs / ours, pairing the i-th result of each (run i of both sides)."""
-    a, b = results.get(ours), results.get(theirs)
-    if not a or not b or len(a) != len(b):
+# crashlab's four freelist configurations: "nosync" = freelist not synced (rebuilt on open).
+KINDS = ("array-synced", "array-nosync", "hashmap-synced", "hashmap-nosync")
+WRITERS = (4, 16, 64)
+# The configuration whose reads stand for all four (they share one read path).
+READ_KIND = "array-synced"
+
+
+def per_run(results, *ids):
+    """One tuple per run of the values of `ids`, pairing the i-th result of each id (run i of
+    every side); None unless every id has the same, non-zero number of runs."""
+    lists = [results.get(i) for i in ids]
+    if any(not v for v in lists) or len({len(v) for v in lists}) != 1:
         return None
-    return [y / x for x, y in zip(a, b)]
+    return list(zip(*lists))
 
 
-def verdict(ratios, need):
-    lo, hi = min(ratios), max(ratios)
-    text = f"{lo:.2f}×" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f}–{hi:.2f}×"
-    if lo >= need:
+def span(figures, unit):
+    """The figures as "lo–hi" and their unit, or one figure when both print the same."""
+    lo, hi = f"{min(figures):.2f}", f"{max(figures):.2f}"
+    return f"{lo}{unit}" if lo == hi else f"{lo}–{hi}{unit}"
+
+
+def judge(figures, ok, unit):
+    """A target cell: the figures (one per run) as "lo–hi", then "met", "**met in k of n
+    runs**" or "**missed**" as `ok` holds for all, some or none of them."""
+    text = span(figures, unit)
+    met = sum(1 for f in figures if ok(f))
+    if met == len(figures):
         return f"{text} met"
-    if hi >= need:
-        return f"{text} **met in {sum(r >= need for r in ratios)} of {len(ratios)} runs**"
+    if met:
+        return f"{text} **met in {met} of {len(figures)} runs**"
     return f"{text} **missed**"
 
 
+def target_cell(results, ids, figure, ok, unit="×"):
+    """Judge figure(*values) of run after run; "—" when an id is missing from a run."""
+    runs = per_run(results, *ids)
+    return judge([figure(*r) for r in runs], ok, unit) if runs else "—"
+
+
+def column(title):
+    return next(c for c in COLUMNS if c[0] == title)
+
+
+def target_tables(results):
+    """Issue 20's targets, one figure per run: [(title, header, rows)], each row a list of
+    cells, the first the row's label."""
+    tables = []
+    cols = [column("Get"), column("Get100 (per tx of 100)")]
+    rows = [[f"crashlab ({READ_KIND}; the four share one read path)"] + [
+        target_cell(results, [f"{g}/crashlab-{READ_KIND}/{m}", f"{g}/lmdb/{m}"],
+                    lambda ours, lmdb: ours / lmdb, lambda r: r <= 1.0)
+        for _, g, m in cols]]
+    tables.append(("Reads: crashlab's time / LMDB's, target ≤ 1",
+                   ["configuration"] + [c[0] for c in cols], rows))
+
+    cols = [column("Set, no_sync"), column("Set100, no_sync"), column("Delete, no_sync")]
+    rows = [[kind] + [
+        target_cell(results, [f"{g}/crashlab-{kind}/{m}", f"{g}/lmdb/{m}"],
+                    lambda ours, lmdb: ours / lmdb, lambda r: r <= 1.5)
+        for _, g, m in cols] for kind in KINDS]
+    tables.append(("Write commits, no_sync: crashlab's time / LMDB's, target ≤ 1.5",
+                   ["crashlab configuration"] + [c[0] for c in cols], rows))
+
+    rows = []
+    for kind in KINDS:
+        ours = f"large_set/crashlab-{kind}/no_sync"
+        if kind.endswith("nosync"):
+            rows.append([kind, "≤ 1.2 × its own Set, no_sync (10,000-key DB)", target_cell(
+                results, [ours, f"set/crashlab-{kind}/no_sync"],
+                lambda large, fresh: large / fresh, lambda r: r <= 1.2)])
+        else:
+            rows.append([kind, "≤ 0.5 × bbolt's same configuration", target_cell(
+                results, [ours, f"large_set/bbolt-{kind}/no_sync"],
+                lambda large, bbolt: large / bbolt, lambda r: r <= 0.5)])
+    tables.append(("Large DB: large-DB Set, no_sync", ["crashlab configuration", "target",
+                                                       "crashlab's time / the reference's"], rows))
+
+    rows = []
+    for kind in KINDS:
+        limit_ms = 0.5 if kind.endswith("nosync") else 3.0
+        rows.append([kind, f"≤ {limit_ms:g} ms", target_cell(
+            results, [f"reopen/crashlab-{kind}/no_sync"], lambda ns: ns / 1e6,
+            lambda ms, limit_ms=limit_ms: ms <= limit_ms, " ms")])
+    tables.append(("Reopen of the large DB, opened no_sync (the sync open is in the tables "
+                   "above)", ["crashlab configuration", "target", "reopen, no_sync"], rows))
+
+    cols = [column("Set, sync"), column("Set100, sync"), column("Delete, sync"),
+            column("large-DB Set, sync")]
+    rows = [[kind] + [
+        target_cell(results, [f"{g}/crashlab-{kind}/{m}", f"{g}/bbolt-{kind}/{m}"],
+                    lambda ours, bbolt: bbolt / ours, lambda r: r >= 1.0)
+        for _, g, m in cols] for kind in KINDS]
+    tables.append(("Durable rows: bbolt's time / crashlab's, same configuration, target ≥ 1",
+                   ["crashlab configuration"] + [c[0] for c in cols], rows))
+    return tables
+
+
+def group_engines(results):
+    """(label, engine) of every engine with group-commit results, in ROWS order."""
+    seen, out = set(), []
+    for label, engine, subst in ROWS:
+        if subst or engine in seen:
+            continue
+        seen.add(engine)
+        if any(results.get(f"group_commit/{engine}/w{n}") for n in WRITERS):
+            out.append((label, engine))
+    return out
+
+
+def best_peer(results, n):
+    """Per run, the lowest time per put of the peers (every engine but crashlab's) at `n`
+    writers, with its engine; None unless every peer has the same number of runs."""
+    peers = [e for _, e in group_engines(results) if not e.startswith("crashlab-")]
+    peers = [e for e in peers if results.get(f"group_commit/{e}/w{n}")]
+    runs = per_run(results, *[f"group_commit/{e}/w{n}" for e in peers]) if peers else None
+    if not runs:
+        return None
+    return [min(zip(r, peers)) for r in runs]
+
+
+def group_tables(results):
+    """Group commit, reported (not judged): µs per put and puts/s per engine and writer count,
+    then crashlab's throughput / the best peer's in each run."""
+    rows = []
+    for label, engine in group_engines(results):
+        cells = [label]
+        for n in WRITERS:
+            vals = results.get(f"group_commit/{engine}/w{n}")
+            cells.append(f"{fmt_range(vals, 1e3)} µs ({1e9 / mid(vals):,.0f}/s)" if vals else "—")
+        rows.append(cells)
+    header = ["engine / configuration"] + [f"{n} writers" for n in WRITERS]
+    tables = [("Group commit, durable: µs per committed put (puts per second, from the median "
+               "run)", header, rows)]
+    rows = []
+    best = {n: best_peer(results, n) for n in WRITERS}
+    for kind in KINDS:
+        cells = [kind]
+        for n in WRITERS:
+            ours = results.get(f"group_commit/crashlab-{kind}/w{n}")
+            if not ours or not best[n] or len(ours) != len(best[n]):
+                cells.append("—")
+                continue
+            ratios = [peer / us for us, (peer, _) in zip(ours, best[n])]
+            names = sorted({name for _, name in best[n]})
+            cells.append(f"{span(ratios, '×')} (best: {', '.join(names)})")
+        rows.append(cells)
+    tables.append(("Group commit: crashlab's throughput / the best peer's in the same run "
+                   "(> 1: crashlab commits more puts per second; reported, not judged)",
+                   ["crashlab configuration"] + [f"{n} writers" for n in WRITERS], rows))
+    return tables
+
+
+def print_table(title, header, rows):
+    print(f"\n{title}\n")
+    print("| " + " | ".join(header) + " |")
+    print("|---" * len(header) + "|")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+
+
 def targets(results):
-    """The issue's targets for each crashlab configuration against bbolt's same configuration
-    (reads: bbolt's default), within each run: bbolt's time / crashlab's time."""
-    kinds = ("array-synced", "array-nosync", "hashmap-synced", "hashmap-nosync")
-    for title, columns, need in (
-        ("CPU-bound rows: target ≥ 2× bbolt's same configuration", CPU_BOUND, 2.0),
-        ("Sync-bound rows: target ≥ 1× (parity)", SYNC_BOUND, 1.0),
-    ):
-        print(f"\n{title} (bbolt's time / crashlab's time in the same run; one figure per run)\n")
-        print("| crashlab configuration | " + " | ".join(c[0] for c in columns) + " |")
-        print("|---" * (len(columns) + 1) + "|")
-        for kind in kinds:
-            cells = []
-            for _, group, mode in columns:
-                reads = mode == "read"
-                ours = f"{group}/crashlab-{'array-synced' if reads else kind}/{mode}"
-                theirs = f"{group}/bbolt-{'array-synced' if reads else kind}/{mode}"
-                r = paired(results, ours, theirs)
-                cells.append(verdict(r, need) if r else "—")
-            print(f"| {kind} | " + " | ".join(cells) + " |")
-    print("\nLarge DB: crashlab's large-DB Set / its Set on the 10,000-key DB, no_sync "
-          "(target ≤ 1.2; one figure per run)\n")
-    print("| crashlab configuration | large-DB Set / Set |")
-    print("|---|---|")
-    for kind in kinds:
-        r = paired(results, f"set/crashlab-{kind}/no_sync", f"large_set/crashlab-{kind}/no_sync")
-        if r:
-            lo, hi = min(r), max(r)
-            ok = "met" if hi <= 1.2 else "**missed**"
-            print(f"| {kind} | {lo:,.2f}–{hi:,.2f} {ok} |")
+    print("\n## Issue 20's targets (one figure per run, paired within each run)")
+    for t in target_tables(results):
+        print_table(*t)
+    if group_engines(results):
+        print("\n## Group commit")
+        for t in group_tables(results):
+            print_table(*t)
+
+def selftest():
+    """Two fabricated runs, written as JSONL files and read back as `table` reads them, with
+    figures chosen so that every kind of verdict appears; asserts the cells."""
+    us, ms = 1e3, 1e6
+    run1 = {
+        "get/crashlab-array-synced/read": 0.9 * us, "get/lmdb/read": 1.0 * us,
+        "get100/crashlab-array-synced/read": 90 * us, "get100/lmdb/read": 60 * us,
+        "set/lmdb/no_sync": 10 * us, "set100/lmdb/no_sync": 100 * us,
+        "delete/lmdb/no_sync": 10 * us,
+        "reopen/bbolt-array-synced/sync": 1 * ms, "reopen/bbolt-array-synced/no_sync": 1 * ms,
+        "group_commit/lmdb/w4": 500 * us, "group_commit/sqlite/w4": 250 * us,
+        "group_commit/bbolt-array-synced/w4": 2000 * us,
+    }
+    for kind in KINDS:
+        run1 |= {
+            f"set/crashlab-{kind}/no_sync": 14 * us, f"set100/crashlab-{kind}/no_sync": 200 * us,
+            f"delete/crashlab-{kind}/no_sync": 15 * us,
+            f"large_set/crashlab-{kind}/no_sync": 16 * us,
+            f"large_set/bbolt-{kind}/no_sync": 40 * us,
+            f"reopen/crashlab-{kind}/no_sync": 0.4 * ms, f"reopen/crashlab-{kind}/sync": 90 * ms,
+            f"set/crashlab-{kind}/sync": 1 * ms, f"set/bbolt-{kind}/sync": 1.2 * ms,
+            f"set100/crashlab-{kind}/sync": 2 * ms, f"set100/bbolt-{kind}/sync": 1 * ms,
+            f"delete/crashlab-{kind}/sync": 1 * ms, f"delete/bbolt-{kind}/sync": 1 * ms,
+            f"large_set/crashlab-{kind}/sync": 1 * ms, f"large_set/bbolt-{kind}/sync": 3 * ms,
+            f"group_commit/crashlab-{kind}/w4": 125 * us,
+        }
+    # Run 2: Get misses (1.1×), Delete no_sync meets (1.2×), the no-sync reopen misses.
+    run2 = dict(run1)
+    run2 |= {"get/crashlab-array-synced/read": 1.1 * us, "group_commit/sqlite/w4": 100 * us}
+    for kind in KINDS:
+        run2 |= {f"delete/crashlab-{kind}/no_sync": 12 * us,
+                 f"reopen/crashlab-{kind}/no_sync": 0.6 * ms}
+    with tempfile.TemporaryDirectory() as d:
+        paths = []
+        for n, run in enumerate((run1, run2)):
+            # As run-all.sh writes them: the Rust engines in one file, bbolt in another.
+            for side, keep in (("rust", lambda i: "/bbolt-" not in i),
+                               ("bbolt", lambda i: "/bbolt-" in i)):
+                paths.append(os.path.join(d, f"run{n}-{side}.jsonl"))
+                with open(paths[-1], "w") as f:
+                    for i, v in run.items():
+                        if keep(i):
+                            f.write(json.dumps({"id": i, "median_ns": v}) + "\n")
+        results = load(paths)
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            table(paths)
+    cells = {(title.split(":")[0], r[0]): r[1:] for title, _, rows in target_tables(results)
+             for r in rows}
+    reads = cells[("Reads", f"crashlab ({READ_KIND}; the four share one read path)")]
+    assert reads == ["0.90–1.10× **met in 1 of 2 runs**", "1.50× **missed**"], reads
+    for kind in KINDS:
+        writes = cells[("Write commits, no_sync", kind)]
+        assert writes == ["1.40× met", "2.00× **missed**", "1.20–1.50× met"], writes
+        large = cells[("Large DB", kind)][1]
+        want = "1.14× met" if kind.endswith("nosync") else "0.40× met"
+        assert large == want, (kind, large)
+        reopen = cells[("Reopen of the large DB, opened no_sync (the sync open is in the "
+                        "tables above)", kind)][1]
+        want = ("0.40–0.60 ms **met in 1 of 2 runs**" if kind.endswith("nosync")
+                else "0.40–0.60 ms met")
+        assert reopen == want, (kind, reopen)
+        durable = cells[("Durable rows", kind)]
+        assert durable == ["1.20× met", "0.50× **missed**", "1.00× met", "3.00× met"], durable
+    group = {r[0]: r[1:] for _, _, rows in group_tables(results) for r in rows}
+    assert group["crashlab array / synced"][0] == "125 µs (8,000/s)", group
+    assert group["SQLite WAL, FULL / OFF"][0] == "100–250 µs (5,714/s)", group
+    assert group["LMDB (heed)"][1] == "—", group
+    # The best peer is SQLite in both runs: 250/125 in run 1, 100/125 in run 2.
+    assert group["array-synced"] == ["0.80–2.00× (best: sqlite)", "—", "—"], group
+    text = out.getvalue()
+    assert "| reopen large DB, sync (ms) | reopen large DB, no_sync (ms) |" in text
+    assert "**missed**" in text and "## Group commit" in text
+    print("join.py selftest: ok")
 
 
 def main():
@@ -195,6 +398,8 @@ def main():
         collect(sys.argv[2])
     elif len(sys.argv) >= 3 and sys.argv[1] == "table":
         table(sys.argv[2:])
+    elif sys.argv[1:] == ["selftest"]:
+        selftest()
     else:
         sys.exit(__doc__)
 

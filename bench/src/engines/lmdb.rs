@@ -1,6 +1,7 @@
 //! LMDB through heed (LMDB built from the bundled C sources): a memory-mapped copy-on-write
 //! B+tree. Reads are pointer chases in the map with no system call.
 
+use crate::concurrent::Concurrent;
 use crate::kv::{Kv, Mode};
 use crate::shape::{key, scattered, BUCKET};
 use heed::types::Bytes;
@@ -90,5 +91,14 @@ impl Kv for Lmdb {
             }
             Ok(())
         });
+    }
+}
+
+/// Concurrent writers share the `Env`; LMDB's writer mutex lets one write transaction run at a
+/// time, so each thread runs its own transaction, one after another.
+impl Concurrent for Lmdb {
+    fn put_one(&self, n: u64, value: &'static [u8]) {
+        let db = self.db;
+        self.write(|tx| db.put(tx, &key(n), value));
     }
 }

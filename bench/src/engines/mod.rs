@@ -12,6 +12,7 @@ mod lmdb;
 mod redb;
 mod sqlite;
 
+use crate::concurrent::Concurrent;
 use crate::kv::{Kv, Mode};
 use crashlab_engine::FreelistKind;
 use std::path::Path;
@@ -89,6 +90,25 @@ impl Engine {
             Which::Redb => Box::new(redb::Redb::open(dir, mode)),
             Which::Lmdb => Box::new(lmdb::Lmdb::open(dir, mode)),
             Which::Sqlite => Box::new(sqlite::Sqlite::open(dir, mode)),
+        }
+    }
+
+    /// Open the database in `dir` (as [`Engine::open`] does) in durable mode, for writers on
+    /// many threads at once: see [`Concurrent`] for how each engine takes them.
+    pub fn open_concurrent(&self, dir: &Path) -> Box<dyn Concurrent> {
+        let mode = Mode::Sync;
+        match self.which {
+            Which::Crashlab(freelist, no_freelist_sync) => Box::new(crashlab::Crashlab::open(
+                dir,
+                freelist,
+                no_freelist_sync,
+                mode,
+            )),
+            Which::Redb => Box::new(redb::Redb::open(dir, mode)),
+            Which::Lmdb => Box::new(lmdb::Lmdb::open(dir, mode)),
+            Which::Sqlite => Box::new(sqlite::SharedSqlite(std::sync::Mutex::new(
+                sqlite::Sqlite::open(dir, mode),
+            ))),
         }
     }
 

@@ -1,5 +1,6 @@
 //! redb: its own file format, copy-on-write B-trees, `Durability::Immediate` by default.
 
+use crate::concurrent::Concurrent;
 use crate::kv::{Kv, Mode};
 use crate::shape::{key, scattered, BUCKET};
 use redb::{Database, Durability, ReadableDatabase, TableDefinition};
@@ -81,5 +82,13 @@ impl Kv for Redb {
             }
             Ok(())
         });
+    }
+}
+
+/// Concurrent writers share the `Database`; `begin_write` blocks until the previous write
+/// transaction has committed, so each thread runs its own transaction, one at a time.
+impl Concurrent for Redb {
+    fn put_one(&self, n: u64, value: &'static [u8]) {
+        self.write(|t| t.insert(&key(n)[..], value).map(drop).map_err(Into::into));
     }
 }

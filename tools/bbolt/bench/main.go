@@ -4,14 +4,22 @@
 //
 // Usage: bench [-engines a,b] [-groups g,h] [-warmup 1s] [-measure 3s] [-samples 20]
 //
-// Shapes (groups): get, get100, set, set100, delete, large_set, reopen — see peers.rs. Sizes:
+// Shapes (groups): get, get100, set, set100, delete, large_set, reopen, group_commit — see
+// peers.rs. Sizes:
 // 16-byte keys (a counter as a big-endian u128), 100-byte values, 10,000 keys pre-filled in
 // transactions of 1,000; the large DB held 2,000 values of 1 MiB (20 per transaction), all
 // deleted (500 per transaction). One key per transaction unless the shape says otherwise.
 //
 // Engines: bbolt-{array,hashmap}-{synced,nosync}: the freelist type × whether the freelist is
 // written at commit (NoFreelistSync). Modes: "sync" (bbolt's default: fdatasync at commit),
-// "no_sync" (DB.NoSync); reads and reopen use the durable settings.
+// "no_sync" (DB.NoSync); reads use the durable settings; reopen runs in both modes.
+//
+// group_commit (ids group_commit/ENGINE/wN, N = 4, 16, 64): N goroutines share one pre-filled
+// database (durable settings) and each commits one-key puts of new keys, its own contiguous
+// range above the pre-fill, through DB.Batch (bbolt's group commit, default MaxBatchSize 1000
+// and MaxBatchDelay 10 ms). The figure is µs per committed put: the wall time from the moment
+// every goroutine is released until the last put has committed, divided by the puts; its
+// inverse is the durable throughput.
 //
 // Measurement, close to criterion's: warm up for -warmup, then -samples samples of equal
 // iteration counts sized to fill -measure; the figure is the median of the samples' mean
@@ -31,6 +39,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -337,11 +346,72 @@ func benchLarge(sel func(string, string) bool) {
 			}
 		}
 		if wantReopen(e) {
-			runN("reopen/"+e.name+"/sync", largeSamples, simple(func(uint64) {
-				must(e.open(path, "sync").Close(), "close")
-			}))
+			for _, mode := range modes {
+				mode := mode
+				runN("reopen/"+e.name+"/"+mode, largeSamples, simple(func(uint64) {
+					must(e.open(path, mode).Close(), "close")
+				}))
+			}
 		}
 	}
+}
+
+// Writer counts of group_commit, as in peers.rs.
+var writerCounts = []uint64{4, 16, 64}
+
+// Samples of group_commit, as in peers.rs (each put waits for a durable commit).
+const groupSamples = 10
+
+// benchGroupCommit runs group_commit for every configuration: one database each, the writer
+// counts in turn on it.
+func benchGroupCommit(sel func(string, string) bool) {
+	for _, e := range engines {
+		if !sel("group_commit", e.name) {
+			continue
+		}
+		db, dir := openFilled(e, "sync")
+		next := uint64(prefill)
+		for _, writers := range writerCounts {
+			writers := writers
+			runN(fmt.Sprintf("group_commit/%s/w%d", e.name, writers), groupSamples,
+				func(puts uint64) time.Duration {
+					elapsed := concurrentPuts(db, next, puts, writers)
+					next += puts
+					return elapsed
+				})
+		}
+		must(db.Close(), "close")
+		os.RemoveAll(dir)
+	}
+}
+
+// concurrentPuts puts keys first..first+puts from writers goroutines, each a contiguous share,
+// each put its own DB.Batch call, and returns the time from their release until the last put
+// has committed.
+func concurrentPuts(db *bolt.DB, first, puts, writers uint64) time.Duration {
+	var ready, done sync.WaitGroup
+	release := make(chan struct{})
+	for t := uint64(0); t < writers; t++ {
+		lo, hi := first+puts*t/writers, first+puts*(t+1)/writers
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			ready.Done()
+			<-release
+			for n := lo; n < hi; n++ {
+				n := n
+				must(db.Batch(func(tx *bolt.Tx) error {
+					return tx.Bucket(bucket).Put(key(n), value)
+				}), "batch put %d", n)
+			}
+		}()
+	}
+	ready.Wait()
+	start := time.Now()
+	close(release)
+	done.Wait()
+	return time.Since(start)
 }
 
 func main() {
@@ -379,6 +449,7 @@ func main() {
 	})
 	benchDelete(sel)
 	benchLarge(sel)
+	benchGroupCommit(sel)
 }
 
 // countOps runs one shape n times with no timing, as bench/examples/instructions.rs does for
