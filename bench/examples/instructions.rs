@@ -15,7 +15,8 @@
 //!
 //! The large-DB Set: `CRASHLAB_LARGE_DIR=DIR instructions ENGINE build MODE 0` builds the
 //! template in DIR (natively: it writes 2 GB), then `CRASHLAB_LARGE_DIR=DIR instructions ENGINE
-//! large_set MODE N` under cachegrind, at N = 0 and N = k.
+//! large_set MODE N` under cachegrind, at N = 0 and N = k; shape `reopen` opens and closes it N
+//! more times (what the `reopen` benchmark times).
 
 use crashlab_bench::engines::{Engine, ENGINES};
 use crashlab_bench::large;
@@ -67,7 +68,8 @@ fn main() {
 /// With `CRASHLAB_LARGE_DIR` set: shape `build` builds the large template in that directory
 /// (run it natively, once); shape `large_set` opens it and runs N one-key Sets, each with a key
 /// no earlier run used (the run number is N, so the N = 0 and N = k runs of one measurement
-/// never collide). The open is in both runs and cancels out.
+/// never collide). The open is in both runs and cancels out. Shape `reopen` closes it and opens
+/// and closes it N more times.
 fn large_db(engine: &Engine, mode: Mode, shape: &str, n: u64, dir: &Path) {
     let mut kv = engine.open(dir, mode);
     match shape {
@@ -76,6 +78,12 @@ fn large_db(engine: &Engine, mode: Mode, shape: &str, n: u64, dir: &Path) {
             for i in 0..n {
                 let k = large::set_key(1_000 + n, i);
                 kv.put(k..k + 1, &VALUE);
+            }
+        }
+        "reopen" => {
+            drop(kv);
+            for _ in 0..n {
+                drop(engine.open(dir, mode));
             }
         }
         other => panic!("no large-DB shape {other}"),
