@@ -246,15 +246,25 @@ def target_tables(results):
     return tables
 
 
+# The default configurations measured again in group_commit with no batch delay (both sides).
+NO_DELAY = ("bbolt-array-synced", "bbolt-hashmap-nosync", "crashlab-array-synced",
+            "crashlab-hashmap-nosync")
+
+
 def group_engines(results):
-    """(label, engine) of every engine with group-commit results, in ROWS order."""
+    """(label, engine) of every engine with group-commit results, in ROWS order, each default
+    configuration followed by its no-delay run."""
     seen, out = set(), []
     for label, engine, subst in ROWS:
         if subst or engine in seen:
             continue
         seen.add(engine)
-        if any(results.get(f"group_commit/{engine}/w{n}") for n in WRITERS):
-            out.append((label, engine))
+        variants = [(label, engine)]
+        if engine in NO_DELAY:
+            variants.append((f"{label}, no batch delay", f"{engine}-nodelay"))
+        for label, name in variants:
+            if any(results.get(f"group_commit/{name}/w{n}") for n in WRITERS):
+                out.append((label, name))
     return out
 
 
@@ -284,7 +294,11 @@ def group_tables(results):
                "run)", header, rows)]
     rows = []
     best = {n: best_peer(results, n) for n in WRITERS}
-    for kind in KINDS:
+    kinds = list(KINDS) + [e[len("crashlab-"):] + "-nodelay" for e in NO_DELAY
+                           if e.startswith("crashlab-")]
+    for kind in kinds:
+        if not any(results.get(f"group_commit/crashlab-{kind}/w{n}") for n in WRITERS):
+            continue
         cells = [kind]
         for n in WRITERS:
             ours = results.get(f"group_commit/crashlab-{kind}/w{n}")
@@ -330,6 +344,8 @@ def selftest():
         "reopen/bbolt-array-synced/sync": 1 * ms, "reopen/bbolt-array-synced/no_sync": 1 * ms,
         "group_commit/lmdb/w4": 500 * us, "group_commit/sqlite/w4": 250 * us,
         "group_commit/bbolt-array-synced/w4": 2000 * us,
+        "group_commit/bbolt-array-synced-nodelay/w4": 400 * us,
+        "group_commit/crashlab-array-synced-nodelay/w4": 50 * us,
     }
     for kind in KINDS:
         run1 |= {
@@ -387,6 +403,11 @@ def selftest():
     assert group["LMDB (heed)"][1] == "—", group
     # The best peer is SQLite in both runs: 250/125 in run 1, 100/125 in run 2.
     assert group["array-synced"] == ["0.80–2.00× (best: sqlite)", "—", "—"], group
+    # A no-delay run is a row of its own; bbolt's counts as a peer.
+    assert group["crashlab array / synced, no batch delay"][0] == "50.0 µs (20,000/s)", group
+    assert group["bbolt array / synced (default), no batch delay"][0] == "400 µs (2,500/s)"
+    assert group["array-synced-nodelay"] == ["2.00–5.00× (best: sqlite)", "—", "—"], group
+    assert "hashmap-nosync-nodelay" not in group, "no row without results"
     text = out.getvalue()
     assert "| reopen large DB, sync (ms) | reopen large DB, no_sync (ms) |" in text
     assert "**missed**" in text and "## Group commit" in text

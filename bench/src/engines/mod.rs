@@ -112,6 +112,17 @@ impl Engine {
         }
     }
 
+    /// For crashlab's configurations, [`Engine::open_concurrent`] with no batch delay (see
+    /// `Crashlab::open_no_batch_delay`); `None` for the peers, whose writers do not wait.
+    pub fn open_concurrent_no_delay(&self, dir: &Path) -> Option<Box<dyn Concurrent>> {
+        match self.which {
+            Which::Crashlab(freelist, no_freelist_sync) => Some(Box::new(
+                crashlab::Crashlab::open_no_batch_delay(dir, freelist, no_freelist_sync),
+            )),
+            _ => None,
+        }
+    }
+
     /// Whether reads are worth measuring for this configuration: crashlab's four share one read
     /// path (the freelist only matters to writers), so only the first is measured.
     pub fn measures_reads(&self) -> bool {

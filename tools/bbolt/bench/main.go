@@ -381,17 +381,27 @@ func benchGroupCommit(sel func(string, string) bool) {
 		}
 		db, dir := openFilled(e, "sync")
 		next := uint64(prefill)
-		for _, writers := range writerCounts {
-			writers := writers
-			runN(fmt.Sprintf("group_commit/%s/w%d", e.name, writers), groupSamples,
-				func(puts uint64) time.Duration {
-					elapsed := concurrentPuts(db, next, puts, writers)
-					next += puts
-					return elapsed
-				})
+		groupCommitRows(db, e.name, &next)
+		// The two default configurations again with no batch delay, as in peers.rs.
+		if e.name == "bbolt-array-synced" || e.name == "bbolt-hashmap-nosync" {
+			db.MaxBatchDelay = 0
+			groupCommitRows(db, e.name+"-nodelay", &next)
 		}
 		must(db.Close(), "close")
 		os.RemoveAll(dir)
+	}
+}
+
+// groupCommitRows runs group_commit/NAME/wN for every writer count on db, keys from *next on.
+func groupCommitRows(db *bolt.DB, name string, next *uint64) {
+	for _, writers := range writerCounts {
+		writers := writers
+		runN(fmt.Sprintf("group_commit/%s/w%d", name, writers), groupSamples,
+			func(puts uint64) time.Duration {
+				elapsed := concurrentPuts(db, *next, puts, writers)
+				*next += puts
+				return elapsed
+			})
 	}
 }
 
