@@ -106,6 +106,11 @@ impl CachedNode {
         equal.then_some(i)
     }
 
+    /// Whether a search has built the key index yet.
+    pub fn is_indexed(&self) -> bool {
+        self.index.get().is_some()
+    }
+
     fn index(&self) -> &Index {
         self.index.get_or_init(|| Index::of(&self.node))
     }

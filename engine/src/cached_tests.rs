@@ -128,3 +128,29 @@ fn the_index_and_the_arc_counts_fit_one_cache_line() {
     // `CachedNode`'s layout comment: two `Arc` counts (16 bytes) plus the index's 48.
     assert!(std::mem::size_of::<OnceLock<Index>>() <= 48);
 }
+
+#[test]
+fn a_search_that_does_not_build_finds_the_same_and_leaves_no_index() {
+    use crate::tree::NodeRef;
+    let keys: Vec<Vec<u8>> = (0..40u8).map(|i| vec![b'k', i, i]).collect();
+    let shared = NodeRef::Shared(std::sync::Arc::new(CachedNode::new(node(&keys, true))));
+    let NodeRef::Shared(cached) = &shared else {
+        unreachable!()
+    };
+    // A write transaction's search (build = false): plain binary search, no index built.
+    for k in &keys {
+        assert_eq!(
+            shared.position(k, false),
+            keys.binary_search(k).ok(),
+            "{k:?}"
+        );
+        assert_eq!(shared.rank(k, true, false), rank_by_search(cached, k, true));
+    }
+    assert_eq!(shared.position(b"k\x05", false), None);
+    assert!(!cached.is_indexed());
+    // A reader's builds it, and then both kinds of search go through it, with the same answers.
+    assert_eq!(shared.position(&keys[7], true), Some(7));
+    assert!(cached.is_indexed());
+    assert_eq!(shared.position(&keys[9], false), Some(9));
+    assert_eq!(shared.child_index(&keys[3], false), 3);
+}

@@ -63,7 +63,7 @@ impl<'a> Cursor<'a> {
         loop {
             match &node.body {
                 Body::Branch(items) => {
-                    let i = node.child_index(key);
+                    let i = node.child_index(key, self.rd.build_indexes);
                     let child = if items.is_empty() {
                         None
                     } else {
@@ -76,7 +76,7 @@ impl<'a> Cursor<'a> {
                     }
                 }
                 Body::Leaf(_) => {
-                    let i = node.rank(key, false);
+                    let i = node.rank(key, false, self.rd.build_indexes);
                     self.push(node.clone(), i)?;
                     return self.settle_forward();
                 }

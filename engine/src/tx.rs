@@ -37,6 +37,7 @@ impl<'db> ReadTx<'db> {
             high_water: self.meta.high_water,
             root: self.meta.root,
             debug: self.db.options().hooks(),
+            build_indexes: true,
         }
     }
 
@@ -127,6 +128,7 @@ impl<'db> WriteTx<'db> {
             high_water: self.base.high_water,
             root: self.base.root,
             debug: self.db.options().hooks(),
+            build_indexes: false,
         }
     }
 
