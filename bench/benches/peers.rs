@@ -263,13 +263,15 @@ fn bench_group_commit(c: &mut Criterion) {
         let dir = tempdir();
         fill(&mut *e.open(dir.path(), Mode::Sync), 0..PREFILL);
         let mut next = PREFILL;
-        let db = e.open_concurrent(dir.path());
+        let db = e
+            .open_concurrent(dir.path(), false)
+            .expect("every engine opens");
         group_commit_rows(&mut g, e.name, &*db, &mut next);
         drop(db);
         // The two default configurations again with no batch delay: the engine's best here,
         // where the writers keep a queue full without waiting (bbolt's side does the same).
         if matches!(e.name, "crashlab-array-synced" | "crashlab-hashmap-nosync") {
-            if let Some(db) = e.open_concurrent_no_delay(dir.path()) {
+            if let Some(db) = e.open_concurrent(dir.path(), true) {
                 group_commit_rows(&mut g, &format!("{}-nodelay", e.name), &*db, &mut next);
             }
         }

@@ -23,13 +23,18 @@ impl Crashlab {
         Crashlab::open_with(dir, options)
     }
 
-    /// Open durably with no batch delay (`max_batch_delay` 0): a group commit then takes
-    /// whoever queued while the previous one ran, instead of waiting up to 10 ms for more.
-    pub fn open_no_batch_delay(dir: &Path, freelist: FreelistKind, no_freelist_sync: bool) -> Self {
+    /// Open durably with `max_batch_delay` (0: a group commit takes whoever queued while the
+    /// previous one ran, instead of waiting up to the default 10 ms for more).
+    pub fn open_with_batch_delay(
+        dir: &Path,
+        freelist: FreelistKind,
+        no_freelist_sync: bool,
+        max_batch_delay: std::time::Duration,
+    ) -> Self {
         let options = Options {
             freelist,
             no_freelist_sync,
-            max_batch_delay: std::time::Duration::ZERO,
+            max_batch_delay,
             ..Options::default()
         };
         Crashlab::open_with(dir, options)

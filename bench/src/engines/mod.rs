@@ -14,8 +14,9 @@ mod sqlite;
 
 use crate::concurrent::Concurrent;
 use crate::kv::{Kv, Mode};
-use crashlab_engine::FreelistKind;
+use crashlab_engine::{FreelistKind, Options};
 use std::path::Path;
+use std::time::Duration;
 
 /// Which engine, and for crashlab which freelist configuration.
 #[derive(Clone, Copy, Debug)]
@@ -94,33 +95,31 @@ impl Engine {
     }
 
     /// Open the database in `dir` (as [`Engine::open`] does) in durable mode, for writers on
-    /// many threads at once: see [`Concurrent`] for how each engine takes them.
-    pub fn open_concurrent(&self, dir: &Path) -> Box<dyn Concurrent> {
+    /// many threads at once: see [`Concurrent`] for how each engine takes them. With
+    /// `no_batch_delay`, crashlab's group commit waits for no one (`max_batch_delay` 0); the
+    /// peers' writers never wait, so for them that variant is `None`.
+    pub fn open_concurrent(&self, dir: &Path, no_batch_delay: bool) -> Option<Box<dyn Concurrent>> {
         let mode = Mode::Sync;
-        match self.which {
-            Which::Crashlab(freelist, no_freelist_sync) => Box::new(crashlab::Crashlab::open(
-                dir,
-                freelist,
-                no_freelist_sync,
-                mode,
-            )),
+        Some(match self.which {
+            Which::Crashlab(freelist, no_freelist_sync) => {
+                let delay = match no_batch_delay {
+                    true => Duration::ZERO,
+                    false => Options::default().max_batch_delay,
+                };
+                Box::new(crashlab::Crashlab::open_with_batch_delay(
+                    dir,
+                    freelist,
+                    no_freelist_sync,
+                    delay,
+                ))
+            }
+            _ if no_batch_delay => return None,
             Which::Redb => Box::new(redb::Redb::open(dir, mode)),
             Which::Lmdb => Box::new(lmdb::Lmdb::open(dir, mode)),
             Which::Sqlite => Box::new(sqlite::SharedSqlite(std::sync::Mutex::new(
                 sqlite::Sqlite::open(dir, mode),
             ))),
-        }
-    }
-
-    /// For crashlab's configurations, [`Engine::open_concurrent`] with no batch delay (see
-    /// `Crashlab::open_no_batch_delay`); `None` for the peers, whose writers do not wait.
-    pub fn open_concurrent_no_delay(&self, dir: &Path) -> Option<Box<dyn Concurrent>> {
-        match self.which {
-            Which::Crashlab(freelist, no_freelist_sync) => Some(Box::new(
-                crashlab::Crashlab::open_no_batch_delay(dir, freelist, no_freelist_sync),
-            )),
-            _ => None,
-        }
+        })
     }
 
     /// Whether reads are worth measuring for this configuration: crashlab's four share one read
