@@ -56,14 +56,9 @@ pub fn signature<C: EngineConfig>(cfg: &RunConfig<C>, r: &Report) -> Signature {
 
 /// The features of a run, per dimension of [`DIMENSIONS`].
 pub fn features<C: EngineConfig>(cfg: &RunConfig<C>, r: &Report) -> [BTreeSet<String>; 5] {
-    let ops = cfg
-        .ops
-        .iter()
-        .map(|op| {
-            let text = op.to_string();
-            text.split(' ').next().unwrap_or_default().to_string()
-        })
-        .collect();
+    // `Op::kind` is the first word of the operation's text form, without formatting the
+    // operation (its keys and values) only to keep that word.
+    let ops = cfg.ops.iter().map(|op| op.kind().to_string()).collect();
     let mut harness: BTreeSet<String> = run_figures(r)
         .into_iter()
         .filter(|&(_, n)| n > 0)

@@ -10,5 +10,6 @@ mod live_checks;
 mod readers_at_end;
 mod scale_thresholds;
 mod shrink_crash;
+mod snapshot_equals;
 mod surface;
 mod workload_props;

@@ -7,27 +7,19 @@
 //! database file's bytes, and leaves out the journal's and the WAL's bytes.
 
 use crate::vfs::DB_FILE;
+use crashlab_sim::disk::ImageHasher;
 use crashlab_sim::fs::SimFs;
 
-/// FNV-1a over the directory (every name and length, the database file's bytes).
+/// The image hash (xxh3, as every engine's) over the directory: every name and length, the
+/// database file's bytes.
 pub fn image_hash(fs: &SimFs) -> u64 {
-    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    let mut h = ImageHasher::new();
     for (name, bytes) in fs.images() {
-        h.eat(name.as_bytes());
-        h.eat(&(bytes.len() as u64).to_le_bytes());
+        h.update(name.as_bytes());
+        h.update(&(bytes.len() as u64).to_le_bytes());
         if name == DB_FILE {
-            h.eat(&bytes);
+            h.update(&bytes);
         }
     }
-    h.0
-}
-
-struct Fnv(u64);
-
-impl Fnv {
-    fn eat(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
+    h.digest()
 }

@@ -128,6 +128,14 @@ pub trait Engine: Sized + 'static {
     fn snapshot_id(reader: &Self::Reader<'_>) -> u64;
     /// Everything a snapshot holds, as a model.
     fn read_snapshot(reader: &Self::Reader<'_>) -> Result<KvModel, EngineError>;
+    /// Whether a snapshot holds exactly `want`: [`Engine::read_snapshot`] compared with it, the
+    /// default. An engine may compare as it walks instead of building the model (readers are
+    /// checked this way many times a run); it must then read everything `read_snapshot` reads
+    /// and fail where it fails, whether or not a difference came first, so that an error is
+    /// reported as an error and not as a difference.
+    fn snapshot_equals(reader: &Self::Reader<'_>, want: &KvModel) -> Result<bool, EngineError> {
+        Ok(Self::read_snapshot(reader)? == *want)
+    }
     /// One key through a fresh snapshot: `None` when the bucket or the key is missing.
     fn get(&self, path: &Path, key: &Name) -> Result<Option<Vec<u8>>, EngineError>;
     /// One bucket through a fresh snapshot: `None` when the bucket is missing.

@@ -7,7 +7,7 @@ mod config;
 mod read;
 
 pub use config::{format_options, presize_name};
-pub use read::{read_model, read_snapshot};
+pub use read::{read_model, read_snapshot, snapshot_equals};
 
 use crate::adapter::error::INVARIANT_IN_MEMORY;
 use crate::adapter::{Ack, Engine, EngineError, ErrorKind, Listing};
@@ -96,6 +96,10 @@ impl Engine for CrashlabDb {
 
     fn read_snapshot(reader: &ReadTx<'_>) -> Result<KvModel, EngineError> {
         Ok(read_snapshot(reader)?)
+    }
+
+    fn snapshot_equals(reader: &ReadTx<'_>, want: &KvModel) -> Result<bool, EngineError> {
+        Ok(read::snapshot_equals(reader, want)?)
     }
 
     fn get(&self, path: &Path, key: &Name) -> Result<Option<Vec<u8>>, EngineError> {

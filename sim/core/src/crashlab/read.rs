@@ -71,6 +71,44 @@ fn fill(b: &Bucket<'_>, into: &mut BucketModel, depth: usize) -> Result<(), Erro
     Ok(())
 }
 
+/// Whether a read transaction's snapshot holds exactly `want`: what [`read_snapshot`] and a
+/// comparison answer, without building the model. Every item is read and every error returned
+/// as `read_snapshot` would, even after a difference: a snapshot that fails to read is an
+/// error, never a difference.
+pub fn snapshot_equals(tx: &ReadTx<'_>, want: &KvModel) -> Result<bool, Error> {
+    bucket_equals(&tx.root()?, &want.root, 0)
+}
+
+/// [`snapshot_equals`] for one bucket and, depth first, its sub-buckets. The engine lists a
+/// bucket's values and sub-buckets in one key order; the model keeps them apart, each in key
+/// order, so each kind is matched against its own map as the cursor meets it.
+fn bucket_equals(b: &Bucket<'_>, want: &BucketModel, depth: usize) -> Result<bool, Error> {
+    let mut same = b.sequence() == want.sequence;
+    let (mut values, mut buckets) = (want.values.iter(), want.buckets.iter());
+    let mut c = b.cursor();
+    let mut it = c.first()?;
+    while let Some(item) = it {
+        match item.value() {
+            Some(v) => {
+                same &= values
+                    .next()
+                    .is_some_and(|(k, w)| (&k[..], &w[..]) == (item.key(), v))
+            }
+            None if depth < crashlab_engine::limits::MAX_BUCKET_DEPTH => {
+                let child = b.bucket(item.key())?.ok_or(Error::BucketNotFound)?;
+                let wanted = buckets.next().filter(|(k, _)| k[..] == *item.key());
+                let empty = BucketModel::default();
+                // Read whole even when it is not the expected one, for its errors.
+                let inside = bucket_equals(&child, wanted.map_or(&empty, |(_, m)| m), depth + 1)?;
+                same &= wanted.is_some() && inside;
+            }
+            None => return Err(Error::BucketNotFound),
+        }
+        it = c.next()?;
+    }
+    Ok(same && values.next().is_none() && buckets.next().is_none())
+}
+
 /// What a reader whose snapshot meta page is `meta` reads from `image` (the page cache at a
 /// crash point): the image with that meta in both slots, opened read-only — the pages a reader
 /// that misses its cache reads now.

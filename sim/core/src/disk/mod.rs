@@ -213,14 +213,10 @@ fn too_large(end: u64) -> io::Error {
     )
 }
 
-/// FNV-1a, 64 bit: a stable hash, the same on every machine and every run.
-pub(crate) fn fnv1a_64(bytes: &[u8]) -> u64 {
-    const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    bytes
-        .iter()
-        .fold(OFFSET_BASIS, |h, &b| (h ^ u64::from(b)).wrapping_mul(PRIME))
-}
+/// The image hash of bytes fed in pieces: xxh3, 64 bit, the same on every machine and every run
+/// (reports and saved runs compare it across machines), and fast enough to hash a whole image at
+/// the end of every run of a sweep.
+pub type ImageHasher = xxhash_rust::xxh3::Xxh3;
 
 impl SimDisk {
     /// An empty disk. Panics on a config that is a programmer error (sector size not a power of
@@ -401,9 +397,14 @@ impl SimDisk {
         Some((whole.collect(), a.torn, a.lost))
     }
 
-    /// Stable 64-bit FNV-1a hash of the current image (what reads see): for determinism tests.
+    /// Stable 64-bit hash (xxh3) of the current image (what reads see), computed in pieces
+    /// without a copy of the whole image: every run's report names it.
     pub fn image_hash(&self) -> u64 {
-        fnv1a_64(&self.image())
+        let mut hasher = ImageHasher::new();
+        self.lock()
+            .sectors
+            .each_image_piece(|piece| hasher.update(piece));
+        hasher.digest()
     }
 }
 

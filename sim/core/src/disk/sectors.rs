@@ -93,6 +93,9 @@ fn new_sector(bytes: impl Into<Box<[u8]>>) -> Sector {
     Arc::new(bytes.into())
 }
 
+/// The most bytes [`Sectors::each_image_piece`] hands over at once.
+const IMAGE_PIECE: usize = 64 * 1024;
+
 /// A position inside one sector, as an index: always below the sector size, which fits `usize`.
 fn in_sector(v: u64) -> usize {
     usize::try_from(v).expect("a position inside a sector fits usize")
@@ -487,6 +490,20 @@ impl Sectors {
         let mut bytes = vec![0u8; usize::try_from(self.len).expect("image fits memory")];
         self.read(0, &mut bytes);
         bytes
+    }
+
+    /// What reads see, from byte 0 to the length, handed to `each` in pieces of at most
+    /// [`IMAGE_PIECE`] bytes: for hashing an image without holding a second copy of it.
+    pub(crate) fn each_image_piece(&self, mut each: impl FnMut(&[u8])) {
+        let piece = IMAGE_PIECE.min(usize::try_from(self.len).unwrap_or(IMAGE_PIECE));
+        let mut buf = vec![0u8; piece];
+        let mut at = 0u64;
+        while at < self.len {
+            let n = usize::try_from(self.len - at).map_or(piece, |left| left.min(piece));
+            self.read(at, &mut buf[..n]);
+            each(&buf[..n]);
+            at += n as u64;
+        }
     }
 
     /// The durable image, `durable_len` bytes: what a crash losing all pending would leave.

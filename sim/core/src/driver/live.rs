@@ -27,7 +27,9 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         }
         let faults = self.suspend_faults();
         let problems = self.caps.live_check.then(|| db.check_live());
-        let state = db.begin_read().and_then(|r| E::read_snapshot(&r));
+        let state = db
+            .begin_read()
+            .and_then(|r| E::snapshot_equals(&r, self.oracle.current()));
         self.medium.set_faults(faults);
         if self.power.is_off() {
             // An armed power cut landed in the check's reads: the session ends with it.
@@ -49,12 +51,12 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             ));
         }
         match state {
-            Ok(state) if &state == self.oracle.current() => Ok(if self.caps.live_check {
+            Ok(true) => Ok(if self.caps.live_check {
                 "clean; state is the model's".into()
             } else {
                 "state is the model's".into()
             }),
-            Ok(_) => Err(self.violation(
+            Ok(false) => Err(self.violation(
                 Verdict::ModelMismatch,
                 "live check: the committed state differs from the model",
             )),

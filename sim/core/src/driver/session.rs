@@ -64,11 +64,11 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         for (r, want) in readers {
             // The harness's own check: the disk's faults are suspended while it reads.
             let faults = self.suspend_faults();
-            let read = E::read_snapshot(&r);
+            let read = E::snapshot_equals(&r, &want);
             self.medium.set_faults(faults);
             match read {
-                Ok(got) if got == *want => intact += 1,
-                Ok(_) => {
+                Ok(true) => intact += 1,
+                Ok(false) => {
                     return Err(self.violation(
                         Verdict::SnapshotMoved,
                         "a reader still open at the session's end reads a changed snapshot",
@@ -337,9 +337,9 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         }
         let (r, want) = readers.remove(n);
         self.hooks.reader_closed(n);
-        match E::read_snapshot(&r) {
-            Ok(got) if got == *want => Ok("snapshot intact".into()),
-            Ok(_) => Err(self.violation(
+        match E::snapshot_equals(&r, &want) {
+            Ok(true) => Ok("snapshot intact".into()),
+            Ok(false) => Err(self.violation(
                 Verdict::SnapshotMoved,
                 "a reader's snapshot changed while it was open",
             )),

@@ -5,7 +5,7 @@
 use super::meta::{replay_chosen, FileId, MetaSubset};
 use super::model::MetaModel;
 use super::{FsCrashOutcome, Inner, SimFs};
-use crate::disk::{fnv1a_64, DirPin, FaultConfig, FaultEvent};
+use crate::disk::{DirPin, FaultConfig, FaultEvent, ImageHasher};
 use crate::rng::SimRng;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -91,14 +91,14 @@ impl SimFs {
     /// image hash (a name's length and bytes, then its image's length and bytes, each name in
     /// turn).
     pub fn image_hash(&self) -> u64 {
-        let mut bytes = Vec::new();
+        let mut hasher = ImageHasher::new();
         for (name, image) in self.images() {
-            bytes.extend_from_slice(&(name.len() as u64).to_le_bytes());
-            bytes.extend_from_slice(name.as_bytes());
-            bytes.extend_from_slice(&(image.len() as u64).to_le_bytes());
-            bytes.extend_from_slice(&image);
+            hasher.update(&(name.len() as u64).to_le_bytes());
+            hasher.update(name.as_bytes());
+            hasher.update(&(image.len() as u64).to_le_bytes());
+            hasher.update(&image);
         }
-        fnv1a_64(&bytes)
+        hasher.digest()
     }
 
     /// [`SimFs::crash`], keeping what `pin` says when there is one instead of what is drawn.

@@ -42,9 +42,9 @@ pub(super) async fn reader_task<E: Engine>(
             return;
         }
         let txid = E::snapshot_id(&tx);
-        let line = match E::read_snapshot(&tx) {
-            Ok(got) if got == *want => format!("reader task {id}: snapshot of txid {txid} intact"),
-            Ok(_) => {
+        let line = match E::snapshot_equals(&tx, &want) {
+            Ok(true) => format!("reader task {id}: snapshot of txid {txid} intact"),
+            Ok(false) => {
                 let v = format!("reader task {id}: snapshot of txid {txid} changed while held");
                 shared.borrow_mut().violation = Some(v);
                 return;
