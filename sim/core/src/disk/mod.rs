@@ -68,6 +68,7 @@ mod faults;
 mod length;
 mod memory;
 pub mod pin;
+mod sector_map;
 mod sectors;
 mod tear;
 #[cfg(test)]

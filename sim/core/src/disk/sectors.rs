@@ -19,7 +19,7 @@
 //! the never-written fill first, so shrink-then-grow never resurrects old bytes.
 
 use super::faults::garbage_bytes;
-use std::collections::BTreeMap;
+use super::sector_map::{SectorMap, CHUNK};
 use std::sync::Arc;
 
 /// How never-written sectors read: zeros, or seed-derived garbage.
@@ -74,8 +74,8 @@ pub(crate) struct Sectors {
     /// Sector bytes are shared (`Arc`) and never changed in place: a write, a tear or a bit flip
     /// replaces a sector's buffer, so a fork ([`Sectors::forked`]) can share every buffer with
     /// the disk it came from instead of copying the file.
-    durable: BTreeMap<u64, Sector>,
-    pending: BTreeMap<u64, Sector>,
+    durable: SectorMap,
+    pending: SectorMap,
     /// The most sector bytes `durable` and `pending` held at once (see [`Sectors::held_bytes`]).
     peak_held: u64,
     /// Durable sectors at or past this index are invisible until the next sync or crash.
@@ -109,8 +109,8 @@ impl Sectors {
             len: 0,
             durable_len: 0,
             len_low: 0,
-            durable: BTreeMap::new(),
-            pending: BTreeMap::new(),
+            durable: SectorMap::new(),
+            pending: SectorMap::new(),
             peak_held: 0,
             hidden_from: None,
             fill,
@@ -168,8 +168,8 @@ impl Sectors {
 
     /// The buffer reads see for sector `s`, which is held.
     fn shared(&self, s: u64) -> Sector {
-        let in_pending = self.pending.get(&s);
-        let held = in_pending.or_else(|| self.durable.get(&s));
+        let in_pending = self.pending.get(s);
+        let held = in_pending.or_else(|| self.durable.get(s));
         Sector::clone(held.expect("a visible sector is held"))
     }
 
@@ -181,7 +181,7 @@ impl Sectors {
             return;
         }
         let s = self.len / self.sector_size;
-        if let Some(bytes) = self.durable.get(&s) {
+        if let Some(bytes) = self.durable.get(s) {
             let mut tail = vec![0u8; bytes.len() - r];
             self.fill.fill(s, r, &mut tail);
             if bytes[r..] != tail[..] {
@@ -211,7 +211,7 @@ impl Sectors {
 
     /// Sector indexes with unsynced data, ascending.
     pub(crate) fn pending_keys(&self) -> Vec<u64> {
-        self.pending.keys().copied().collect()
+        self.pending.iter().map(|(s, _)| s).collect()
     }
 
     /// How many sectors have unsynced data.
@@ -227,18 +227,18 @@ impl Sectors {
     /// Sector indexes with durable data inside the durable length, ascending.
     pub(crate) fn durable_keys(&self) -> Vec<u64> {
         let inside = self.sector_count(self.durable_len);
-        self.durable.range(..inside).map(|(&s, _)| s).collect()
+        self.durable.keys_below(inside).collect()
     }
 
     /// What reads see of sector `s`, or `None` when it reads as never written.
     fn visible(&self, s: u64) -> Option<&[u8]> {
-        if let Some(bytes) = self.pending.get(&s) {
+        if let Some(bytes) = self.pending.get(s) {
             return Some(bytes);
         }
         if self.hidden_from.is_some_and(|h| s >= h) {
             return None;
         }
-        self.durable.get(&s).map(|b| &b[..])
+        self.durable.get(s).map(|b| &b[..])
     }
 
     /// A copy of what reads see of sector `s`.
@@ -260,28 +260,32 @@ impl Sectors {
             offset + buf.len() as u64 <= self.len,
             "read past the length"
         );
-        // The two maps' entries in the range, walked side by side: one descent of each tree per
-        // read rather than up to two lookups per sector (a 4 KiB page is 64 sectors of 64 B).
-        // What each sector reads is `visible`'s answer: pending first, then durable unless
-        // hidden.
+        // The two maps walked a chunk at a time: one lookup of each per chunk, then array
+        // slots (a 4 KiB page is 64 sectors of 64 B). What each sector reads is `visible`'s
+        // answer: pending first, then durable unless hidden.
         let sectors = self.range_sectors(offset, buf.len() as u64);
         let visible_end = self
             .hidden_from
             .map_or(sectors.end, |h| h.clamp(sectors.start, sectors.end));
-        let mut pending = self.pending.range(sectors.clone()).peekable();
-        let mut durable = self.durable.range(sectors.start..visible_end).peekable();
+        let (mut chunk, mut pending, mut durable) = (u64::MAX, None, None);
         let mut never_written = 0;
         let mut done = 0usize;
         for s in sectors {
+            if s / CHUNK != chunk {
+                chunk = s / CHUNK;
+                pending = self.pending.chunk(chunk);
+                durable = self.durable.chunk(chunk);
+            }
+            let slot = (s % CHUNK) as usize;
             let pos = offset + done as u64;
             debug_assert_eq!(pos / self.sector_size, s);
             let r = in_sector(pos % self.sector_size);
             let take = (in_sector(self.sector_size) - r).min(buf.len() - done);
             let out = &mut buf[done..done + take];
-            let on_pending = pending.next_if(|&(&k, _)| k == s);
-            let on_durable = durable.next_if(|&(&k, _)| k == s);
-            match on_pending.or(on_durable) {
-                Some((_, bytes)) => out.copy_from_slice(&bytes[r..r + take]),
+            let on_pending = pending.and_then(|p| p[slot].as_ref());
+            let on_durable = || durable.filter(|_| s < visible_end)?[slot].as_ref();
+            match on_pending.or_else(on_durable) {
+                Some(bytes) => out.copy_from_slice(&bytes[r..r + take]),
                 None => {
                     self.fill.fill(s, r, out);
                     never_written += 1;
@@ -359,7 +363,7 @@ impl Sectors {
     pub(crate) fn truncate(&mut self, new_len: u64) {
         assert!(new_len <= self.len, "truncate grows");
         let first_gone = self.sector_count(new_len);
-        drop(self.pending.split_off(&first_gone));
+        self.pending.truncate_from(first_gone);
         self.hidden_from = Some(self.hidden_from.map_or(first_gone, |h| h.min(first_gone)));
         self.len = new_len;
         self.len_low = self.len_low.min(new_len);
@@ -368,7 +372,7 @@ impl Sectors {
 
     /// Forget pending sector `s` (a failed sync dropped it): reads see the durable bytes again.
     pub(crate) fn drop_pending(&mut self, s: u64) {
-        let dropped = self.pending.remove(&s);
+        let dropped = self.pending.remove(s);
         assert!(dropped.is_some(), "sector {s} was not pending");
     }
 
@@ -386,9 +390,9 @@ impl Sectors {
             self.len_low
         );
         if let Some(h) = self.hidden_from.take() {
-            drop(self.durable.split_off(&h));
+            self.durable.truncate_from(h);
         }
-        drop(self.durable.split_off(&self.sector_count(self.len)));
+        self.durable.truncate_from(self.sector_count(self.len));
         let made_durable = self.pending.len() as u64;
         self.write_back();
         self.durable_len = durable_len;
@@ -397,24 +401,16 @@ impl Sectors {
         made_durable
     }
 
-    /// Move every pending sector into the durable map, replacing what it held. `append` rebuilds
-    /// the whole map (it merges both into a new tree), which made every sync cost the file's
-    /// size; a sync usually writes back a few sectors of a large file, so those are inserted
-    /// one by one, and `append` is kept for the case it is fast at (much to write back).
+    /// Move every pending sector into the durable map, replacing what it held: a slot per
+    /// sector, whatever the file's size.
     fn write_back(&mut self) {
-        if self.pending.len().saturating_mul(8) < self.durable.len() {
-            for (s, bytes) in std::mem::take(&mut self.pending) {
-                self.durable.insert(s, bytes);
-            }
-        } else {
-            self.durable.append(&mut self.pending);
-        }
+        self.durable.absorb(&mut self.pending);
         debug_assert!(self.pending.is_empty());
     }
 
     /// The bytes sector `s` had in the durable image (never-written fill when it has none).
     fn durable_sector(&self, s: u64) -> Box<[u8]> {
-        match self.durable.get(&s) {
+        match self.durable.get(s) {
             Some(bytes) => Box::from(&bytes[..]),
             None => {
                 let mut bytes = vec![0u8; in_sector(self.sector_size)].into_boxed_slice();
@@ -431,7 +427,7 @@ impl Sectors {
     pub(crate) fn crash(&mut self, keep: &mut dyn FnMut(u64) -> Keep) -> CrashApplied {
         let durable_sectors = self.sector_count(self.durable_len);
         let mut applied = CrashApplied::default();
-        for (s, new) in std::mem::take(&mut self.pending) {
+        for (s, new) in self.pending.take_all() {
             let wanted = keep(s);
             if wanted == Keep::Lost || s >= durable_sectors {
                 applied.lost.push(s);
@@ -453,8 +449,8 @@ impl Sectors {
             applied.kept.push(s);
         }
         // Written back past the durable length: the length that reached it is gone.
-        drop(self.durable.split_off(&durable_sectors));
-        assert!(self.durable.range(durable_sectors..).next().is_none());
+        self.durable.truncate_from(durable_sectors);
+        assert!(self.durable.last().is_none_or(|s| s < durable_sectors));
         self.hidden_from = None;
         self.len = self.durable_len;
         self.len_low = self.len;
@@ -468,7 +464,7 @@ impl Sectors {
             bit < self.durable_valid_bytes(s) * 8,
             "bit {bit} past sector {s}'s data"
         );
-        let sector = self.durable.get_mut(&s).expect("flip in a durable sector");
+        let sector = self.durable.get_mut(s).expect("flip in a durable sector");
         // A fresh buffer: the old one may be shared with a fork.
         let mut bytes: Box<[u8]> = Box::from(&sector[..]);
         bytes[in_sector(bit / 8)] ^= 1 << (bit % 8);
@@ -528,7 +524,7 @@ impl Sectors {
             let r = in_sector(pos % self.sector_size);
             let take = (in_sector(self.sector_size) - r).min(out.len() - done);
             let chunk = &mut out[done..done + take];
-            match self.durable.get(&s) {
+            match self.durable.get(s) {
                 Some(sector) => chunk.copy_from_slice(&sector[r..r + take]),
                 None => self.fill.fill(s, r, chunk),
             }
@@ -538,13 +534,13 @@ impl Sectors {
 
     fn assert_invariants(&self) {
         assert!(self.len_low <= self.len, "low-water length past the length");
-        if let Some((&last, _)) = self.pending.last_key_value() {
+        if let Some(last) = self.pending.last() {
             assert!(
                 last < self.sector_count(self.len),
                 "pending sector {last} past the length"
             );
         }
-        if let Some((&last, _)) = self.durable.last_key_value() {
+        if let Some(last) = self.durable.last() {
             if last >= self.sector_count(self.len) {
                 let h = self
                     .hidden_from
@@ -573,12 +569,11 @@ mod tests {
             .collect()
     }
 
-    /// Seeded writes, growths, truncations (hidden durable sectors), syncs of few and of many
-    /// sectors and crashes; after each, random reads equal the sector-by-sector definition and
+    /// Seeded writes, growths, truncations (hidden durable sectors), syncs and crashes; after each, random reads equal the sector-by-sector definition and
     /// count the never-written sectors they touched.
     #[test]
     fn reads_and_syncs_match_the_sector_by_sector_definition() {
-        let (mut syncs_of_few, mut syncs_of_many) = (0, 0);
+        let mut syncs = 0;
         for seed in 0..40 {
             let mut rng = SimRng::new(seed);
             let fill = Fill {
@@ -598,21 +593,18 @@ mod tests {
                     }
                     5 => d.truncate(rng.below(d.len + 1)),
                     6 | 7 => {
-                        let (few, durable) =
-                            (d.pending.len() * 8 < d.durable.len(), d.durable.len());
+                        let durable = d.durable.len();
                         let mut want = d.durable.clone();
                         if let Some(h) = d.hidden_from {
-                            drop(want.split_off(&h));
+                            want.truncate_from(h);
                         }
-                        drop(want.split_off(&d.sector_count(d.len)));
-                        want.extend(d.pending.clone());
+                        want.truncate_from(d.sector_count(d.len));
+                        for (s, bytes) in d.pending.iter() {
+                            want.insert(s, bytes.clone());
+                        }
                         d.sync(d.len);
                         assert_eq!(d.durable, want, "seed {seed}: sync of {durable}");
-                        if few {
-                            syncs_of_few += 1;
-                        } else {
-                            syncs_of_many += 1;
-                        }
+                        syncs += 1;
                     }
                     8 => {
                         d.crash(&mut |s| if s % 2 == 0 { Keep::Whole } else { Keep::Lost });
@@ -640,8 +632,6 @@ mod tests {
                 }
             }
         }
-        // Both ways of writing back ran (one by one, and `append`).
-        assert!(syncs_of_few > 0, "no sync wrote back few sectors of many");
-        assert!(syncs_of_many > 0, "no sync wrote back many sectors");
+        assert!(syncs > 100, "{syncs} syncs");
     }
 }
