@@ -4,6 +4,7 @@
 
 use super::record::{MalformedBatch, Record, HEADER_SIZE, LEN_PREFIX_SIZE, TAG_DELETE, TAG_PUT};
 use crashlab_format::limits::MAX_BUCKET_DEPTH;
+use std::fmt;
 
 /// Check a whole encoding; return its record count.
 pub(super) fn validate(bytes: &[u8]) -> Result<u32, MalformedBatch> {
@@ -124,7 +125,7 @@ impl<'a> Reader<'a> {
     fn take(
         &mut self,
         len: usize,
-        what: &str,
+        what: impl fmt::Display,
         field_offset: usize,
     ) -> Result<&'a [u8], MalformedBatch> {
         let remaining = self.remaining_len();
@@ -144,7 +145,7 @@ impl<'a> Reader<'a> {
         Ok(byte.first().copied().unwrap_or_default())
     }
 
-    fn u32_le(&mut self, what: &str) -> Result<u32, MalformedBatch> {
+    fn u32_le(&mut self, what: impl fmt::Display) -> Result<u32, MalformedBatch> {
         let at = self.offset;
         let bytes = self.take(LEN_PREFIX_SIZE, what, at)?;
         let array = bytes
@@ -157,7 +158,7 @@ impl<'a> Reader<'a> {
     /// A u32 LE length then that many bytes.
     fn with_len(&mut self, what: &str) -> Result<&'a [u8], MalformedBatch> {
         let field_offset = self.offset;
-        let len = self.u32_le(&format!("{what} length"))?;
+        let len = self.u32_le(LengthOf(what))?;
         let len = usize::try_from(len).unwrap_or(usize::MAX);
         self.take(len, what, field_offset)
     }
@@ -198,5 +199,15 @@ impl<'a> Reader<'a> {
             return Err(self.error(at, reason));
         }
         Ok(count)
+    }
+}
+
+/// The name of a field's length prefix in an error, `"{field} length"`: written only when an
+/// error is, not for every field a well-formed batch decodes.
+struct LengthOf<'n>(&'n str);
+
+impl fmt::Display for LengthOf<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} length", self.0)
     }
 }

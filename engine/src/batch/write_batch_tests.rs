@@ -224,6 +224,10 @@ fn rejects_truncation_inside_a_record() {
     // A length field cut short: the key length at offset 11 has only 2 bytes.
     let error = rejection(&with_header(1, &[2, 1, 1, 0, 0, 0, b'a', 0, 0]));
     assert_eq!(error.offset, 11, "{error}");
+    assert_eq!(
+        error.reason,
+        "key length of 4 bytes runs past the end (2 remain)"
+    );
 }
 
 #[test]
