@@ -2,6 +2,7 @@
 //! lines kept for failure reports. Two runs of one seed must end with the same hash.
 
 use std::collections::VecDeque;
+use std::fmt::{self, Write as _};
 
 const TAIL_MAX: usize = 40;
 
@@ -27,13 +28,30 @@ impl Default for Trace {
 
 impl Trace {
     pub fn record(&mut self, line: String) {
+        if self.tail.len() == TAIL_MAX {
+            self.tail.pop_front();
+        }
+        self.push(line);
+    }
+
+    /// [`Trace::record`] of a line formatted straight into the buffer of the line that leaves
+    /// the tail: the line of every operation, without a new allocation for each.
+    pub fn record_args(&mut self, args: fmt::Arguments<'_>) {
+        let mut line = match self.tail.len() {
+            TAIL_MAX => self.tail.pop_front().unwrap_or_default(),
+            _ => String::new(),
+        };
+        line.clear();
+        line.write_fmt(args)
+            .expect("writing to a String cannot fail");
+        self.push(line);
+    }
+
+    fn push(&mut self, line: String) {
         for b in line.bytes().chain(std::iter::once(b'\n')) {
             self.hash = (self.hash ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
         }
         self.events += 1;
-        if self.tail.len() == TAIL_MAX {
-            self.tail.pop_front();
-        }
         if let Some(all) = &mut self.all {
             all.push(line.clone());
         }
@@ -85,5 +103,14 @@ mod tests {
         }
         assert_eq!(a.tail().len(), TAIL_MAX);
         assert_eq!(a.events(), 102);
+        // A formatted line is the same event as the same text recorded whole, tail and all.
+        let (mut whole, mut args) = (Trace::default(), Trace::default());
+        for i in 0..(TAIL_MAX + 5) {
+            whole.record(format!("{i} put k{i} -> ok"));
+            args.record_args(format_args!("{i} put k{i} -> ok"));
+        }
+        assert_eq!(whole.hash(), args.hash());
+        assert_eq!(whole.tail(), args.tail());
+        assert_eq!(whole.events(), args.events());
     }
 }

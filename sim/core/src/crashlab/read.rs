@@ -54,20 +54,26 @@ pub fn read_snapshot(tx: &ReadTx<'_>) -> Result<KvModel, Error> {
     Ok(m)
 }
 
+/// Fill `into`, an empty model, with bucket `b` and its sub-buckets.
 fn fill(b: &Bucket<'_>, into: &mut BucketModel, depth: usize) -> Result<(), Error> {
     into.sequence = b.sequence();
+    // The cursor lists keys in order, so each map is built from a sorted sequence in one pass
+    // (`BTreeMap`'s bulk build) rather than by an insert and a search per key.
+    let (mut values, mut buckets) = (Vec::new(), Vec::new());
     for (k, v) in list_bucket(b)? {
         match v {
-            Some(v) => {
-                into.values.insert(k, v);
-            }
+            Some(v) => values.push((k, v)),
             None if depth < crashlab_engine::limits::MAX_BUCKET_DEPTH => {
                 let child = b.bucket(&k)?.ok_or(Error::BucketNotFound)?;
-                fill(&child, into.buckets.entry(k).or_default(), depth + 1)?;
+                let mut model = BucketModel::default();
+                fill(&child, &mut model, depth + 1)?;
+                buckets.push((k, model));
             }
             None => return Err(Error::BucketNotFound),
         }
     }
+    into.values = values.into_iter().collect();
+    into.buckets = buckets.into_iter().collect();
     Ok(())
 }
 

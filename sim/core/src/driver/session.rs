@@ -136,7 +136,8 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
                 Next::End(end) => return Ok(end),
             };
             self.log_op(index, op, &result);
-            self.trace.record(format!("{index} {op} -> {result}"));
+            self.trace
+                .record_args(format_args!("{index} {op} -> {result}"));
             self.disk_untouched_while_latched()?;
             if std::mem::take(&mut self.restart_after_io_error) {
                 // The open transaction is abandoned (rolled back) with the session.
