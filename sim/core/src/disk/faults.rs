@@ -203,9 +203,20 @@ impl FaultRng {
 pub(crate) fn garbage_bytes(seed: u64, sector: u64, offset: usize, out: &mut [u8]) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ GARBAGE_SEED_SALT);
     rng.set_stream(sector);
-    let mut whole = vec![0u8; offset + out.len()];
-    rng.fill_bytes(&mut whole);
-    out.copy_from_slice(&whole[offset..]);
+    // The stream is 32-bit words: start at the word holding byte `offset` rather than generate
+    // the bytes before it, and drop only the bytes of that word before `offset`.
+    rng.set_word_pos((offset / 4) as u128);
+    let skip = offset % 4;
+    if skip == 0 {
+        rng.fill_bytes(out);
+    } else {
+        let mut head = [0u8; 4];
+        rng.fill_bytes(&mut head);
+        let n = (4 - skip).min(out.len());
+        out[..n].copy_from_slice(&head[skip..skip + n]);
+        // The head took one whole word: the rest of the stream goes on from the next.
+        rng.fill_bytes(&mut out[n..]);
+    }
 }
 
 #[cfg(test)]
@@ -275,5 +286,26 @@ mod tests {
         let mut tail = [0u8; 16];
         garbage_bytes(1, 5, 48, &mut tail);
         assert_eq!(tail, x[48..]);
+    }
+
+    /// Any part of a sector's garbage is that part of the bytes generated from its start, at
+    /// every offset (inside a stream word or not) and length.
+    #[test]
+    fn garbage_from_an_offset_is_the_tail_of_the_garbage_from_zero() {
+        let mut whole = [0u8; 300];
+        let mut rng = ChaCha8Rng::seed_from_u64(9 ^ GARBAGE_SEED_SALT);
+        rng.set_stream(3);
+        rng.fill_bytes(&mut whole);
+        for offset in 0..40 {
+            for len in [0, 1, 2, 3, 5, 8, 63, 64, 65, 200] {
+                let mut got = vec![0u8; len];
+                garbage_bytes(9, 3, offset, &mut got);
+                assert_eq!(
+                    got,
+                    whole[offset..offset + len],
+                    "offset {offset} len {len}"
+                );
+            }
+        }
     }
 }

@@ -270,6 +270,8 @@ impl Sectors {
         let (mut chunk, mut pending, mut durable) = (u64::MAX, None, None);
         let mut never_written = 0;
         let mut done = 0usize;
+        // Only the first sector may be read from a position inside it: the others from 0.
+        let mut r = in_sector(offset % self.sector_size);
         for s in sectors {
             if s / CHUNK != chunk {
                 chunk = s / CHUNK;
@@ -277,9 +279,7 @@ impl Sectors {
                 durable = self.durable.chunk(chunk);
             }
             let slot = (s % CHUNK) as usize;
-            let pos = offset + done as u64;
-            debug_assert_eq!(pos / self.sector_size, s);
-            let r = in_sector(pos % self.sector_size);
+            debug_assert_eq!((offset + done as u64) / self.sector_size, s);
             let take = (in_sector(self.sector_size) - r).min(buf.len() - done);
             let out = &mut buf[done..done + take];
             let on_pending = pending.and_then(|p| p[slot].as_ref());
@@ -292,6 +292,7 @@ impl Sectors {
                 }
             }
             done += take;
+            r = 0;
         }
         debug_assert_eq!(done, buf.len());
         never_written
