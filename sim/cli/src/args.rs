@@ -76,6 +76,33 @@ pub fn sweep_control(s: &str) -> Result<SweepControl, String> {
     }
 }
 
+/// The most job counts one `bench --jobs` list may name.
+pub const BENCH_JOB_COUNTS_MAX: usize = 8;
+/// The most rounds `bench --rounds` may ask for.
+pub const BENCH_ROUNDS_MAX: u64 = 100;
+
+/// `bench --jobs A,B,…`: the job counts to compare, each 1 to `JOBS_MAX`, at most
+/// [`BENCH_JOB_COUNTS_MAX`] of them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobCounts(pub Vec<usize>);
+
+pub fn job_counts(s: &str) -> Result<JobCounts, String> {
+    let counts = s.split(',').map(jobs).collect::<Result<Vec<_>, _>>()?;
+    if counts.len() > BENCH_JOB_COUNTS_MAX {
+        return Err(format!(
+            "{} job counts, more than the limit of {BENCH_JOB_COUNTS_MAX} \
+             (BENCH_JOB_COUNTS_MAX)",
+            counts.len()
+        ));
+    }
+    Ok(JobCounts(counts))
+}
+
+/// `bench --rounds N`: 1 to [`BENCH_ROUNDS_MAX`].
+pub fn rounds(s: &str) -> Result<u32, String> {
+    count(s, 1, BENCH_ROUNDS_MAX, "BENCH_ROUNDS_MAX").map(|n| n as u32)
+}
+
 /// A decimal count in `lo..=max`; `name` is the limit's constant.
 fn count(s: &str, lo: u64, max: u64, name: &str) -> Result<u64, String> {
     let n = s

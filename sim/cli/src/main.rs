@@ -15,6 +15,7 @@ mod engines;
 mod explore;
 mod html;
 mod merge;
+mod peak_memory;
 mod reach;
 mod report;
 mod run_cmd;
@@ -164,8 +165,9 @@ enum Command {
     Check(check_cmd::CheckArgs),
     /// Merge the `explore --report` files of a sweep's shards into one report and summary.
     Merge(merge::MergeArgs),
-    /// The simulator's throughput: simulated ops/s of a sweep with full checking (seeds
-    /// 0..N, 300 ops, default profile) and crash states/s of the checker (seeds 0..M, 12 ops).
+    /// The simulator's throughput and peak memory: simulated ops/s of a sweep with full
+    /// checking (seeds 0..N, 300 ops, default profile) at each job count, in interleaved
+    /// rounds, and crash states/s of the checker (seeds 0..M, 12 ops).
     Bench {
         /// Sweep seeds 0..N, 1 to 2^32 (SWEEP_SEEDS_MAX).
         #[arg(long, default_value_t = 300, value_parser = args::seed_count)]
@@ -173,11 +175,20 @@ enum Command {
         /// Check seeds 0..M, 1 to 2^32 (SWEEP_SEEDS_MAX).
         #[arg(long, default_value_t = 20, value_parser = args::seed_count)]
         check_seeds: u64,
-        /// The sweep's worker threads, 1 to 1024 (JOBS_MAX).
-        #[arg(long, default_value_t = 1, value_parser = args::jobs)]
-        jobs: usize,
+        /// The sweep's worker threads, a comma-separated list of counts compared side by side
+        /// (each 1 to 1024, JOBS_MAX; at most 8 counts, BENCH_JOB_COUNTS_MAX).
+        #[arg(long, default_value = "1,2", value_parser = args::job_counts)]
+        jobs: args::JobCounts,
+        /// Rounds of the sweeps, each running every job count once, 1 to 100
+        /// (BENCH_ROUNDS_MAX).
+        #[arg(long, default_value_t = 1, value_parser = args::rounds)]
+        rounds: u32,
         #[arg(long, default_value = "crashlab", value_parser = engines::parse)]
         engine: String,
+        /// A deliberate bug of the parallel sweep, for the bench's own negative control:
+        /// `worker-order`.
+        #[arg(long, hide = true, value_parser = args::sweep_control)]
+        debug_control: Option<SweepControl>,
     },
 }
 
@@ -289,12 +300,16 @@ fn main() -> ExitCode {
             seeds,
             check_seeds,
             jobs,
+            rounds,
             engine,
+            debug_control,
         } => {
             let bench = bench_cmd::Bench {
                 sweep_seeds: seeds,
                 check_seeds,
-                jobs,
+                jobs: jobs.0,
+                rounds,
+                debug_control: debug_control.unwrap_or_default(),
             };
             engine_or_exit(&engine, bench)
         }

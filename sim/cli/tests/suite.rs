@@ -4,6 +4,7 @@
 mod common;
 
 mod all_workloads;
+mod bench;
 mod cli;
 mod db_cli;
 mod deploy;
