@@ -27,6 +27,7 @@
 
 use crate::adapter::EngineConfig;
 use crate::config::RunConfig;
+use crate::op::Op;
 use crate::runner::Report;
 use crate::trace::Trace;
 use crate::verdict::Outcome;
@@ -57,8 +58,9 @@ pub fn signature<C: EngineConfig>(cfg: &RunConfig<C>, r: &Report) -> Signature {
 /// The features of a run, per dimension of [`DIMENSIONS`].
 pub fn features<C: EngineConfig>(cfg: &RunConfig<C>, r: &Report) -> [BTreeSet<String>; 5] {
     // `Op::kind` is the first word of the operation's text form, without formatting the
-    // operation (its keys and values) only to keep that word.
-    let ops = cfg.ops.iter().map(|op| op.kind().to_string()).collect();
+    // operation (its keys and values) only to keep that word; a String per kind, not per op.
+    let kinds: BTreeSet<&str> = cfg.ops.iter().map(Op::kind).collect();
+    let ops = kinds.into_iter().map(str::to_string).collect();
     let mut harness: BTreeSet<String> = run_figures(r)
         .into_iter()
         .filter(|&(_, n)| n > 0)

@@ -239,11 +239,9 @@ pub fn sweep_with<E: Engine>(
         cfg.jobs
     );
     let mut summary = Summary::default();
-    let mut done = |run_cfg: &RunConfig<E::Config>, report: &Report| {
+    let mut done = |(run_cfg, report, signature): &Run<E::Config>| {
         summary.add(run_cfg, report);
-        summary
-            .saturation
-            .add(&control_signature(cfg, run_cfg, report));
+        summary.saturation.add(signature);
         each(run_cfg, report);
     };
     let pool = match cfg.jobs {
@@ -257,8 +255,7 @@ pub fn sweep_with<E: Engine>(
     // Without a pool (one job, or no threads to be had) the seeds run here: the same results.
     let Some(pool) = pool else {
         for seed in cfg.shard_seeds() {
-            let (run_cfg, report) = run_seed::<E>(cfg, adjust, seed);
-            done(&run_cfg, &report);
+            done(&run_seed::<E>(cfg, adjust, seed));
         }
         return summary;
     };
@@ -283,8 +280,8 @@ pub fn sweep_with<E: Engine>(
                 .map(|&seed| run_seed::<E>(cfg, adjust, seed))
                 .collect()
         });
-        for (run_cfg, report) in &control_order(cfg, runs) {
-            done(run_cfg, report);
+        for run in &control_order(cfg, runs) {
+            done(run);
         }
     }
 }
@@ -296,7 +293,7 @@ fn streamed<E: Engine>(
     pool: &rayon::ThreadPool,
     cfg: &SweepConfig,
     adjust: &(dyn Fn(&mut RunConfig<E::Config>) + Sync),
-    done: &mut dyn FnMut(&RunConfig<E::Config>, &Report),
+    done: &mut dyn FnMut(&Run<E::Config>),
 ) {
     let window = cfg.jobs * BATCH_SEEDS_PER_JOB;
     let (tx, rx) = std::sync::mpsc::channel();
@@ -329,8 +326,8 @@ fn streamed<E: Engine>(
             let (k, run) = rx.recv().expect("a spawned seed sends its report");
             let run = run.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             waiting.insert(k, run);
-            while let Some((run_cfg, report)) = waiting.remove(&next) {
-                done(&run_cfg, &report);
+            while let Some(run) = waiting.remove(&next) {
+                done(&run);
                 next += 1;
                 in_flight -= 1;
                 if spawn_next() {
@@ -369,12 +366,16 @@ fn control_signature<C: EngineConfig>(
     s
 }
 
-/// One seed of the sweep, run on the calling thread.
+/// A seed's configuration, report and coverage signature.
+type Run<C> = (RunConfig<C>, Report, Signature);
+
+/// One seed of the sweep, run on the calling thread, and its signature: computed where the
+/// seed ran, so the thread that hands results over in order does as little as it can.
 fn run_seed<E: Engine>(
     cfg: &SweepConfig,
     adjust: &(dyn Fn(&mut RunConfig<E::Config>) + Sync),
     seed: u64,
-) -> (RunConfig<E::Config>, Report) {
+) -> Run<E::Config> {
     let mut run_cfg = RunConfig::<E::Config>::from_seed(seed, cfg.ops, cfg.profile);
     if cfg.control != Control::None {
         run_cfg.engine = run_cfg
@@ -390,7 +391,8 @@ fn run_seed<E: Engine>(
         "sweep_with: the adjustment changed the engine's capabilities"
     );
     let report = run::<E>(&run_cfg);
-    (run_cfg, report)
+    let signature = control_signature(cfg, &run_cfg, &report);
+    (run_cfg, report, signature)
 }
 
 /// The one line that replays a seed of engine `C` from the command line.
