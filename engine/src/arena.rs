@@ -17,6 +17,7 @@
 //!
 //! Invariant: in page `j` of `bytes`, every byte at or past `written[j]` is zero.
 
+use crashlab_format::page::ByteSink;
 use std::ops::Range;
 
 /// The most buffer kept from one commit to the next: 256 pages of 4 KiB, where a one-key
@@ -104,9 +105,53 @@ impl PageArena {
     }
 }
 
+/// A run [`PageArena::place`] handed out, for an encoder that appends (the freelist page's):
+/// every byte from the image length given to `place` on is zero already, so appending zeros
+/// there only moves the end; before it, the last image's bytes are cleared as a `Vec` would.
+pub(crate) struct ZeroedRun<'a> {
+    run: &'a mut [u8],
+    len: usize,
+    /// Bytes from here on are zero.
+    zero_from: usize,
+}
+
+impl<'a> ZeroedRun<'a> {
+    /// `run` as `place(_, image_len)` returned it.
+    pub fn new(run: &'a mut [u8], image_len: usize) -> ZeroedRun<'a> {
+        debug_assert!(run[image_len..].iter().all(|&b| b == 0), "the tail is zero");
+        ZeroedRun {
+            run,
+            len: 0,
+            zero_from: image_len,
+        }
+    }
+}
+
+impl ByteSink for ZeroedRun<'_> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        let end = self.len + bytes.len();
+        self.run[self.len..end].copy_from_slice(bytes);
+        self.len = end;
+    }
+    fn zero_fill_to(&mut self, len: usize) {
+        assert!(len <= self.run.len(), "past the end of the run");
+        if self.len < self.zero_from {
+            self.run[self.len..len.min(self.zero_from)].fill(0);
+        }
+        self.len = self.len.max(len);
+    }
+    fn tail_mut(&mut self, at: usize) -> &mut [u8] {
+        &mut self.run[at..self.len]
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{PageArena, RETAIN_BYTES};
+    use super::{PageArena, ZeroedRun, RETAIN_BYTES};
+    use crashlab_format::page::ByteSink;
 
     /// The bytes of every image placed, as a fresh zeroed run with the image written would be.
     #[test]
@@ -155,6 +200,30 @@ mod tests {
         let (r, run) = a.place(1, 0);
         assert_eq!(r, 0..4096);
         assert!(run.iter().all(|&b| b == 0));
+    }
+
+    /// Appending to a placed run leaves what a `Vec` would hold, though the last image was longer.
+    #[test]
+    fn a_zeroed_run_appends_as_a_vec_does() {
+        let mut a = PageArena::default();
+        a.reset(64);
+        a.place(1, 64).1.fill(7);
+        a.reset(64);
+        let (_, run) = a.place(1, 20);
+        let mut sink = ZeroedRun::new(run, 20);
+        let mut vec = Vec::new();
+        for s in [&mut sink as &mut dyn ByteSink, &mut vec] {
+            s.extend_from_slice(&[1, 2, 3]);
+            s.zero_fill_to(64);
+            s.tail_mut(3)[..2].copy_from_slice(&[4, 5]);
+        }
+        assert_eq!(sink.len(), 64);
+        assert_eq!(a.bytes(), &vec[..]);
+        assert_eq!(
+            a.take_zeroed(),
+            64 + 44,
+            "the growth, then the stale bytes past 20"
+        );
     }
 
     #[test]

@@ -37,6 +37,8 @@ pub(crate) struct WriterState {
     pub guard: Option<crate::guard::Guard>,
     /// The commit's page images, reused from commit to commit (`arena.rs`).
     pub arena: crate::arena::PageArena,
+    /// The freelist and meta page images, in a buffer of their own (`commit/freelist_page.rs`).
+    pub fixed: crate::arena::PageArena,
 }
 
 pub(crate) struct Shared {
