@@ -32,13 +32,13 @@ use crashlab_format::limits::MAX_FREE_IDS;
 use crashlab_format::meta::{Meta, META_IMAGE_SIZE};
 use crashlab_format::node::{Body, Child, LeafItem, Node};
 use crashlab_format::page::LEAF_FLAG_BUCKET;
-use crashlab_format::pageset::PageSet;
 use crashlab_format::types::{PageId, PageSpan, TxId};
 use freelist_page::{write_freelist, FreelistImage};
 use std::ops::Range;
 use std::sync::Arc;
 
 mod freelist_page;
+mod taken;
 
 /// Collects a commit's allocations, frees and encoded pages.
 struct Sink<'w> {
@@ -64,7 +64,7 @@ struct Sink<'w> {
     /// Each written node with the page it was assembled from.
     nodes: Vec<(PageId, Arc<Node>, PageId)>,
     /// Pages this commit took from the free set.
-    taken: PageSet,
+    taken: taken::Taken,
     /// The session's damage to step around.
     guard: &'w mut Guard,
     counters: Counters,
@@ -82,8 +82,8 @@ impl Sink<'_> {
     fn free_run(&mut self, span: PageSpan) -> Result<()> {
         // A page this commit allocated is one the freelist listed; freeing it means the tree
         // also uses it. Pending, it would be reused under the node just written there.
-        if let Some(both) = self.taken.runs_within(span.start, span.end()).next() {
-            return Err(Error::corrupted(both.start, Corruption::LiveListedFree));
+        if let Some(both) = self.taken.first_within(span) {
+            return Err(Error::corrupted(both, Corruption::LiveListedFree));
         }
         if self.leak_freed {
             // A negative control forgets the pages (see `DebugHooks`).
@@ -122,7 +122,7 @@ impl SpillSink for Sink<'_> {
     fn allocate(&mut self, count: u64) -> Result<PageId> {
         assert!(count >= 1);
         if let Some(id) = self.freelist.allocate(self.txid, count) {
-            self.taken.insert(id, id.plus(count));
+            self.taken.insert(PageSpan::new(id, count));
             return Ok(id);
         }
         let id = self.high_water;
@@ -254,7 +254,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         freelist_page: None,
         dirty_bytes: 0,
         nodes: Vec::new(),
-        taken: PageSet::new(),
+        taken: taken::Taken::default(),
         guard: writer.guard.as_mut().expect("session_guard made it"),
         counters,
         leak_freed: opts.hooks().leak_freed_pages,

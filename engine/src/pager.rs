@@ -13,42 +13,19 @@
 
 use crate::cached::CachedNode;
 use crate::error::Result;
+use crate::page_map::PageMap;
 use crashlab_format::node::Node;
 use crashlab_format::page::{PageHeader, PageKind};
 use crashlab_format::read::{self, PageReader};
 use crashlab_format::storage::Storage;
 use crashlab_format::types::{PageId, PageSpan};
-use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
-
-/// A fixed, unseeded hash of a page id (a multiply by an odd constant), so that the cache behaves
-/// the same on every run. The map is never iterated, so its order cannot leak into results; a
-/// hash map rather than a B-tree because every page a reader visits is a lookup here.
-#[derive(Default)]
-struct PageIdHasher(u64);
-
-impl Hasher for PageIdHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-type PageMap<V> = HashMap<PageId, V, BuildHasherDefault<PageIdHasher>>;
 
 #[derive(Default)]
 struct Cache {
-    /// Each entry with the insertion number it was queued under in `order`.
+    /// Each entry with the insertion number it was queued under in `order`. A hash map
+    /// rather than a B-tree because every page a reader visits is a lookup here.
     map: PageMap<(u64, Arc<CachedNode>)>,
     /// Insertion order for eviction. An entry whose number no longer matches the map's (the
     /// node was taken, or the id cached again since) is stale and skipped.
