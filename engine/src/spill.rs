@@ -327,13 +327,15 @@ fn spill(
         return Err(Error::corrupted(page, Corruption::CrossPageOrder));
     }
     // A node that fits one page is never split (`split_points`' first test).
-    if node_size(&body) < sink.page_size() as usize {
-        return Ok(vec![write_piece(body, sink, page)?]);
+    let size = node_size(&body);
+    if size < sink.page_size() as usize {
+        return Ok(vec![write_piece(body, size, sink, page)?]);
     }
     let pieces = split_body(body, sink);
     let mut out = Vec::with_capacity(pieces.len());
     for body in pieces {
-        out.push(write_piece(body, sink, page)?);
+        let size = node_size(&body);
+        out.push(write_piece(body, size, sink, page)?);
     }
     Ok(out)
 }
@@ -397,8 +399,14 @@ fn in_order(body: &Body) -> bool {
     }
 }
 
-/// Allocate and encode one piece of a node read from (or built under) page `page`.
-fn write_piece(body: Body, sink: &mut dyn SpillSink, page: PageId) -> Result<BranchItem> {
+/// Allocate and encode one piece of a node of `size` bytes ([`Node::size`]) read from (or built
+/// under) page `page`.
+fn write_piece(
+    body: Body,
+    size: usize,
+    sink: &mut dyn SpillSink,
+    page: PageId,
+) -> Result<BranchItem> {
     let mut node = Node {
         origin: None,
         read_from: None,
@@ -406,14 +414,13 @@ fn write_piece(body: Body, sink: &mut dyn SpillSink, page: PageId) -> Result<Bra
         body,
     };
     let page_size = sink.page_size();
-    let size = node.size();
     let pages = size.div_ceil(page_size as usize).max(1) as u64;
     let id = sink.allocate(pages)?;
     // `encode` writes every byte up to `size`; the image's tail is zero already.
     let buf = sink.image(id, pages, size);
     // A refusal fails (and latches) the commit before any page is written. `spill` checked
     // the keys' order across every piece (naming a failure `CrossPageOrder`).
-    node.encode_in_order(buf, id, page_size)
+    node.encode_in_order(buf, id, page_size, size)
         .map_err(|reason| Error::corrupted(page, reason))?;
     node.origin = Some(PageSpan::new(id, pages));
     node.read_from = Some(id);
