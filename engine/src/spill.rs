@@ -6,7 +6,9 @@
 //! every node taken from a page lies inside the range its parent's separators give it
 //! (`tree::materialize`); every node written is in order across its pieces, inside its range and
 //! encodable; a separator is not raised over a neighbour the transaction did not read, and a
-//! neighbour whose range grows when an emptied child goes is checked first.
+//! neighbour whose range grows when an emptied child goes is checked first. Order is compared
+//! pair by pair only where an edit could have broken it (a merge, a delete, a node built in
+//! memory, the pieces that replace a child): decoding already proved the rest.
 
 use crate::error::{Corruption, Error, Result};
 use crate::tree::{materialize, too_deep, Range, Reader};
@@ -269,61 +271,25 @@ fn spill(
     if let Some(span) = node.origin {
         sink.free(span)?;
     }
-    let body = match node.body {
+    // Keys known to ascend: a node as decoded (or as a commit wrote it), edited only by
+    // binary-search inserts and replacements, keeps them in order. A delete or a merge marks a
+    // node unbalanced, and a node built in memory has no page: those, and the pairs around
+    // every child replaced by its pieces, are compared (a damaged tree can break them).
+    let known_order = !node.unbalanced && node.read_from.is_some();
+    let (body, spliced_in_order) = match node.body {
         Body::Leaf(items) => {
             sink.leaf_spilled_at(depth);
-            Body::Leaf(items)
+            (Body::Leaf(items), true)
         }
         Body::Branch(mut items) => {
-            // In place: each owned child is replaced by the pieces it spills into.
-            let mut i = 0;
-            let mut left_unchanged = false;
-            while i < items.len() {
-                if matches!(items[i].child, Child::Page(_)) {
-                    left_unchanged = true;
-                    i += 1;
-                    continue;
-                }
-                let placeholder = Child::Page(PageId(0));
-                let Child::Node(c) = std::mem::replace(&mut items[i].child, placeholder) else {
-                    unreachable!("a page child was skipped above");
-                };
-                // The child's range, from the separators as they were read (items after `i`
-                // are not spilled yet).
-                let child_range = Range {
-                    lo: if i == 0 {
-                        range.lo
-                    } else {
-                        Some(items[i].key.as_slice())
-                    },
-                    hi: items.get(i + 1).map(|n| n.key.as_slice()).or(range.hi),
-                };
-                let mut pieces = spill(*c, sink, depth + 1, child_range, page)?;
-                // bbolt makes a separator its child's first key. When that key rose (the
-                // child's first keys were deleted) and the left neighbour is a page this
-                // transaction did not read, raising the separator would widen the neighbour's
-                // range over keys a damaged neighbour may hide: keep the one that was read
-                // (still at most the child's first key, so still valid).
-                if let (true, Some(first)) = (i > 0 && left_unchanged, pieces.first_mut()) {
-                    if first.key > items[i].key {
-                        first.key = std::mem::take(&mut items[i].key);
-                    }
-                }
-                let n = pieces.len();
-                if n == 1 {
-                    items[i] = pieces.pop().expect("one piece");
-                } else {
-                    items.splice(i..=i, pieces);
-                }
-                i += n;
-                left_unchanged = false;
-            }
-            Body::Branch(items)
+            let ascend = spill_children(&mut items, sink, depth, range, page)?;
+            (Body::Branch(items), ascend)
         }
     };
     // Pair check: what is written is in order across all its pieces and inside the range its
     // parent's separators (and so `check()`) will hold it to.
-    if !in_order(&body) || range.breach(&body).is_some() {
+    let ordered = spliced_in_order && (known_order || in_order(&body));
+    if !ordered || range.breach(&body).is_some() {
         return Err(Error::corrupted(page, Corruption::CrossPageOrder));
     }
     // A node that fits one page is never split (`split_points`' first test).
@@ -338,6 +304,66 @@ fn spill(
         out.push(write_piece(body, size, sink, page)?);
     }
     Ok(out)
+}
+
+/// Spill every owned child of a branch's `items` (the branch read from or built under `page`,
+/// its keys in `range`) and put the pieces in its place. Returns whether the keys ascend
+/// around and across every child so replaced.
+fn spill_children(
+    items: &mut Vec<BranchItem>,
+    sink: &mut dyn SpillSink,
+    depth: usize,
+    range: Range<'_>,
+    page: PageId,
+) -> Result<bool> {
+    let mut ascend = true;
+    let mut i = 0;
+    let mut left_unchanged = false;
+    while i < items.len() {
+        if matches!(items[i].child, Child::Page(_)) {
+            left_unchanged = true;
+            i += 1;
+            continue;
+        }
+        let placeholder = Child::Page(PageId(0));
+        let Child::Node(c) = std::mem::replace(&mut items[i].child, placeholder) else {
+            unreachable!("a page child was skipped above");
+        };
+        // The child's range, from the separators as they were read (items after `i` are not
+        // spilled yet).
+        let child_range = Range {
+            lo: if i == 0 {
+                range.lo
+            } else {
+                Some(items[i].key.as_slice())
+            },
+            hi: items.get(i + 1).map(|n| n.key.as_slice()).or(range.hi),
+        };
+        let mut pieces = spill(*c, sink, depth + 1, child_range, page)?;
+        // bbolt makes a separator its child's first key. When that key rose (the child's first
+        // keys were deleted) and the left neighbour is a page this transaction did not read,
+        // raising the separator would widen the neighbour's range over keys a damaged
+        // neighbour may hide: keep the one that was read (still at most the child's first
+        // key, so still valid).
+        if let (true, Some(first)) = (i > 0 && left_unchanged, pieces.first_mut()) {
+            if first.key > items[i].key {
+                first.key = std::mem::take(&mut items[i].key);
+            }
+        }
+        let n = pieces.len();
+        if n == 1 {
+            items[i] = pieces.pop().expect("one piece");
+        } else {
+            items.splice(i..=i, pieces);
+        }
+        // The pieces' keys, and each end against its neighbour (a later splice checks its own
+        // left end again with the keys it brings).
+        let around = &items[i.saturating_sub(1)..(i + n + 1).min(items.len())];
+        ascend &= around.windows(2).all(|w| w[0].key < w[1].key);
+        i += n;
+        left_unchanged = false;
+    }
+    Ok(ascend)
 }
 
 fn split_body(body: Body, sink: &mut dyn SpillSink) -> Vec<Body> {
@@ -431,3 +457,7 @@ fn write_piece(
         child: Child::Page(id),
     })
 }
+
+#[cfg(test)]
+#[path = "spill_tests.rs"]
+mod tests;
