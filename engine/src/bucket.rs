@@ -117,6 +117,14 @@ fn value_of(found: Option<(NodeRef<'_>, usize)>) -> Result<Option<Value<'_>>> {
         .map(|(leaf, i)| Value::new(leaf, i)))
 }
 
+/// The tree of a sub-bucket at nesting level `depth` whose header `value` was read from `page`.
+fn open_child(value: &[u8], page: PageId, depth: usize) -> Result<BucketTree> {
+    if depth > MAX_BUCKET_DEPTH {
+        return Err(Error::corrupted(page, Corruption::BucketsTooDeep));
+    }
+    Ok(BucketTree::from_header(decode_header(value, page)?, depth))
+}
+
 /// A bucket's state inside a write transaction.
 pub(crate) struct BucketTree {
     pub root: Child,
@@ -342,28 +350,21 @@ impl<'a> BucketMut<'a> {
 
     pub(crate) fn bucket_mut_owned(self, name: &[u8]) -> Result<Option<BucketMut<'a>>> {
         if !self.tree.children.contains_key(name) {
-            let Some((it, page)) = self.lookup_at(name)? else {
+            // The header is read where it lies: no copy of the item's key and value.
+            let depth = self.tree.depth + 1;
+            let found = tree::lookup_with(self.root_ref()?, name, &self.rd, |it, page| {
+                it.is_bucket().then(|| open_child(&it.value, page, depth))
+            })?;
+            let Some(Some(child)) = found else {
                 return Ok(None);
             };
-            if !it.is_bucket() {
-                return Ok(None);
-            }
-            let child = self.open_child(&it.value, page)?;
-            self.tree.children.insert(name.to_vec(), child);
+            self.tree.children.insert(name.to_vec(), child?);
         }
         let BucketMut { rd, tree, freed } = self;
         Ok(tree
             .children
             .get_mut(name)
             .map(|tree| BucketMut { rd, tree, freed }))
-    }
-
-    fn open_child(&self, value: &[u8], page: PageId) -> Result<BucketTree> {
-        let depth = self.tree.depth + 1;
-        if depth > MAX_BUCKET_DEPTH {
-            return Err(Error::corrupted(page, Corruption::BucketsTooDeep));
-        }
-        Ok(BucketTree::from_header(decode_header(value, page)?, depth))
     }
 
     pub(crate) fn create_bucket_owned(mut self, name: &[u8]) -> Result<BucketMut<'a>> {

@@ -17,10 +17,11 @@
 
 use crate::arena::PageArena;
 use crate::bucket::BucketTree;
+use crate::cached::CachedNode;
 use crate::counters::{shape, Counters};
 use crate::error::{Corruption, Error, FormatError, Invariant, Result};
 use crate::flush::{grow_to, sync, write_at, write_pages, DirtyPages, PageImage};
-use crate::freelist::{Freelist, FreelistKind};
+use crate::freelist::{Freelist, FreelistKind, Taken};
 use crate::guard::{self, Guard};
 use crate::presize::SizedBuf;
 use crate::spill::{self, SpillSink};
@@ -38,7 +39,6 @@ use std::ops::Range;
 use std::sync::Arc;
 
 mod freelist_page;
-mod taken;
 
 /// Collects a commit's allocations, frees and encoded pages.
 struct Sink<'w> {
@@ -52,7 +52,7 @@ struct Sink<'w> {
     /// The writer's page images, kept from commit to commit (`arena.rs`).
     arena: &'w mut PageArena,
     /// Each node run placed in `arena`, and where.
-    dirty: Vec<(PageId, Range<usize>)>,
+    dirty: &'w mut Vec<(PageId, Range<usize>)>,
     /// The writer's freelist and meta page images, kept apart from the nodes' so that each
     /// lands where the same kind of image lay in the commit before (`freelist_page.rs`).
     fixed: &'w mut PageArena,
@@ -62,9 +62,9 @@ struct Sink<'w> {
     /// size is known for free.
     dirty_bytes: usize,
     /// Each written node with the page it was assembled from.
-    nodes: Vec<(PageId, Arc<Node>, PageId)>,
+    nodes: &'w mut Vec<(PageId, Arc<CachedNode>, PageId)>,
     /// Pages this commit took from the free set.
-    taken: taken::Taken,
+    taken: &'w mut Taken,
     /// The session's damage to step around.
     guard: &'w mut Guard,
     counters: Counters,
@@ -145,8 +145,9 @@ impl SpillSink for Sink<'_> {
         self.dirty.push((id, range));
         buf
     }
-    fn emit(&mut self, id: PageId, node: Arc<Node>, from: PageId) {
-        self.nodes.push((id, node, from));
+    fn emit(&mut self, id: PageId, node: Node, from: PageId) {
+        // Wrapped once, as the page cache will hold it.
+        self.nodes.push((id, Arc::new(CachedNode::new(node)), from));
     }
     fn count_split(&mut self) {
         self.counters.node_splits += 1;
@@ -241,6 +242,11 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     let writer = &mut *tx.writer;
     writer.arena.reset(db.pager().page_size());
     writer.fixed.reset(db.pager().page_size());
+    // Kept from the last commit (which may have failed half way) for their allocations.
+    let lists = &mut writer.lists;
+    lists.dirty.clear();
+    lists.nodes.clear();
+    lists.taken.clear();
     let mut sink = Sink {
         freelist: &mut writer.freelist,
         txid: tx.txid,
@@ -249,12 +255,12 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         high_water: tx.base.high_water,
         meta_page: tx.base.slot(),
         arena: &mut writer.arena,
-        dirty: Vec::new(),
+        dirty: &mut lists.dirty,
         fixed: &mut writer.fixed,
         freelist_page: None,
         dirty_bytes: 0,
-        nodes: Vec::new(),
-        taken: taken::Taken::default(),
+        nodes: &mut lists.nodes,
+        taken: &mut lists.taken,
         guard: writer.guard.as_mut().expect("session_guard made it"),
         counters,
         leak_freed: opts.hooks().leak_freed_pages,
@@ -361,7 +367,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     fixed.trim();
     sync(storage, &opts, &mut counters)?;
 
-    for (id, node, _) in nodes {
+    for (id, node, _) in nodes.drain(..) {
         db.pager().insert(id, node);
     }
     counters.commits += 1;
@@ -417,7 +423,7 @@ fn check_references(sink: &Sink<'_>) -> Result<()> {
     // Most references are to pages that are certainly not free: the filter says so at once.
     let filter = sink.freelist.filter();
     let is_free = |id| filter.may_hold(id) && sink.freelist.is_free_or_pending(id);
-    for (_, node, from) in &sink.nodes {
+    for (_, node, from) in sink.nodes.iter() {
         let refused = |child| Error::corrupted(*from, Corruption::ReferenceToFreePage { child });
         match &node.body {
             Body::Branch(items) => {

@@ -94,6 +94,7 @@ impl Db {
                     guard: fresh.then(crate::guard::Guard::default),
                     arena: Default::default(),
                     fixed: Default::default(),
+                    lists: Default::default(),
                 }),
                 counters: Mutex::new(counters),
                 options,

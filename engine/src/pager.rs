@@ -152,14 +152,10 @@ impl Pager {
         Some(PageSpan::new(id, end - id.0))
     }
 
-    /// Publish a node the writer just wrote at `id` (replacing whatever was cached there). The
-    /// writer holds the only reference, so the node moves into the cache without a copy.
-    pub fn insert(&self, id: PageId, node: Arc<Node>) {
-        if self.capacity == 0 {
-            return;
-        }
-        let node = CachedNode::new(Arc::unwrap_or_clone(node));
-        self.insert_cached(id, Arc::new(node));
+    /// Publish a node the writer just wrote at `id` (replacing whatever was cached there): the
+    /// writer wrapped it as the cache holds it, so it moves in without a copy.
+    pub fn insert(&self, id: PageId, node: Arc<CachedNode>) {
+        self.insert_cached(id, node);
     }
 
     fn insert_cached(&self, id: PageId, node: Arc<CachedNode>) {

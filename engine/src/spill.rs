@@ -15,7 +15,6 @@ use crate::tree::{materialize, too_deep, Range, Reader};
 use crashlab_format::limits::MAX_TREE_DEPTH;
 use crashlab_format::node::{split_points, Body, BranchItem, Child, Node};
 use crashlab_format::types::{PageId, PageSpan};
-use std::sync::Arc;
 
 /// Everything commit needs while it rewrites trees: where pages come from, where freed pages
 /// go, and where encoded pages are collected.
@@ -33,7 +32,7 @@ pub trait SpillSink {
     fn image(&mut self, id: PageId, pages: u64, len: usize) -> &mut [u8];
     /// The node whose image was placed at `id` (children all pages), assembled from what was
     /// read from page `from`.
-    fn emit(&mut self, id: PageId, node: Arc<Node>, from: PageId);
+    fn emit(&mut self, id: PageId, node: Node, from: PageId);
     fn count_split(&mut self);
     fn count_merge(&mut self);
     /// A leaf was spilled `depth` levels below the node its tree's spill started from.
@@ -234,23 +233,60 @@ pub fn spill_root(root: Child, sink: &mut dyn SpillSink, anchor: PageId) -> Resu
     };
     let mut pieces = spill(node, sink, 0, Range::default(), anchor)?;
     let mut root_splits = 0;
-    while pieces.len() > 1 {
-        root_splits += 1;
-        let parent = Node {
-            origin: None,
-            read_from: None,
-            unbalanced: false,
-            body: Body::Branch(pieces),
-        };
-        pieces = spill(parent, sink, 0, Range::default(), anchor)?;
+    loop {
+        match pieces {
+            Pieces::One(BranchItem {
+                child: Child::Page(id),
+                ..
+            }) => {
+                sink.tree_spilled(root_splits);
+                return Ok(id);
+            }
+            Pieces::One(_) => unreachable!("a piece is a page"),
+            Pieces::Split(items) => {
+                root_splits += 1;
+                let parent = Node {
+                    origin: None,
+                    read_from: None,
+                    unbalanced: false,
+                    body: Body::Branch(items),
+                };
+                pieces = spill(parent, sink, 0, Range::default(), anchor)?;
+            }
+        }
     }
-    sink.tree_spilled(root_splits);
-    match pieces.pop() {
-        Some(BranchItem {
-            child: Child::Page(id),
-            ..
-        }) => Ok(id),
-        _ => unreachable!("spill returns at least one page"),
+}
+
+/// The branch items a spilled node becomes: almost always one, which then takes no list.
+enum Pieces {
+    One(BranchItem),
+    /// Two or more.
+    Split(Vec<BranchItem>),
+}
+
+impl Pieces {
+    fn of(mut items: Vec<BranchItem>) -> Pieces {
+        match items.len() {
+            1 => Pieces::One(items.pop().expect("one item")),
+            n => {
+                assert!(n > 1, "a node spills into at least one piece");
+                Pieces::Split(items)
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Pieces::One(_) => 1,
+            Pieces::Split(items) => items.len(),
+        }
+    }
+
+    fn first_mut(&mut self) -> &mut BranchItem {
+        match self {
+            Pieces::One(item) => item,
+            Pieces::Split(items) => &mut items[0],
+        }
     }
 }
 
@@ -263,7 +299,7 @@ fn spill(
     depth: usize,
     range: Range<'_>,
     from: PageId,
-) -> Result<Vec<BranchItem>> {
+) -> Result<Pieces> {
     let page = node.read_from.unwrap_or(from);
     if depth >= MAX_TREE_DEPTH {
         return Err(too_deep(page));
@@ -295,7 +331,7 @@ fn spill(
     // A node that fits one page is never split (`split_points`' first test).
     let size = node_size(&body);
     if size < sink.page_size() as usize {
-        return Ok(vec![write_piece(body, size, sink, page)?]);
+        return Ok(Pieces::One(write_piece(body, size, sink, page)?));
     }
     let pieces = split_body(body, sink);
     let mut out = Vec::with_capacity(pieces.len());
@@ -303,7 +339,7 @@ fn spill(
         let size = node_size(&body);
         out.push(write_piece(body, size, sink, page)?);
     }
-    Ok(out)
+    Ok(Pieces::of(out))
 }
 
 /// Spill every owned child of a branch's `items` (the branch read from or built under `page`,
@@ -345,16 +381,14 @@ fn spill_children(
         // raising the separator would widen the neighbour's range over keys a damaged
         // neighbour may hide: keep the one that was read (still at most the child's first
         // key, so still valid).
-        if let (true, Some(first)) = (i > 0 && left_unchanged, pieces.first_mut()) {
-            if first.key > items[i].key {
-                first.key = std::mem::take(&mut items[i].key);
-            }
+        let first = pieces.first_mut();
+        if i > 0 && left_unchanged && first.key > items[i].key {
+            first.key = std::mem::take(&mut items[i].key);
         }
         let n = pieces.len();
-        if n == 1 {
-            items[i] = pieces.pop().expect("one piece");
-        } else {
-            items.splice(i..=i, pieces);
+        match pieces {
+            Pieces::One(piece) => items[i] = piece,
+            Pieces::Split(split) => drop(items.splice(i..=i, split)),
         }
         // The pieces' keys, and each end against its neighbour (a later splice checks its own
         // left end again with the keys it brings).
@@ -451,7 +485,7 @@ fn write_piece(
     node.origin = Some(PageSpan::new(id, pages));
     node.read_from = Some(id);
     let key = node.first_key().map(<[u8]>::to_vec).unwrap_or_default();
-    sink.emit(id, Arc::new(node), page);
+    sink.emit(id, node, page);
     Ok(BranchItem {
         key,
         child: Child::Page(id),

@@ -8,7 +8,7 @@ use super::*;
 struct Sink {
     next: u64,
     images: Vec<Vec<u8>>,
-    emitted: Vec<Arc<Node>>,
+    emitted: Vec<Node>,
 }
 
 impl SpillSink for Sink {
@@ -30,7 +30,7 @@ impl SpillSink for Sink {
         self.images.push(vec![0; pages as usize * 512]);
         self.images.last_mut().expect("just pushed")
     }
-    fn emit(&mut self, _: PageId, node: Arc<Node>, _: PageId) {
+    fn emit(&mut self, _: PageId, node: Node, _: PageId) {
         self.emitted.push(node);
     }
     fn count_split(&mut self) {}

@@ -59,7 +59,7 @@ impl FreeSet for ArrayFreeSet {
     }
 
     fn merge(&mut self, released: &[PageId], moved: &mut u64) {
-        for run in runs_in(released) {
+        for run in runs_in(released.iter().copied()) {
             self.merge_run(run, moved);
         }
     }

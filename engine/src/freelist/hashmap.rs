@@ -69,7 +69,7 @@ impl FreeSet for HashmapFreeSet {
     }
 
     fn merge(&mut self, released: &[PageId], moved: &mut u64) {
-        for run in runs_in(released) {
+        for run in runs_in(released.iter().copied()) {
             // One new span plus up to two neighbours absorbed: index entries touched.
             let before = self.by_start.len();
             self.merge_run(run.start, run.count);

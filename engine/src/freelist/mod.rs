@@ -24,6 +24,7 @@ mod filter;
 mod hashmap;
 mod idset;
 mod pending;
+mod taken;
 
 use crate::error::{Error, FormatError, Result};
 use crate::page_map::PageMap;
@@ -38,6 +39,7 @@ use idset::IdSet;
 use pending::{Pending, PendingPage};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
+pub(crate) use taken::Taken;
 
 /// Which free-set implementation a database uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,23 +107,20 @@ trait FreeSet {
 
 /// Group strictly ascending ids into maximal runs.
 fn runs_of(ids: &[PageId]) -> Vec<PageSpan> {
-    runs_in(ids).collect()
+    runs_in(ids.iter().copied()).collect()
 }
 
 /// The maximal runs of strictly ascending ids, one at a time (nothing allocated).
-fn runs_in(ids: &[PageId]) -> impl Iterator<Item = PageSpan> + '_ {
-    let mut rest = ids;
+fn runs_in(ids: impl IntoIterator<Item = PageId>) -> impl Iterator<Item = PageSpan> {
+    let mut ids = ids.into_iter().peekable();
     std::iter::from_fn(move || {
-        let (&first, tail) = rest.split_first()?;
-        let mut run = PageSpan::new(first, 1);
-        for &id in tail {
-            if id != run.end() {
-                assert!(id > run.end(), "ids not strictly ascending at {id}");
-                break;
-            }
+        let mut run = PageSpan::new(ids.next()?, 1);
+        while ids.next_if_eq(&run.end()).is_some() {
             run.count += 1;
         }
-        rest = &tail[(run.count - 1) as usize..];
+        if let Some(&next) = ids.peek() {
+            assert!(next > run.end(), "ids not strictly ascending at {next}");
+        }
         Some(run)
     })
 }
@@ -457,15 +456,10 @@ impl Freelist {
     /// page stores, in memory that follows the free set's runs and the pending pages.
     pub fn all_runs(&self) -> Vec<PageSpan> {
         let free = self.free.get().runs();
-        let mut pending = Vec::new();
-        for id in self.pending_index.iter() {
-            match pending.last_mut() {
-                Some(run) if PageSpan::end(*run) == id => run.count += 1,
-                _ => pending.push(PageSpan::new(id, 1)),
-            }
-        }
-        let mut all = Vec::with_capacity(free.len() + pending.len());
-        let (mut f, mut p) = (free.into_iter().peekable(), pending.into_iter().peekable());
+        // Sized once: no list of the pending runs of its own, no growth.
+        let pending = || runs_in(self.pending_index.iter());
+        let mut all = Vec::with_capacity(free.len() + pending().count());
+        let (mut f, mut p) = (free.into_iter().peekable(), pending().peekable());
         while let (Some(a), Some(b)) = (f.peek(), p.peek()) {
             let next = if a.start < b.start {
                 f.next()

@@ -14,13 +14,19 @@ use crashlab_format::types::{PageId, PageSpan};
 const FEW_MAX: usize = 32;
 
 #[derive(Debug, Default)]
-pub(super) struct Taken {
+pub(crate) struct Taken {
     /// The runs, in the order taken, while there are at most `FEW_MAX` (and `many` is `None`).
     few: Vec<PageSpan>,
     many: Option<PageSet>,
 }
 
 impl Taken {
+    /// Empty it for the next commit, keeping its allocation.
+    pub fn clear(&mut self) {
+        self.few.clear();
+        self.many = None;
+    }
+
     pub fn insert(&mut self, run: PageSpan) {
         match &mut self.many {
             Some(set) => {
