@@ -116,6 +116,23 @@ impl Pager {
     /// it (counted like [`Pager::node`]). When only the cache holds the node, it is moved out of
     /// the cache rather than copied; when a reader holds it too, it is copied and stays cached.
     pub fn node_for_update(&self, id: PageId, high_water: PageId, from: PageId) -> Result<Node> {
+        read::check_reference(id, high_water, from)?;
+        // A hit the cache alone holds is taken out under one lock: the same counts and the
+        // same cache as the general path below, without a second lock and lookup.
+        {
+            let mut c = self.lock();
+            if c.map
+                .get(&id)
+                .is_some_and(|(_, n)| Arc::strong_count(n) == 1)
+            {
+                c.hits += 1;
+                let (_, only) = c.map.remove(&id).expect("just found");
+                c.compact_order();
+                drop(c);
+                let node = Arc::try_unwrap(only).expect("the cache held the only reference");
+                return Ok(node.into_node());
+            }
+        }
         let shared = self.node(id, high_water, from)?;
         {
             let mut c = self.lock();

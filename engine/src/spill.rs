@@ -103,7 +103,16 @@ fn rebalance_children(
     let Body::Branch(items) = &mut node.body else {
         return Ok(());
     };
-    for i in 0..items.len() {
+    // A write transaction owns a few of a branch's children: each loop skips to the next one
+    // in one tight scan rather than looking at every item on its own.
+    let owned = |items: &[BranchItem], from: usize| {
+        let at = items[from..]
+            .iter()
+            .position(|it| matches!(it.child, Child::Node(_)));
+        at.map(|at| from + at)
+    };
+    let mut next = owned(items, 0);
+    while let Some(i) = next {
         let (head, tail) = items.split_at_mut(i + 1);
         let BranchItem { key, child } = &mut head[i];
         if let Child::Node(c) = child {
@@ -117,16 +126,19 @@ fn rebalance_children(
             };
             rebalance_children(c, rd, sink, depth + 1, child_range)?;
         }
+        next = owned(items, i + 1);
     }
+    let weak = |items: &[BranchItem], from: usize| {
+        let at = items[from..]
+            .iter()
+            .position(|it| matches!(&it.child, Child::Node(c) if underfull(c, page_size)));
+        at.map(|at| from + at)
+    };
     let mut changed = false;
-    let mut i = 0;
-    while i < items.len() {
-        let weak = matches!(&items[i].child, Child::Node(c) if underfull(c, page_size));
-        if !weak {
-            i += 1;
-            continue;
-        }
+    let mut from = 0;
+    while let Some(i) = weak(items, from) {
         changed = true;
+        from = i;
         if matches!(&items[i].child, Child::Node(c) if c.is_empty()) {
             guard_neighbour(items, i, rd, (range, page))?;
             free_child(items.remove(i).child, sink)?;
@@ -137,7 +149,7 @@ fn rebalance_children(
         }
         let left = i.saturating_sub(1);
         merge_siblings(items, left, rd, sink, (range, page))?;
-        i = left;
+        from = left;
     }
     node.unbalanced |= changed;
     Ok(())

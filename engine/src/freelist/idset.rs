@@ -101,15 +101,29 @@ impl IdSet {
     }
 
     /// The ids, ascending.
-    pub fn iter(&self) -> impl Iterator<Item = PageId> + '_ {
-        let (small, large) = match self {
-            IdSet::Small(ids) => (Some(ids.iter().copied()), None),
-            IdSet::Large(set) => (None, Some(set.iter().copied())),
-        };
-        small
-            .into_iter()
-            .flatten()
-            .chain(large.into_iter().flatten())
+    pub fn iter(&self) -> Ids<'_> {
+        match self {
+            IdSet::Small(ids) => Ids::Small(ids.iter()),
+            IdSet::Large(set) => Ids::Large(set.iter()),
+        }
+    }
+}
+
+/// The ids of an [`IdSet`], ascending: one branch per step (a chain of two flattened options
+/// cost a commit's freelist page a few hundred instructions more).
+pub(super) enum Ids<'a> {
+    Small(std::slice::Iter<'a, PageId>),
+    Large(std::collections::btree_set::Iter<'a, PageId>),
+}
+
+impl Iterator for Ids<'_> {
+    type Item = PageId;
+
+    fn next(&mut self) -> Option<PageId> {
+        match self {
+            Ids::Small(ids) => ids.next().copied(),
+            Ids::Large(ids) => ids.next().copied(),
+        }
     }
 }
 
