@@ -15,9 +15,17 @@
 //! large value, a bulk load) gets a buffer of its own, freed when it ends, so that the memory a
 //! database holds between commits does not follow its largest commit.
 //!
-//! Invariant: in page `j` of `bytes`, every byte at or past `written[j]` is zero.
+//! The images a commit placed stay in the buffer until the next commit places its own. A
+//! branch whose keys did not change (a one-key write changes one child pointer in each branch
+//! on its path) lands, in a commit that writes the same path, where its last image lies:
+//! [`PageArena::place_over`] hands that image back, and the caller rewrites the page ids in it
+//! instead of encoding every key again.
+//!
+//! Invariants: in page `j` of `bytes`, every byte at or past `written[j]` is zero; `prior` lists
+//! the images the last completed commit placed, each still as it left it.
 
 use crashlab_format::page::ByteSink;
+use crashlab_format::types::PageId;
 use std::ops::Range;
 
 /// The most buffer kept from one commit to the next: 256 pages of 4 KiB, where a one-key
@@ -35,6 +43,21 @@ pub(crate) struct PageArena {
     /// Bytes zeroed since the last [`PageArena::take_zeroed`]: the stale bytes cleared, and the
     /// buffer's growth (which comes zeroed).
     zeroed: u64,
+    /// Each image placed by [`PageArena::place_image`] since the last reset.
+    placed: Vec<Placed>,
+    /// The images the last completed commit placed (see [`PageArena::complete`]).
+    prior: Vec<Placed>,
+    /// Whether the commit that placed `placed` completed.
+    completed: bool,
+}
+
+/// An image in the buffer: the page it was written to, where it lies, how long it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Placed {
+    id: PageId,
+    first: usize,
+    pages: usize,
+    len: usize,
 }
 
 impl PageArena {
@@ -50,6 +73,66 @@ impl PageArena {
             };
         }
         self.used = 0;
+        // A commit that failed half way may have placed images that no page holds.
+        self.prior.clear();
+        if std::mem::take(&mut self.completed) {
+            std::mem::swap(&mut self.prior, &mut self.placed);
+        }
+        self.placed.clear();
+    }
+
+    /// The commit that placed this buffer's images completed: its pages hold them, so the next
+    /// commit may find them with [`PageArena::place_over`].
+    pub fn complete(&mut self) {
+        self.completed = true;
+    }
+
+    /// [`PageArena::place`] for the image of page `id`, remembered for the next commit.
+    pub fn place_image(
+        &mut self,
+        id: PageId,
+        pages: usize,
+        len: usize,
+    ) -> (Range<usize>, &mut [u8]) {
+        let first = self.used;
+        self.placed.push(Placed {
+            id,
+            first,
+            pages,
+            len,
+        });
+        self.place(pages, len)
+    }
+
+    /// Room for the image of page `id`, as [`PageArena::place_image`] gives it, holding the image
+    /// of page `prior` that the last completed commit placed, when that image lies exactly where
+    /// this one goes and has its length: the caller then overwrites only the bytes that
+    /// differ (the run is [`PageArena::run_mut`] of the range returned). `None` when it does not
+    /// (the caller places and encodes as usual).
+    pub fn place_over(
+        &mut self,
+        id: PageId,
+        prior: PageId,
+        pages: usize,
+        len: usize,
+    ) -> Option<Range<usize>> {
+        // The last commit placed its images in order: the one lying where this one goes is
+        // found by its first page.
+        let at = self
+            .prior
+            .binary_search_by_key(&self.used, |p| p.first)
+            .ok()?;
+        let old = &self.prior[at];
+        if old.id != prior || old.pages != pages || old.len != len {
+            return None;
+        }
+        // Same pages, same length: placing zeroes nothing, and the old image stays.
+        Some(self.place_image(id, pages, len).0)
+    }
+
+    /// The bytes at `range`, one that [`PageArena::place_over`] returned.
+    pub fn run_mut(&mut self, range: Range<usize>) -> &mut [u8] {
+        &mut self.bytes[range]
     }
 
     /// Room for an image of `pages` pages whose first `len` bytes the caller overwrites in
@@ -86,6 +169,7 @@ impl PageArena {
         if self.bytes.len() > RETAIN_BYTES {
             let page_size = self.page_size;
             let zeroed = self.zeroed;
+            // The images go with the buffer (`completed` false: nothing to find next time).
             *self = PageArena {
                 page_size,
                 zeroed,
@@ -152,6 +236,7 @@ impl ByteSink for ZeroedRun<'_> {
 mod tests {
     use super::{PageArena, ZeroedRun, RETAIN_BYTES};
     use crashlab_format::page::ByteSink;
+    use crashlab_format::types::PageId;
 
     /// The bytes of every image placed, as a fresh zeroed run with the image written would be.
     #[test]
@@ -224,6 +309,38 @@ mod tests {
             64 + 44,
             "the growth, then the stale bytes past 20"
         );
+    }
+
+    /// An image of the last completed commit comes back only where it lies and as long as it
+    /// was, with its bytes; after a commit that did not complete, nothing does.
+    #[test]
+    fn place_over_finds_the_last_completed_commits_image_where_it_lies() {
+        let (a_id, b_id) = (PageId(10), PageId(11));
+        let mut a = PageArena::default();
+        a.reset(64);
+        a.place_image(a_id, 1, 30).1[..30].fill(1);
+        a.place_image(b_id, 1, 40).1[..40].fill(2);
+        a.complete();
+        a.reset(64);
+        // Page 11's image lies in the second page: not where the first image goes.
+        assert_eq!(a.place_over(PageId(20), b_id, 1, 40), None);
+        let first = a
+            .place_over(PageId(20), a_id, 1, 30)
+            .expect("page 10's image, in place");
+        assert!(a.run_mut(first)[..30].iter().all(|&b| b == 1));
+        // Another length is not the same image.
+        assert_eq!(a.place_over(PageId(21), b_id, 1, 39), None);
+        let second = a.place_image(PageId(21), 1, 39).0;
+        assert!(a.run_mut(second)[39..].iter().all(|&b| b == 0));
+        assert_eq!(
+            a.take_zeroed(),
+            128 + 1,
+            "growth, and the byte 39 no longer holds"
+        );
+        // Not completed: its images are not found by the next commit, nor the older ones.
+        a.reset(64);
+        assert_eq!(a.place_over(PageId(30), PageId(20), 1, 30), None);
+        assert_eq!(a.place_over(PageId(30), a_id, 1, 30), None);
     }
 
     #[test]

@@ -137,13 +137,24 @@ impl SpillSink for Sink<'_> {
         self.guard.check_free(span)?;
         self.free_run(span)
     }
-    fn image(&mut self, id: PageId, pages: u64, len: usize) -> &mut [u8] {
+    fn image(
+        &mut self,
+        id: PageId,
+        pages: u64,
+        len: usize,
+        prior: Option<PageId>,
+    ) -> (&mut [u8], bool) {
         self.counters.overflow_long_writes += u64::from(pages >= shape::OVERFLOW_LONG_PAGES);
         let pages = usize::try_from(pages).expect("an image fits memory");
-        let (range, buf) = self.arena.place(pages, len);
+        let over = prior.and_then(|prior| self.arena.place_over(id, prior, pages, len));
+        let reused = over.is_some();
+        let range = match over {
+            Some(range) => range,
+            None => self.arena.place_image(id, pages, len).0,
+        };
         self.dirty_bytes += range.len();
-        self.dirty.push((id, range));
-        buf
+        self.dirty.push((id, range.clone()));
+        (self.arena.run_mut(range), reused)
     }
     fn emit(&mut self, id: PageId, node: Node, from: PageId) {
         // Wrapped once, as the page cache will hold it.
@@ -370,6 +381,8 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     for (id, node, _) in nodes.drain(..) {
         db.pager().insert(id, node);
     }
+    // Its pages hold the images now: the next commit may rewrite them in place.
+    arena.complete();
     counters.commits += 1;
     let fl = writer.freelist.counters();
     db.finish_commit(meta, counters, fl);

@@ -27,9 +27,17 @@ pub trait SpillSink {
     /// pending, which only a corrupt tree (a page referenced twice) can cause.
     fn free(&mut self, span: PageSpan) -> Result<()>;
     /// Room for the image of the run of `pages` pages at `id`, written to the file at commit:
-    /// the caller overwrites its first `len` bytes in full, and every byte from `len` on is
-    /// zero (the format's unused tail).
-    fn image(&mut self, id: PageId, pages: u64, len: usize) -> &mut [u8];
+    /// every byte from `len` on is zero (the format's unused tail). With `prior`, the page a
+    /// rewritten node was read from, the run may hold that page's image as the last commit
+    /// wrote it (`true`: the caller rewrites what changed); otherwise (`false`) the caller
+    /// overwrites its first `len` bytes in full.
+    fn image(
+        &mut self,
+        id: PageId,
+        pages: u64,
+        len: usize,
+        prior: Option<PageId>,
+    ) -> (&mut [u8], bool);
     /// The node whose image was placed at `id` (children all pages), assembled from what was
     /// read from page `from`.
     fn emit(&mut self, id: PageId, node: Node, from: PageId);
@@ -313,6 +321,7 @@ fn spill(
     from: PageId,
 ) -> Result<Pieces> {
     let page = node.read_from.unwrap_or(from);
+    let read_from = node.read_from;
     if depth >= MAX_TREE_DEPTH {
         return Err(too_deep(page));
     }
@@ -324,47 +333,123 @@ fn spill(
     // node unbalanced, and a node built in memory has no page: those, and the pairs around
     // every child replaced by its pieces, are compared (a damaged tree can break them).
     let known_order = !node.unbalanced && node.read_from.is_some();
-    let (body, spliced_in_order) = match node.body {
+    let (body, spliced) = match node.body {
         Body::Leaf(items) => {
             sink.leaf_spilled_at(depth);
-            (Body::Leaf(items), true)
+            let unchanged = Spliced {
+                ascend: true,
+                keys: Rekeyed::Many,
+                moved: Moved::default(),
+            };
+            (Body::Leaf(items), unchanged)
         }
         Body::Branch(mut items) => {
-            let ascend = spill_children(&mut items, sink, depth, range, page)?;
-            (Body::Branch(items), ascend)
+            let spliced = spill_children(&mut items, sink, depth, range, page)?;
+            (Body::Branch(items), spliced)
         }
     };
     // Pair check: what is written is in order across all its pieces and inside the range its
     // parent's separators (and so `check()`) will hold it to.
-    let ordered = spliced_in_order && (known_order || in_order(&body));
+    let ordered = spliced.ascend && (known_order || in_order(&body));
     if !ordered || range.breach(&body).is_some() {
         return Err(Error::corrupted(page, Corruption::CrossPageOrder));
     }
     // A node that fits one page is never split (`split_points`' first test).
     let size = node_size(&body);
     if size < sink.page_size() as usize {
-        return Ok(Pieces::One(write_piece(body, size, sink, page)?));
+        // A branch as it was read but for its children's pages: its last image, if the last
+        // commit wrote it, can be patched (`write_piece`).
+        let rekeyed = match spliced.keys {
+            Rekeyed::None => Some(None),
+            Rekeyed::One(i) => Some(Some(i)),
+            Rekeyed::Many => None,
+        };
+        let patch = match (read_from, rekeyed) {
+            (Some(prior), Some(rekeyed)) if known_order => Some(Patch {
+                prior,
+                rekeyed,
+                moved: spliced.moved,
+            }),
+            _ => None,
+        };
+        return Ok(Pieces::One(write_piece(body, size, sink, page, patch)?));
     }
     let pieces = split_body(body, sink);
     let mut out = Vec::with_capacity(pieces.len());
     for body in pieces {
         let size = node_size(&body);
-        out.push(write_piece(body, size, sink, page)?);
+        out.push(write_piece(body, size, sink, page, None)?);
     }
     Ok(Pieces::of(out))
 }
 
+/// What replacing a branch's owned children by their pieces did to its keys.
+struct Spliced {
+    /// The keys ascend around and across every child replaced.
+    ascend: bool,
+    /// Which separators changed, when every child became one piece.
+    keys: Rekeyed,
+    /// Where the replaced children are, when every child became one piece.
+    moved: Moved,
+}
+
+/// Most replaced children a patch names one by one (a one-key write replaces one per branch).
+const MOVED_MAX: usize = 4;
+
+/// The items whose child a spill replaced, in place: up to [`MOVED_MAX`], else all of them.
+#[derive(Clone, Copy, Debug, Default)]
+struct Moved {
+    at: [usize; MOVED_MAX],
+    count: usize,
+}
+
+impl Moved {
+    fn push(&mut self, i: usize) {
+        if let Some(slot) = self.at.get_mut(self.count) {
+            *slot = i;
+        }
+        self.count += 1;
+    }
+
+    /// The items, or `None` for too many to name.
+    fn items(&self) -> Option<&[usize]> {
+        self.at.get(..self.count)
+    }
+}
+
+/// How a branch rewritten with its keys can be patched over its last image (`write_piece`).
+struct Patch {
+    /// The page the branch was read from, which the last commit may have written.
+    prior: PageId,
+    /// The one separator that changed (to a key of the same length), if any.
+    rekeyed: Option<usize>,
+    moved: Moved,
+}
+
+/// The separators of a branch whose owned children each became one piece.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rekeyed {
+    /// All as they were: only child pages changed.
+    None,
+    /// Only that item's, to a key of the same length (a one-key delete that removes a leaf's
+    /// first key changes its separator so).
+    One(usize),
+    /// More, or another length, or a child split: the branch is encoded anew.
+    Many,
+}
+
 /// Spill every owned child of a branch's `items` (the branch read from or built under `page`,
-/// its keys in `range`) and put the pieces in its place. Returns whether the keys ascend
-/// around and across every child so replaced.
+/// its keys in `range`) and put the pieces in its place.
 fn spill_children(
     items: &mut Vec<BranchItem>,
     sink: &mut dyn SpillSink,
     depth: usize,
     range: Range<'_>,
     page: PageId,
-) -> Result<bool> {
+) -> Result<Spliced> {
     let mut ascend = true;
+    let mut keys = Rekeyed::None;
+    let mut moved = Moved::default();
     let mut i = 0;
     let mut left_unchanged = false;
     while i < items.len() {
@@ -394,10 +479,19 @@ fn spill_children(
         // neighbour may hide: keep the one that was read (still at most the child's first
         // key, so still valid).
         let first = pieces.first_mut();
+        let mut same_key = first.key == items[i].key;
+        let same_len = first.key.len() == items[i].key.len();
         if i > 0 && left_unchanged && first.key > items[i].key {
             first.key = std::mem::take(&mut items[i].key);
+            same_key = true;
         }
         let n = pieces.len();
+        moved.push(i);
+        keys = match (keys, n == 1 && same_key, n == 1 && same_len) {
+            (keys, true, _) => keys,
+            (Rekeyed::None, false, true) => Rekeyed::One(i),
+            _ => Rekeyed::Many,
+        };
         match pieces {
             Pieces::One(piece) => items[i] = piece,
             Pieces::Split(split) => drop(items.splice(i..=i, split)),
@@ -409,7 +503,11 @@ fn spill_children(
         i += n;
         left_unchanged = false;
     }
-    Ok(ascend)
+    Ok(Spliced {
+        ascend,
+        keys,
+        moved,
+    })
 }
 
 fn split_body(body: Body, sink: &mut dyn SpillSink) -> Vec<Body> {
@@ -472,12 +570,13 @@ fn in_order(body: &Body) -> bool {
 }
 
 /// Allocate and encode one piece of a node of `size` bytes ([`Node::size`]) read from (or built
-/// under) page `page`.
+/// under) page `page`. `patch`: the piece is a branch that may be patched over its last image.
 fn write_piece(
     body: Body,
     size: usize,
     sink: &mut dyn SpillSink,
     page: PageId,
+    patch: Option<Patch>,
 ) -> Result<BranchItem> {
     let mut node = Node {
         origin: None,
@@ -489,11 +588,27 @@ fn write_piece(
     let pages = size.div_ceil(page_size as usize).max(1) as u64;
     let id = sink.allocate(pages)?;
     // `encode` writes every byte up to `size`; the image's tail is zero already.
-    let buf = sink.image(id, pages, size);
+    let (buf, over_prior) = sink.image(id, pages, size, patch.as_ref().map(|p| p.prior));
     // A refusal fails (and latches) the commit before any page is written. `spill` checked
     // the keys' order across every piece (naming a failure `CrossPageOrder`).
-    node.encode_in_order(buf, id, page_size, size)
-        .map_err(|reason| Error::corrupted(page, reason))?;
+    let written = if over_prior {
+        // The branch's last image, its offsets as they are: page ids and at most one key of
+        // the same length change.
+        let patch = patch.expect("asked for with a patch");
+        node.patch_branch_image(buf, id, patch.moved.items(), patch.rekeyed)
+    } else {
+        node.encode_in_order(buf, id, page_size, size)
+    };
+    written.map_err(|reason| Error::corrupted(page, reason))?;
+    debug_assert!(
+        !over_prior || {
+            let mut fresh = vec![0; buf.len()];
+            node.encode_in_order(&mut fresh, id, page_size, size)
+                .is_ok()
+                && fresh == *buf
+        },
+        "a patched image is the image encoding gives"
+    );
     node.origin = Some(PageSpan::new(id, pages));
     node.read_from = Some(id);
     let key = node.first_key().map(<[u8]>::to_vec).unwrap_or_default();

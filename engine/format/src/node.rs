@@ -208,6 +208,60 @@ impl Node {
         self.write_image(buf, id, page_size, size)
     }
 
+    /// Rewrite, in `buf` holding this branch's image as it was last encoded (the same keys but
+    /// for element `rekeyed`, whose key kept its length: so the same size and offsets), the
+    /// header's page id, the page ids of the children at `moved` (of every child, for `None`)
+    /// and that key: all that a commit changes in a branch on a one-key write's path, where
+    /// encoding would copy every key again. Refuses, as encoding does and writing nothing, a
+    /// child not yet spilled among those.
+    pub fn patch_branch_image(
+        &self,
+        buf: &mut [u8],
+        id: PageId,
+        moved: Option<&[usize]>,
+        rekeyed: Option<usize>,
+    ) -> Result<(), Corruption> {
+        let Body::Branch(items) = &self.body else {
+            panic!("patch_branch_image on a leaf");
+        };
+        assert_eq!(
+            usize::from(page::read_u16(buf, 10)),
+            items.len(),
+            "the image is this branch's"
+        );
+        let all: Vec<usize>;
+        let moved = match moved {
+            Some(moved) => moved,
+            None => {
+                all = (0..items.len()).collect();
+                &all
+            }
+        };
+        let child = |i: usize| match items[i].child {
+            Child::Page(child) => Ok(child),
+            Child::Node(_) => Err(Corruption::ChildNotSpilled { element: i }),
+        };
+        for &i in moved {
+            child(i)?;
+        }
+        page::write_u64(buf, 0, id.0);
+        if let Some(i) = rekeyed {
+            let elem = table_end(i);
+            let key = &items[i].key;
+            let at = elem + page::read_u32(buf, elem) as usize;
+            assert_eq!(
+                page::read_u32(buf, elem + 4) as usize,
+                key.len(),
+                "same key length"
+            );
+            buf[at..at + key.len()].copy_from_slice(key);
+        }
+        for &i in moved {
+            page::write_u64(buf, table_end(i) + 8, child(i)?.0);
+        }
+        Ok(())
+    }
+
     /// [`Node::unencodable`] for keys known to ascend strictly, in a node of `size` bytes: the
     /// same answer. Below 4 GiB every offset and length fits its u32, so only what each item
     /// holds is checked, in the full walk's order.
