@@ -120,6 +120,8 @@ fn rebalance_children(
         at.map(|at| from + at)
     };
     let mut next = owned(items, 0);
+    // Only an owned child can be underfull; when none is, the merge loop has nothing to do.
+    let mut any_weak = false;
     while let Some(i) = next {
         let (head, tail) = items.split_at_mut(i + 1);
         let BranchItem { key, child } = &mut head[i];
@@ -133,8 +135,12 @@ fn rebalance_children(
                 hi: tail.first().map(|n| n.key.as_slice()).or(range.hi),
             };
             rebalance_children(c, rd, sink, depth + 1, child_range)?;
+            any_weak |= underfull(c, page_size);
         }
         next = owned(items, i + 1);
+    }
+    if !any_weak {
+        return Ok(());
     }
     let weak = |items: &[BranchItem], from: usize| {
         let at = items[from..]
@@ -251,10 +257,14 @@ pub fn spill_root(root: Child, sink: &mut dyn SpillSink, anchor: PageId) -> Resu
         Child::Page(id) => return Ok(id),
         Child::Node(n) => *n,
     };
-    let mut pieces = spill(node, sink, 0, Range::default(), anchor)?;
+    let mut pieces = spill(node, sink, 0, Range::default(), anchor, None)?;
     let mut root_splits = 0;
     loop {
         match pieces {
+            Pieces::Same(id) => {
+                sink.tree_spilled(root_splits);
+                return Ok(id);
+            }
             Pieces::One(BranchItem {
                 child: Child::Page(id),
                 ..
@@ -271,7 +281,7 @@ pub fn spill_root(root: Child, sink: &mut dyn SpillSink, anchor: PageId) -> Resu
                     unbalanced: false,
                     body: Body::Branch(items),
                 };
-                pieces = spill(parent, sink, 0, Range::default(), anchor)?;
+                pieces = spill(parent, sink, 0, Range::default(), anchor, None)?;
             }
         }
     }
@@ -279,6 +289,8 @@ pub fn spill_root(root: Child, sink: &mut dyn SpillSink, anchor: PageId) -> Resu
 
 /// The branch items a spilled node becomes: almost always one, which then takes no list.
 enum Pieces {
+    /// One piece, whose first key is the separator the parent gave (no copy of it is made).
+    Same(PageId),
     One(BranchItem),
     /// Two or more.
     Split(Vec<BranchItem>),
@@ -297,28 +309,23 @@ impl Pieces {
 
     fn len(&self) -> usize {
         match self {
-            Pieces::One(_) => 1,
+            Pieces::Same(_) | Pieces::One(_) => 1,
             Pieces::Split(items) => items.len(),
-        }
-    }
-
-    fn first_mut(&mut self) -> &mut BranchItem {
-        match self {
-            Pieces::One(item) => item,
-            Pieces::Split(items) => &mut items[0],
         }
     }
 }
 
 /// Spill one owned node whose keys must lie in `range`: its owned children first, then split
 /// it, allocate and encode each piece. Returns one branch item per piece for the parent. `from`
-/// is the page errors name when the node has no page of its own.
+/// is the page errors name when the node has no page of its own; `sep` the separator its
+/// parent holds it under.
 fn spill(
     node: Node,
     sink: &mut dyn SpillSink,
     depth: usize,
     range: Range<'_>,
     from: PageId,
+    sep: Option<&[u8]>,
 ) -> Result<Pieces> {
     let page = node.read_from.unwrap_or(from);
     let read_from = node.read_from;
@@ -372,13 +379,24 @@ fn spill(
             }),
             _ => None,
         };
-        return Ok(Pieces::One(write_piece(body, size, sink, page, patch)?));
+        return Ok(match write_piece(body, size, sink, page, patch, sep)? {
+            (id, None) => Pieces::Same(id),
+            (id, Some(key)) => Pieces::One(BranchItem {
+                key,
+                child: Child::Page(id),
+            }),
+        });
     }
     let pieces = split_body(body, sink);
     let mut out = Vec::with_capacity(pieces.len());
     for body in pieces {
         let size = node_size(&body);
-        out.push(write_piece(body, size, sink, page, None)?);
+        let (id, key) = write_piece(body, size, sink, page, None, None)?;
+        let key = key.expect("no separator to compare with");
+        out.push(BranchItem {
+            key,
+            child: Child::Page(id),
+        });
     }
     Ok(Pieces::of(out))
 }
@@ -472,18 +490,25 @@ fn spill_children(
             },
             hi: items.get(i + 1).map(|n| n.key.as_slice()).or(range.hi),
         };
-        let mut pieces = spill(*c, sink, depth + 1, child_range, page)?;
+        let mut pieces = spill(*c, sink, depth + 1, child_range, page, Some(&items[i].key))?;
         // bbolt makes a separator its child's first key. When that key rose (the child's first
         // keys were deleted) and the left neighbour is a page this transaction did not read,
         // raising the separator would widen the neighbour's range over keys a damaged
         // neighbour may hide: keep the one that was read (still at most the child's first
         // key, so still valid).
-        let first = pieces.first_mut();
-        let mut same_key = first.key == items[i].key;
-        let same_len = first.key.len() == items[i].key.len();
-        if i > 0 && left_unchanged && first.key > items[i].key {
-            first.key = std::mem::take(&mut items[i].key);
-            same_key = true;
+        let (mut same_key, mut same_len) = (true, true);
+        let first = match &mut pieces {
+            Pieces::Same(_) => None,
+            Pieces::One(item) => Some(item),
+            Pieces::Split(items) => Some(&mut items[0]),
+        };
+        if let Some(first) = first {
+            same_key = first.key == items[i].key;
+            same_len = first.key.len() == items[i].key.len();
+            if i > 0 && left_unchanged && first.key > items[i].key {
+                first.key = std::mem::take(&mut items[i].key);
+                same_key = true;
+            }
         }
         let n = pieces.len();
         moved.push(i);
@@ -493,6 +518,7 @@ fn spill_children(
             _ => Rekeyed::Many,
         };
         match pieces {
+            Pieces::Same(id) => items[i].child = Child::Page(id),
             Pieces::One(piece) => items[i] = piece,
             Pieces::Split(split) => drop(items.splice(i..=i, split)),
         }
@@ -571,13 +597,15 @@ fn in_order(body: &Body) -> bool {
 
 /// Allocate and encode one piece of a node of `size` bytes ([`Node::size`]) read from (or built
 /// under) page `page`. `patch`: the piece is a branch that may be patched over its last image.
+/// Returns its page and its first key, `None` when that is `sep` (no copy is made then).
 fn write_piece(
     body: Body,
     size: usize,
     sink: &mut dyn SpillSink,
     page: PageId,
     patch: Option<Patch>,
-) -> Result<BranchItem> {
+    sep: Option<&[u8]>,
+) -> Result<(PageId, Option<Vec<u8>>)> {
     let mut node = Node {
         origin: None,
         read_from: None,
@@ -611,12 +639,10 @@ fn write_piece(
     );
     node.origin = Some(PageSpan::new(id, pages));
     node.read_from = Some(id);
-    let key = node.first_key().map(<[u8]>::to_vec).unwrap_or_default();
+    let first = node.first_key().unwrap_or_default();
+    let key = (sep != Some(first)).then(|| first.to_vec());
     sink.emit(id, node, page);
-    Ok(BranchItem {
-        key,
-        child: Child::Page(id),
-    })
+    Ok((id, key))
 }
 
 #[cfg(test)]

@@ -79,8 +79,12 @@ impl FreeSet for ArrayFreeSet {
         self.count
     }
 
-    fn append_runs(&self, out: &mut Vec<PageSpan>) {
-        out.extend_from_slice(&self.runs);
+    fn for_each_run(&self, f: &mut dyn FnMut(PageSpan)) {
+        self.runs.iter().copied().for_each(f);
+    }
+
+    fn run_count(&self) -> usize {
+        self.runs.len()
     }
 }
 

@@ -99,8 +99,14 @@ impl FreeSet for HashmapFreeSet {
         self.count
     }
 
-    fn append_runs(&self, out: &mut Vec<PageSpan>) {
-        out.extend(self.by_start.iter().map(|(&s, &n)| PageSpan::new(s, n)));
+    fn for_each_run(&self, f: &mut dyn FnMut(PageSpan)) {
+        for (&s, &n) in &self.by_start {
+            f(PageSpan::new(s, n));
+        }
+    }
+
+    fn run_count(&self) -> usize {
+        self.by_start.len()
     }
 }
 

@@ -81,12 +81,15 @@ trait FreeSet {
     /// The lowest page of `span` in the set.
     fn first_within(&self, span: PageSpan) -> Option<PageId>;
     fn count(&self) -> u64;
-    /// Append the maximal runs, ascending, to `out`.
-    fn append_runs(&self, out: &mut Vec<PageSpan>);
+    /// Call `f` with each maximal run, ascending (a commit's freelist page and filter walk
+    /// them without a list of their own).
+    fn for_each_run(&self, f: &mut dyn FnMut(PageSpan));
+    /// How many maximal runs there are.
+    fn run_count(&self) -> usize;
     /// The maximal runs, ascending.
     fn runs(&self) -> Vec<PageSpan> {
-        let mut out = Vec::new();
-        self.append_runs(&mut out);
+        let mut out = Vec::with_capacity(self.run_count());
+        self.for_each_run(&mut |run| out.push(run));
         out
     }
     /// All ids, ascending (for tests and verify: one entry per page).
@@ -412,7 +415,10 @@ impl Freelist {
         if self.free_count() + self.pending_count() > filter::MAX_PAGES {
             return FreeFilter::pass_all();
         }
-        FreeFilter::of(&self.free.get().runs(), self.pending_index.iter())
+        let mut filter = FreeFilter::empty();
+        self.free.get().for_each_run(&mut |run| filter.add_run(run));
+        self.pending_index.iter().for_each(|id| filter.add(id));
+        filter
     }
 
     pub fn free_count(&self) -> u64 {
@@ -455,20 +461,17 @@ impl Freelist {
     /// Free and pending pages as ascending, disjoint runs (two runs may touch): what a freelist
     /// page stores, in memory that follows the free set's runs and the pending pages.
     pub fn all_runs(&self) -> Vec<PageSpan> {
-        let free = self.free.get().runs();
-        // Sized once: no list of the pending runs of its own, no growth.
+        // Sized once, and merged as the free set walks its runs: no list of either kind's own.
         let pending = || runs_in(self.pending_index.iter());
-        let mut all = Vec::with_capacity(free.len() + pending().count());
-        let (mut f, mut p) = (free.into_iter().peekable(), pending().peekable());
-        while let (Some(a), Some(b)) = (f.peek(), p.peek()) {
-            let next = if a.start < b.start {
-                f.next()
-            } else {
-                p.next()
-            };
-            all.extend(next);
-        }
-        all.extend(f);
+        let free = self.free.get();
+        let mut all = Vec::with_capacity(free.run_count() + pending().count());
+        let mut p = pending().peekable();
+        free.for_each_run(&mut |run| {
+            while let Some(before) = p.next_if(|r| r.start < run.start) {
+                all.push(before);
+            }
+            all.push(run);
+        });
         all.extend(p);
         debug_assert!(all.windows(2).all(|w| w[0].end() <= w[1].start));
         all
