@@ -104,30 +104,38 @@ impl PageArena {
         self.place(pages, len)
     }
 
-    /// Room for the image of page `id`, as [`PageArena::place_image`] gives it, holding the image
-    /// of page `prior` that the last completed commit placed, when that image lies exactly where
-    /// this one goes and has its length: the caller then overwrites only the bytes that
-    /// differ (the run is [`PageArena::run_mut`] of the range returned). `None` when it does not
-    /// (the caller places and encodes as usual).
+    /// Room for the image of page `id` (`len` bytes in `pages` pages), as
+    /// [`PageArena::place_image`] gives it, but holding the image of page `prior` that the last
+    /// completed commit placed, when that image lies exactly where this one goes, over as many
+    /// pages: the caller then rewrites what changed in it (the run is [`PageArena::run_mut`] of
+    /// the range returned, with the old image's length). Where the old image was longer, its
+    /// bytes past `len` are left for the caller to zero once it has moved what it needs of them
+    /// (they are counted as zeroed here). `None` when there is no such image (the caller places
+    /// and encodes as usual).
     pub fn place_over(
         &mut self,
         id: PageId,
         prior: PageId,
         pages: usize,
         len: usize,
-    ) -> Option<Range<usize>> {
+    ) -> Option<(Range<usize>, usize)> {
         // The last commit placed its images in order: the one lying where this one goes is
         // found by its first page.
         let at = self
             .prior
             .binary_search_by_key(&self.used, |p| p.first)
             .ok()?;
-        let old = &self.prior[at];
-        if old.id != prior || old.pages != pages || old.len != len {
+        let old = self.prior[at];
+        if old.id != prior || old.pages != pages {
             return None;
         }
-        // Same pages, same length: placing zeroes nothing, and the old image stays.
-        Some(self.place_image(id, pages, len).0)
+        self.placed.push(Placed {
+            id,
+            first: old.first,
+            pages,
+            len,
+        });
+        Some((self.claim(pages, len, false), old.len))
     }
 
     /// The bytes at `range`, one that [`PageArena::place_over`] returned.
@@ -139,6 +147,13 @@ impl PageArena {
     /// full: returns where it lies in [`PageArena::bytes`] and the run, every byte of which
     /// from `len` on is zero.
     pub fn place(&mut self, pages: usize, len: usize) -> (Range<usize>, &mut [u8]) {
+        let range = self.claim(pages, len, true);
+        (range.clone(), &mut self.bytes[range])
+    }
+
+    /// Hand out the next `pages` pages for an image of `len` bytes. With `clear`, the bytes the
+    /// last image there wrote past `len` are zeroed; without, the caller zeroes them.
+    fn claim(&mut self, pages: usize, len: usize, clear: bool) -> Range<usize> {
         let ps = self.page_size;
         assert!(ps > 0, "reset before place");
         assert!(pages >= 1 && len <= pages * ps, "an image fits its run");
@@ -153,15 +168,16 @@ impl PageArena {
         for (i, written) in self.written[first..end].iter_mut().enumerate() {
             let new = len.saturating_sub(i * ps).min(ps);
             if *written > new {
-                let page = (first + i) * ps;
-                self.bytes[page + new..page + *written].fill(0);
+                if clear {
+                    let page = (first + i) * ps;
+                    self.bytes[page + new..page + *written].fill(0);
+                }
                 self.zeroed += (*written - new) as u64;
             }
             *written = new;
         }
         self.used = end;
-        let range = first * ps..end * ps;
-        (range.clone(), &mut self.bytes[range])
+        first * ps..end * ps
     }
 
     /// End a commit: give the buffer back if it grew past [`RETAIN_BYTES`].
@@ -324,18 +340,23 @@ mod tests {
         a.reset(64);
         // Page 11's image lies in the second page: not where the first image goes.
         assert_eq!(a.place_over(PageId(20), b_id, 1, 40), None);
-        let first = a
+        let (first, old_len) = a
             .place_over(PageId(20), a_id, 1, 30)
-            .expect("page 10's image, in place");
+            .expect("page 10's image");
+        assert_eq!(old_len, 30);
         assert!(a.run_mut(first)[..30].iter().all(|&b| b == 1));
-        // Another length is not the same image.
-        assert_eq!(a.place_over(PageId(21), b_id, 1, 39), None);
-        let second = a.place_image(PageId(21), 1, 39).0;
-        assert!(a.run_mut(second)[39..].iter().all(|&b| b == 0));
+        // A shorter image over page 11's: the old bytes stay for the caller to move and zero.
+        let (second, old_len) = a
+            .place_over(PageId(21), b_id, 1, 35)
+            .expect("page 11's image");
+        assert_eq!(old_len, 40);
+        let run = a.run_mut(second);
+        assert!(run[..40].iter().all(|&b| b == 2));
+        run[35..40].fill(0);
         assert_eq!(
             a.take_zeroed(),
-            128 + 1,
-            "growth, and the byte 39 no longer holds"
+            128 + 5,
+            "growth, and the 5 bytes the caller zeroes"
         );
         // Not completed: its images are not found by the next commit, nor the older ones.
         a.reset(64);

@@ -235,10 +235,10 @@ impl<'a> BucketMut<'a> {
             home,
             key,
             &self.rd,
-            |items, _, _| match items.binary_search_by(|it| it.key.as_slice().cmp(key)) {
-                Ok(i) if items[i].flags != flags => Err(incompatible(items[i].is_bucket())),
+            |items, _| match items.search(key) {
+                Ok(i) if items.get(i).flags != flags => Err(incompatible(items.get(i).is_bucket())),
                 Ok(i) => {
-                    items[i].value = value.to_vec();
+                    items.set_value(i, value.to_vec());
                     Ok(())
                 }
                 Err(i) => {
@@ -273,19 +273,12 @@ impl<'a> BucketMut<'a> {
 
     fn remove_item(&mut self, key: &[u8]) -> Result<()> {
         let home = self.tree.home;
-        tree::with_leaf(
-            &mut self.tree.root,
-            home,
-            key,
-            &self.rd,
-            |items, unbalanced, _| {
-                if let Ok(i) = items.binary_search_by(|it| it.key.as_slice().cmp(key)) {
-                    items.remove(i);
-                    *unbalanced = true;
-                }
-                Ok(())
-            },
-        )?;
+        tree::with_leaf(&mut self.tree.root, home, key, &self.rd, |items, _| {
+            if let Ok(i) = items.search(key) {
+                items.remove(i);
+            }
+            Ok(())
+        })?;
         self.tree.dirty = true;
         Ok(())
     }

@@ -143,18 +143,17 @@ impl SpillSink for Sink<'_> {
         pages: u64,
         len: usize,
         prior: Option<PageId>,
-    ) -> (&mut [u8], bool) {
+    ) -> (&mut [u8], Option<usize>) {
         self.counters.overflow_long_writes += u64::from(pages >= shape::OVERFLOW_LONG_PAGES);
         let pages = usize::try_from(pages).expect("an image fits memory");
         let over = prior.and_then(|prior| self.arena.place_over(id, prior, pages, len));
-        let reused = over.is_some();
-        let range = match over {
-            Some(range) => range,
-            None => self.arena.place_image(id, pages, len).0,
+        let (range, old_len) = match over {
+            Some((range, old_len)) => (range, Some(old_len)),
+            None => (self.arena.place_image(id, pages, len).0, None),
         };
         self.dirty_bytes += range.len();
         self.dirty.push((id, range.clone()));
-        (self.arena.run_mut(range), reused)
+        (self.arena.run_mut(range), old_len)
     }
     fn emit(&mut self, id: PageId, node: Node, from: PageId) {
         // Wrapped once, as the page cache will hold it.
@@ -470,9 +469,9 @@ fn commit_children(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> 
             continue;
         }
         let value = commit_bucket(&mut child, rd, sink)?;
-        tree::with_leaf(&mut t.root, t.home, &name, rd, |items, _, _| {
-            match items.binary_search_by(|it| it.key.as_slice().cmp(&name)) {
-                Ok(i) => items[i].value = value,
+        tree::with_leaf(&mut t.root, t.home, &name, rd, |items, _| {
+            match items.search(&name) {
+                Ok(i) => items.set_value(i, value),
                 Err(i) => items.insert(
                     i,
                     LeafItem {

@@ -36,7 +36,7 @@
 //!
 //! Layers, lowest first (a layer never uses a higher one; `crashlab-format` is below them
 //! all): `presize`, `arena`, `page_map`, `error`, `counters`, `batch/write_batch`, `options`, `storage`, `freelist`,
-//! `cached`, `pager`, `tree`, `spill`, `entry`, `cursor`, `iter`, `bucket`, `shared`, `tx`, `commit`,
+//! `cached`, `pager`, `leaf_edit`, `tree`, `spill`, `entry`, `cursor`, `iter`, `bucket`, `shared`, `tx`, `commit`,
 //! `rebuild`, `db`, `batch/call`, `batch/apply`, `check`. `FORMAT.md` next to this crate
 //! describes the bytes and the commit protocol.
 #![forbid(unsafe_code)]
@@ -56,6 +56,7 @@ mod flush;
 mod freelist;
 mod guard;
 mod iter;
+mod leaf_edit;
 mod options;
 mod page_map;
 mod pager;

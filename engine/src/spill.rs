@@ -13,7 +13,7 @@
 use crate::error::{Corruption, Error, Result};
 use crate::tree::{materialize, too_deep, Range, Reader};
 use crashlab_format::limits::MAX_TREE_DEPTH;
-use crashlab_format::node::{split_points, Body, BranchItem, Child, Node};
+use crashlab_format::node::{split_points, Body, BranchItem, Child, LeafEdit, Node};
 use crashlab_format::types::{PageId, PageSpan};
 
 /// Everything commit needs while it rewrites trees: where pages come from, where freed pages
@@ -27,17 +27,18 @@ pub trait SpillSink {
     /// pending, which only a corrupt tree (a page referenced twice) can cause.
     fn free(&mut self, span: PageSpan) -> Result<()>;
     /// Room for the image of the run of `pages` pages at `id`, written to the file at commit:
-    /// every byte from `len` on is zero (the format's unused tail). With `prior`, the page a
-    /// rewritten node was read from, the run may hold that page's image as the last commit
-    /// wrote it (`true`: the caller rewrites what changed); otherwise (`false`) the caller
-    /// overwrites its first `len` bytes in full.
+    /// the caller overwrites its first `len` bytes in full, and every byte from `len` on is
+    /// zero (the format's unused tail). With `prior`, the page a rewritten node was read from,
+    /// the run may instead hold that page's image as the last commit wrote it (the image's
+    /// length is returned): the caller then rewrites what changed, and zeroes what the old
+    /// image held past `len`.
     fn image(
         &mut self,
         id: PageId,
         pages: u64,
         len: usize,
         prior: Option<PageId>,
-    ) -> (&mut [u8], bool);
+    ) -> (&mut [u8], Option<usize>);
     /// The node whose image was placed at `id` (children all pages), assembled from what was
     /// read from page `from`.
     fn emit(&mut self, id: PageId, node: Node, from: PageId);
@@ -245,6 +246,8 @@ fn merge_siblings(
         }
     }
     left_node.unbalanced = true;
+    // Not one edit any more: encoded anew, and its order compared pair by pair.
+    left_node.edit = LeafEdit::Many;
     sink.count_merge();
     Ok(())
 }
@@ -279,6 +282,7 @@ pub fn spill_root(root: Child, sink: &mut dyn SpillSink, anchor: PageId) -> Resu
                     origin: None,
                     read_from: None,
                     unbalanced: false,
+                    edit: LeafEdit::None,
                     body: Body::Branch(items),
                 };
                 pieces = spill(parent, sink, 0, Range::default(), anchor, None)?;
@@ -328,7 +332,6 @@ fn spill(
     sep: Option<&[u8]>,
 ) -> Result<Pieces> {
     let page = node.read_from.unwrap_or(from);
-    let read_from = node.read_from;
     if depth >= MAX_TREE_DEPTH {
         return Err(too_deep(page));
     }
@@ -336,10 +339,16 @@ fn spill(
         sink.free(span)?;
     }
     // Keys known to ascend: a node as decoded (or as a commit wrote it), edited only by
-    // binary-search inserts and replacements, keeps them in order. A delete or a merge marks a
-    // node unbalanced, and a node built in memory has no page: those, and the pairs around
-    // every child replaced by its pieces, are compared (a damaged tree can break them).
-    let known_order = !node.unbalanced && node.read_from.is_some();
+    // binary-search inserts and replacements, or by one removal, keeps them in order. A merge
+    // (or more removals) marks a node unbalanced, and a node built in memory has no page:
+    // those, and the pairs around every child replaced by its pieces, are compared (a damaged
+    // tree can break them).
+    let one_removal = matches!(node.edit, LeafEdit::Removed(_));
+    let known_order = node.read_from.is_some() && (!node.unbalanced || one_removal);
+    // The page whose last image this node's may be patched over: its own (an inline bucket's
+    // root has none), as it was read, but for one edit to a leaf.
+    let own_page = node.origin.map(|span| span.start);
+    let edit = node.edit;
     let (body, spliced) = match node.body {
         Body::Leaf(items) => {
             sink.leaf_spilled_at(depth);
@@ -364,19 +373,17 @@ fn spill(
     // A node that fits one page is never split (`split_points`' first test).
     let size = node_size(&body);
     if size < sink.page_size() as usize {
-        // A branch as it was read but for its children's pages: its last image, if the last
-        // commit wrote it, can be patched (`write_piece`).
-        let rekeyed = match spliced.keys {
-            Rekeyed::None => Some(None),
-            Rekeyed::One(i) => Some(Some(i)),
-            Rekeyed::Many => None,
+        // A leaf with one edit, or a branch as it was read but for its children's pages (and
+        // a separator of the same length): its last image, if the last commit wrote it, can be
+        // patched (`write_piece`).
+        let how = match (&body, spliced.keys) {
+            (Body::Leaf(_), _) if edit != LeafEdit::Many => Some(Patching::Leaf(edit)),
+            (Body::Branch(_), Rekeyed::None) => Some(Patching::Branch(None, spliced.moved)),
+            (Body::Branch(_), Rekeyed::One(i)) => Some(Patching::Branch(Some(i), spliced.moved)),
+            _ => None,
         };
-        let patch = match (read_from, rekeyed) {
-            (Some(prior), Some(rekeyed)) if known_order => Some(Patch {
-                prior,
-                rekeyed,
-                moved: spliced.moved,
-            }),
+        let patch = match (own_page, how) {
+            (Some(prior), Some(how)) if known_order => Some(Patch { prior, how }),
             _ => None,
         };
         return Ok(match write_piece(body, size, sink, page, patch, sep)? {
@@ -435,13 +442,19 @@ impl Moved {
     }
 }
 
-/// How a branch rewritten with its keys can be patched over its last image (`write_piece`).
+/// How a node rewritten little can be patched over its last image (`write_piece`).
 struct Patch {
-    /// The page the branch was read from, which the last commit may have written.
+    /// The page the node was read from, which the last commit may have written.
     prior: PageId,
-    /// The one separator that changed (to a key of the same length), if any.
-    rekeyed: Option<usize>,
-    moved: Moved,
+    how: Patching,
+}
+
+enum Patching {
+    /// A leaf with this one edit.
+    Leaf(LeafEdit),
+    /// A branch whose children at the places named changed, and the one separator (to a key
+    /// of the same length) that changed, if any.
+    Branch(Option<usize>, Moved),
 }
 
 /// The separators of a branch whose owned children each became one piece.
@@ -610,26 +623,30 @@ fn write_piece(
         origin: None,
         read_from: None,
         unbalanced: false,
+        edit: LeafEdit::None,
         body,
     };
     let page_size = sink.page_size();
     let pages = size.div_ceil(page_size as usize).max(1) as u64;
     let id = sink.allocate(pages)?;
     // `encode` writes every byte up to `size`; the image's tail is zero already.
-    let (buf, over_prior) = sink.image(id, pages, size, patch.as_ref().map(|p| p.prior));
+    let (buf, old_len) = sink.image(id, pages, size, patch.as_ref().map(|p| p.prior));
     // A refusal fails (and latches) the commit before any page is written. `spill` checked
     // the keys' order across every piece (naming a failure `CrossPageOrder`).
-    let written = if over_prior {
-        // The branch's last image, its offsets as they are: page ids and at most one key of
-        // the same length change.
-        let patch = patch.expect("asked for with a patch");
-        node.patch_branch_image(buf, id, patch.moved.items(), patch.rekeyed)
-    } else {
-        node.encode_in_order(buf, id, page_size, size)
+    let written = match (old_len, patch.map(|p| p.how)) {
+        (Some(old_len), Some(Patching::Leaf(edit))) => {
+            node.patch_leaf_image(buf, id, (old_len, size), edit)
+        }
+        (Some(old_len), Some(Patching::Branch(rekeyed, moved))) => {
+            // Its offsets as they are: page ids and at most one key of the same length change.
+            assert_eq!(old_len, size, "a branch with its keys keeps its size");
+            node.patch_branch_image(buf, id, moved.items(), rekeyed)
+        }
+        _ => node.encode_in_order(buf, id, page_size, size),
     };
     written.map_err(|reason| Error::corrupted(page, reason))?;
     debug_assert!(
-        !over_prior || {
+        old_len.is_none() || {
             let mut fresh = vec![0; buf.len()];
             node.encode_in_order(&mut fresh, id, page_size, size)
                 .is_ok()

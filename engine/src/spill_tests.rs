@@ -9,9 +9,10 @@ use super::*;
 struct Sink {
     next: u64,
     images: Vec<Vec<u8>>,
-    ids: Vec<PageId>,
+    /// Each image's page and length.
+    ids: Vec<(PageId, usize)>,
     emitted: Vec<Node>,
-    last: Vec<(PageId, Vec<u8>)>,
+    last: Vec<(PageId, usize, Vec<u8>)>,
     patched: usize,
 }
 
@@ -34,18 +35,18 @@ impl SpillSink for Sink {
         &mut self,
         id: PageId,
         pages: u64,
-        _: usize,
+        len: usize,
         prior: Option<PageId>,
-    ) -> (&mut [u8], bool) {
-        let old = prior.and_then(|p| self.last.iter().find(|(id, _)| *id == p));
-        let (image, over) = match old {
-            Some((_, image)) => (image.clone(), true),
-            None => (vec![0; pages as usize * 512], false),
+    ) -> (&mut [u8], Option<usize>) {
+        let old = prior.and_then(|p| self.last.iter().find(|(id, ..)| *id == p));
+        let (image, old_len) = match old {
+            Some((_, old_len, image)) => (image.clone(), Some(*old_len)),
+            None => (vec![0; pages as usize * 512], None),
         };
-        self.patched += usize::from(over);
+        self.patched += usize::from(old_len.is_some());
         self.images.push(image);
-        self.ids.push(id);
-        (self.images.last_mut().expect("just pushed"), over)
+        self.ids.push((id, len));
+        (self.images.last_mut().expect("just pushed"), old_len)
     }
     fn emit(&mut self, _: PageId, node: Node, _: PageId) {
         self.emitted.push(node);
@@ -67,6 +68,7 @@ fn leaf(keys: &[&str], read_from: Option<u64>, unbalanced: bool) -> Node {
         origin: None,
         read_from: read_from.map(PageId),
         unbalanced,
+        edit: crashlab_format::node::LeafEdit::None,
         body: Body::Leaf(items),
     }
 }
@@ -83,6 +85,7 @@ fn branch(items: Vec<(&str, Child)>, read_from: Option<u64>) -> Node {
         origin: None,
         read_from: read_from.map(PageId),
         unbalanced: false,
+        edit: crashlab_format::node::LeafEdit::None,
         body: Body::Branch(items),
     }
 }
@@ -175,7 +178,9 @@ fn a_branch_with_its_keys_kept_is_patched_over_its_last_image() {
     );
     let (_, first) = spilled(root).unwrap();
     assert_eq!(first.patched, 0, "no image of page 4 to patch");
-    let last: Vec<(PageId, Vec<u8>)> = first.ids.iter().copied().zip(first.images).collect();
+    let last: Vec<(PageId, usize, Vec<u8>)> = (first.ids.iter().copied().zip(first.images))
+        .map(|((id, len), image)| (id, len, image))
+        .collect();
     // Round two: the branch as round one wrote it (page 101), its first child rewritten with
     // its first key deleted: the separator "a" becomes "b", of the same length.
     for (keys, patched) in [
@@ -202,5 +207,51 @@ fn a_branch_with_its_keys_kept_is_patched_over_its_last_image() {
         };
         assert_eq!(items[0].key, keys[0].as_bytes());
         assert_eq!(items[0].child, Child::Page(PageId(100)));
+    }
+}
+
+/// A leaf the last round wrote, changed by one edit (through `LeafItems`, which records it),
+/// is patched over its last image as its parent is; both decode to the nodes spill emitted.
+#[test]
+fn a_leaf_with_one_edit_is_patched_over_its_last_image() {
+    let child = leaf(&["a", "b", "d"], Some(7), false);
+    let root = branch(vec![("a", Child::Node(Box::new(child)))], Some(4));
+    let (_, first) = spilled(root).unwrap();
+    let last: Vec<(PageId, usize, Vec<u8>)> = (first.ids.iter().copied().zip(first.images))
+        .map(|((id, len), image)| (id, len, image))
+        .collect();
+    let edits: [fn(&mut crate::leaf_edit::LeafItems<'_>); 3] = [
+        |items| {
+            let at = items.search(b"c").unwrap_err();
+            items.insert(at, first_item(b"c"));
+        },
+        |items| items.set_value(1, b"a longer value".to_vec()),
+        |items| items.remove(2),
+    ];
+    for edit in edits {
+        let mut written = first.emitted[0].clone();
+        assert_eq!(written.origin.map(|s| s.start), Some(PageId(100)));
+        edit(&mut crate::leaf_edit::LeafItems::of(&mut written));
+        let mut parent = first.emitted[1].clone();
+        if let Body::Branch(items) = &mut parent.body {
+            items[0].child = Child::Node(Box::new(written));
+        }
+        let mut sink = Sink {
+            last: last.clone(),
+            ..Sink::default()
+        };
+        spill_root(Child::Node(Box::new(parent)), &mut sink, PageId(3)).unwrap();
+        assert_eq!(sink.patched, 2, "the leaf and its parent");
+        for ((id, _), (image, node)) in sink.ids.iter().zip(sink.images.iter().zip(&sink.emitted)) {
+            assert_eq!(Node::decode(image, *id, *id).unwrap().body, node.body);
+        }
+    }
+}
+
+fn first_item(key: &[u8]) -> crashlab_format::node::LeafItem {
+    crashlab_format::node::LeafItem {
+        flags: 0,
+        key: key.to_vec(),
+        value: b"v".to_vec(),
     }
 }

@@ -17,6 +17,7 @@
 //! commit, never be written as a page no reader could decode.
 
 use crate::corruption::Corruption;
+pub use crate::edit::LeafEdit;
 use crate::error::{Error, Result};
 use crate::page::{
     self, PageHeader, PageKind, ELEMENT_SIZE, FLAG_BRANCH, FLAG_LEAF, LEAF_FLAG_BUCKET,
@@ -72,6 +73,8 @@ pub struct Node {
     pub read_from: Option<PageId>,
     /// Set when a delete or a merge shrank the node: commit considers merging it.
     pub unbalanced: bool,
+    /// The one edit made to a leaf's items since it was read or written (`patch.rs`).
+    pub edit: LeafEdit,
     pub body: Body,
 }
 
@@ -81,6 +84,7 @@ impl Node {
             origin: None,
             read_from: None,
             unbalanced: false,
+            edit: LeafEdit::None,
             body: Body::Leaf(Vec::new()),
         }
     }
@@ -140,6 +144,7 @@ impl Node {
             origin: None,
             read_from: Some(page),
             unbalanced: false,
+            edit: LeafEdit::None,
             body,
         })
     }
@@ -208,60 +213,6 @@ impl Node {
         self.write_image(buf, id, page_size, size)
     }
 
-    /// Rewrite, in `buf` holding this branch's image as it was last encoded (the same keys but
-    /// for element `rekeyed`, whose key kept its length: so the same size and offsets), the
-    /// header's page id, the page ids of the children at `moved` (of every child, for `None`)
-    /// and that key: all that a commit changes in a branch on a one-key write's path, where
-    /// encoding would copy every key again. Refuses, as encoding does and writing nothing, a
-    /// child not yet spilled among those.
-    pub fn patch_branch_image(
-        &self,
-        buf: &mut [u8],
-        id: PageId,
-        moved: Option<&[usize]>,
-        rekeyed: Option<usize>,
-    ) -> Result<(), Corruption> {
-        let Body::Branch(items) = &self.body else {
-            panic!("patch_branch_image on a leaf");
-        };
-        assert_eq!(
-            usize::from(page::read_u16(buf, 10)),
-            items.len(),
-            "the image is this branch's"
-        );
-        let all: Vec<usize>;
-        let moved = match moved {
-            Some(moved) => moved,
-            None => {
-                all = (0..items.len()).collect();
-                &all
-            }
-        };
-        let child = |i: usize| match items[i].child {
-            Child::Page(child) => Ok(child),
-            Child::Node(_) => Err(Corruption::ChildNotSpilled { element: i }),
-        };
-        for &i in moved {
-            child(i)?;
-        }
-        page::write_u64(buf, 0, id.0);
-        if let Some(i) = rekeyed {
-            let elem = table_end(i);
-            let key = &items[i].key;
-            let at = elem + page::read_u32(buf, elem) as usize;
-            assert_eq!(
-                page::read_u32(buf, elem + 4) as usize,
-                key.len(),
-                "same key length"
-            );
-            buf[at..at + key.len()].copy_from_slice(key);
-        }
-        for &i in moved {
-            page::write_u64(buf, table_end(i) + 8, child(i)?.0);
-        }
-        Ok(())
-    }
-
     /// [`Node::unencodable`] for keys known to ascend strictly, in a node of `size` bytes: the
     /// same answer. Below 4 GiB every offset and length fits its u32, so only what each item
     /// holds is checked, in the full walk's order.
@@ -298,7 +249,7 @@ impl Node {
         }
     }
 
-    fn keys_ascend(&self) -> bool {
+    pub(crate) fn keys_ascend(&self) -> bool {
         match &self.body {
             Body::Leaf(items) => items.windows(2).all(|w| w[0].key < w[1].key),
             Body::Branch(items) => items.windows(2).all(|w| w[0].key < w[1].key),
@@ -389,7 +340,7 @@ impl Node {
 
 /// A leaf element: flags, the distance from the element to its key, key and value sizes
 /// (each checked to fit its u32 by the caller).
-fn leaf_element(flags: u32, pos: usize, k: usize, v: usize) -> [u8; ELEMENT_SIZE] {
+pub(crate) fn leaf_element(flags: u32, pos: usize, k: usize, v: usize) -> [u8; ELEMENT_SIZE] {
     let mut e = [0u8; ELEMENT_SIZE];
     e[..4].copy_from_slice(&flags.to_le_bytes());
     e[4..8].copy_from_slice(&(pos as u32).to_le_bytes());
@@ -456,7 +407,7 @@ pub fn branch_item_size(it: &BranchItem) -> usize {
 }
 
 /// End of the element table of a node with `count` elements.
-fn table_end(count: usize) -> usize {
+pub(crate) fn table_end(count: usize) -> usize {
     PAGE_HEADER_SIZE + count * ELEMENT_SIZE
 }
 

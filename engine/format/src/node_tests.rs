@@ -15,6 +15,7 @@ fn leaf(pairs: &[(&[u8], &[u8])]) -> Node {
         origin: None,
         read_from: None,
         unbalanced: false,
+        edit: LeafEdit::None,
         body: Body::Leaf(items),
     }
 }
@@ -65,6 +66,7 @@ fn branch_round_trips_and_overflow_is_set() {
         origin: None,
         read_from: None,
         unbalanced: false,
+        edit: LeafEdit::None,
         body: Body::Branch(items),
     };
     let mut buf = vec![0u8; 3 * 512];
@@ -143,6 +145,7 @@ fn encode_refuses_what_decode_would_reject_and_writes_nothing() {
         origin: None,
         read_from: None,
         unbalanced: false,
+        edit: LeafEdit::None,
         body: Body::Branch(vec![BranchItem {
             key: b"k".to_vec(),
             child: Child::Node(Box::new(Node::empty_leaf())),
@@ -203,6 +206,7 @@ fn encode_writes_every_byte_up_to_its_size() {
         origin: None,
         read_from: None,
         unbalanced: false,
+        edit: LeafEdit::None,
         body: Body::Branch(vec![
             BranchItem {
                 key: b"a".to_vec(),
