@@ -19,6 +19,7 @@ use crashlab_format::page::{PageHeader, PageKind};
 use crashlab_format::read::{self, PageReader};
 use crashlab_format::storage::Storage;
 use crashlab_format::types::{PageId, PageSpan};
+use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -121,12 +122,12 @@ impl Pager {
         // same cache as the general path below, without a second lock and lookup.
         {
             let mut c = self.lock();
-            if c.map
-                .get(&id)
-                .is_some_and(|(_, n)| Arc::strong_count(n) == 1)
-            {
+            let only = match c.map.entry(id) {
+                Entry::Occupied(e) if Arc::strong_count(&e.get().1) == 1 => Some(e.remove().1),
+                _ => None,
+            };
+            if let Some(only) = only {
                 c.hits += 1;
-                let (_, only) = c.map.remove(&id).expect("just found");
                 c.compact_order();
                 drop(c);
                 let node = Arc::try_unwrap(only).expect("the cache held the only reference");

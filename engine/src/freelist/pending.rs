@@ -44,7 +44,10 @@ impl Pending {
             Some(oldest) => self.pages.partition_point(|p| p.freed_by < oldest),
             None => self.pages.len(),
         };
-        out.extend(self.pages.drain(..end).map(|p| p.id));
+        // Copied through the range's iterator, which knows its length (a drain's mapped
+        // iterator grew `out` one id at a time), then dropped.
+        out.extend(self.pages.range(..end).map(|p| p.id));
+        self.pages.drain(..end);
     }
 
     /// Move to `out` the pages freed and allocated by txids in `first..=last`.
