@@ -10,6 +10,7 @@
 //! sequence, and the sub-buckets opened in this transaction. Sub-bucket edits reach the parent
 //! only at commit, when each dirty child is written and its new header put into the parent.
 
+use crate::by_name::ByName;
 use crate::cached::CachedNode;
 use crate::cursor::Cursor;
 use crate::entry::{CursorItem, Value};
@@ -21,7 +22,6 @@ use crashlab_format::limits::{MAX_BUCKET_DEPTH, MAX_KEY_SIZE, MAX_VALUE_SIZE};
 use crashlab_format::node::{Body, Child, LeafItem, Node};
 use crashlab_format::page::LEAF_FLAG_BUCKET;
 use crashlab_format::types::{PageId, PageSpan};
-use std::collections::BTreeMap;
 use std::ops::{RangeBounds, RangeFull};
 use std::sync::Arc;
 
@@ -132,7 +132,7 @@ pub(crate) struct BucketTree {
     /// This bucket's own tree or sequence changed.
     pub dirty: bool,
     /// Sub-buckets opened in this transaction, by name.
-    pub children: BTreeMap<Vec<u8>, BucketTree>,
+    pub children: ByName<BucketTree>,
     /// Nesting level (the root bucket is 0).
     pub depth: usize,
     /// The page the bucket's header was read from, which references `root` (for a bucket
@@ -150,7 +150,7 @@ impl BucketTree {
             root,
             sequence: h.sequence,
             dirty: false,
-            children: BTreeMap::new(),
+            children: ByName::default(),
             depth,
             home: h.from,
         }
@@ -161,7 +161,7 @@ impl BucketTree {
             root: Child::Node(Box::new(Node::empty_leaf())),
             sequence: 0,
             dirty: true,
-            children: BTreeMap::new(),
+            children: ByName::default(),
             depth,
             home,
         }
@@ -387,8 +387,7 @@ impl<'a> BucketMut<'a> {
         let home = tree.home;
         let child = tree
             .children
-            .entry(name.to_vec())
-            .or_insert(BucketTree::new_empty(depth, home));
+            .get_or_insert_with(name, || BucketTree::new_empty(depth, home));
         Ok(BucketMut {
             rd,
             tree: child,
@@ -508,7 +507,7 @@ fn free_stored_subtree(
     rd: &Reader<'_>,
     freed: &mut Vec<PageSpan>,
     depth: usize,
-    opened: Option<&BTreeMap<Vec<u8>, BucketTree>>,
+    opened: Option<&ByName<BucketTree>>,
 ) -> Result<()> {
     let is_opened = |key: &[u8]| opened.is_some_and(|o| o.contains_key(key));
     // (page, tree level, the page that references it)

@@ -35,7 +35,7 @@
 //! inspection of a file are the `crashlab-format` crate, below this one.
 //!
 //! Layers, lowest first (a layer never uses a higher one; `crashlab-format` is below them
-//! all): `presize`, `arena`, `page_map`, `error`, `counters`, `batch/write_batch`, `options`, `storage`, `freelist`,
+//! all): `presize`, `arena`, `page_map`, `by_name`, `error`, `counters`, `batch/write_batch`, `options`, `storage`, `freelist`,
 //! `cached`, `pager`, `leaf_edit`, `tree`, `spill`, `entry`, `cursor`, `iter`, `bucket`, `shared`, `tx`, `commit`,
 //! `rebuild`, `db`, `batch/call`, `batch/apply`, `check`. `FORMAT.md` next to this crate
 //! describes the bytes and the commit protocol.
@@ -44,6 +44,7 @@
 mod arena;
 pub mod batch;
 mod bucket;
+mod by_name;
 mod cached;
 mod check;
 mod commit;
