@@ -25,6 +25,7 @@ fn node(body: Body) -> Node {
         origin: None,
         read_from: None,
         unbalanced: false,
+        edit: crashlab_format::node::LeafEdit::None,
         body,
     }
 }

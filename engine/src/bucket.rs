@@ -10,6 +10,7 @@
 //! sequence, and the sub-buckets opened in this transaction. Sub-bucket edits reach the parent
 //! only at commit, when each dirty child is written and its new header put into the parent.
 
+use crate::by_name::ByName;
 use crate::cached::CachedNode;
 use crate::cursor::Cursor;
 use crate::entry::{CursorItem, Value};
@@ -21,7 +22,6 @@ use crashlab_format::limits::{MAX_BUCKET_DEPTH, MAX_KEY_SIZE, MAX_VALUE_SIZE};
 use crashlab_format::node::{Body, Child, LeafItem, Node};
 use crashlab_format::page::LEAF_FLAG_BUCKET;
 use crashlab_format::types::{PageId, PageSpan};
-use std::collections::BTreeMap;
 use std::ops::{RangeBounds, RangeFull};
 use std::sync::Arc;
 
@@ -117,6 +117,14 @@ fn value_of(found: Option<(NodeRef<'_>, usize)>) -> Result<Option<Value<'_>>> {
         .map(|(leaf, i)| Value::new(leaf, i)))
 }
 
+/// The tree of a sub-bucket at nesting level `depth` whose header `value` was read from `page`.
+fn open_child(value: &[u8], page: PageId, depth: usize) -> Result<BucketTree> {
+    if depth > MAX_BUCKET_DEPTH {
+        return Err(Error::corrupted(page, Corruption::BucketsTooDeep));
+    }
+    Ok(BucketTree::from_header(decode_header(value, page)?, depth))
+}
+
 /// A bucket's state inside a write transaction.
 pub(crate) struct BucketTree {
     pub root: Child,
@@ -124,7 +132,7 @@ pub(crate) struct BucketTree {
     /// This bucket's own tree or sequence changed.
     pub dirty: bool,
     /// Sub-buckets opened in this transaction, by name.
-    pub children: BTreeMap<Vec<u8>, BucketTree>,
+    pub children: ByName<BucketTree>,
     /// Nesting level (the root bucket is 0).
     pub depth: usize,
     /// The page the bucket's header was read from, which references `root` (for a bucket
@@ -142,7 +150,7 @@ impl BucketTree {
             root,
             sequence: h.sequence,
             dirty: false,
-            children: BTreeMap::new(),
+            children: ByName::default(),
             depth,
             home: h.from,
         }
@@ -153,7 +161,7 @@ impl BucketTree {
             root: Child::Node(Box::new(Node::empty_leaf())),
             sequence: 0,
             dirty: true,
-            children: BTreeMap::new(),
+            children: ByName::default(),
             depth,
             home,
         }
@@ -227,10 +235,10 @@ impl<'a> BucketMut<'a> {
             home,
             key,
             &self.rd,
-            |items, _, _| match items.binary_search_by(|it| it.key.as_slice().cmp(key)) {
-                Ok(i) if items[i].flags != flags => Err(incompatible(items[i].is_bucket())),
+            |items, _| match items.search(key) {
+                Ok(i) if items.get(i).flags != flags => Err(incompatible(items.get(i).is_bucket())),
                 Ok(i) => {
-                    items[i].value = value.to_vec();
+                    items.set_value(i, value.to_vec());
                     Ok(())
                 }
                 Err(i) => {
@@ -265,19 +273,12 @@ impl<'a> BucketMut<'a> {
 
     fn remove_item(&mut self, key: &[u8]) -> Result<()> {
         let home = self.tree.home;
-        tree::with_leaf(
-            &mut self.tree.root,
-            home,
-            key,
-            &self.rd,
-            |items, unbalanced, _| {
-                if let Ok(i) = items.binary_search_by(|it| it.key.as_slice().cmp(key)) {
-                    items.remove(i);
-                    *unbalanced = true;
-                }
-                Ok(())
-            },
-        )?;
+        tree::with_leaf(&mut self.tree.root, home, key, &self.rd, |items, _| {
+            if let Ok(i) = items.search(key) {
+                items.remove(i);
+            }
+            Ok(())
+        })?;
         self.tree.dirty = true;
         Ok(())
     }
@@ -342,28 +343,21 @@ impl<'a> BucketMut<'a> {
 
     pub(crate) fn bucket_mut_owned(self, name: &[u8]) -> Result<Option<BucketMut<'a>>> {
         if !self.tree.children.contains_key(name) {
-            let Some((it, page)) = self.lookup_at(name)? else {
+            // The header is read where it lies: no copy of the item's key and value.
+            let depth = self.tree.depth + 1;
+            let found = tree::lookup_with(self.root_ref()?, name, &self.rd, |it, page| {
+                it.is_bucket().then(|| open_child(&it.value, page, depth))
+            })?;
+            let Some(Some(child)) = found else {
                 return Ok(None);
             };
-            if !it.is_bucket() {
-                return Ok(None);
-            }
-            let child = self.open_child(&it.value, page)?;
-            self.tree.children.insert(name.to_vec(), child);
+            self.tree.children.insert(name.to_vec(), child?);
         }
         let BucketMut { rd, tree, freed } = self;
         Ok(tree
             .children
             .get_mut(name)
             .map(|tree| BucketMut { rd, tree, freed }))
-    }
-
-    fn open_child(&self, value: &[u8], page: PageId) -> Result<BucketTree> {
-        let depth = self.tree.depth + 1;
-        if depth > MAX_BUCKET_DEPTH {
-            return Err(Error::corrupted(page, Corruption::BucketsTooDeep));
-        }
-        Ok(BucketTree::from_header(decode_header(value, page)?, depth))
     }
 
     pub(crate) fn create_bucket_owned(mut self, name: &[u8]) -> Result<BucketMut<'a>> {
@@ -393,8 +387,7 @@ impl<'a> BucketMut<'a> {
         let home = tree.home;
         let child = tree
             .children
-            .entry(name.to_vec())
-            .or_insert(BucketTree::new_empty(depth, home));
+            .get_or_insert_with(name, || BucketTree::new_empty(depth, home));
         Ok(BucketMut {
             rd,
             tree: child,
@@ -514,7 +507,7 @@ fn free_stored_subtree(
     rd: &Reader<'_>,
     freed: &mut Vec<PageSpan>,
     depth: usize,
-    opened: Option<&BTreeMap<Vec<u8>, BucketTree>>,
+    opened: Option<&ByName<BucketTree>>,
 ) -> Result<()> {
     let is_opened = |key: &[u8]| opened.is_some_and(|o| o.contains_key(key));
     // (page, tree level, the page that references it)

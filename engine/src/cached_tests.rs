@@ -28,6 +28,7 @@ fn node(keys: &[Vec<u8>], leaf: bool) -> Node {
         origin: None,
         read_from: None,
         unbalanced: false,
+        edit: crashlab_format::node::LeafEdit::None,
         body,
     }
 }

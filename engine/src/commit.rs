@@ -17,10 +17,11 @@
 
 use crate::arena::PageArena;
 use crate::bucket::BucketTree;
+use crate::cached::CachedNode;
 use crate::counters::{shape, Counters};
 use crate::error::{Corruption, Error, FormatError, Invariant, Result};
 use crate::flush::{grow_to, sync, write_at, write_pages, DirtyPages, PageImage};
-use crate::freelist::{Freelist, FreelistKind};
+use crate::freelist::{Freelist, FreelistKind, Taken};
 use crate::guard::{self, Guard};
 use crate::presize::SizedBuf;
 use crate::spill::{self, SpillSink};
@@ -28,15 +29,16 @@ use crate::tree::{self, Reader};
 use crate::tx::WriteTx;
 use crashlab_format::bucket::encode_header;
 use crashlab_format::corruption::FreeRefusal;
-use crashlab_format::freelist;
 use crashlab_format::limits::MAX_FREE_IDS;
 use crashlab_format::meta::{Meta, META_IMAGE_SIZE};
 use crashlab_format::node::{Body, Child, LeafItem, Node};
 use crashlab_format::page::LEAF_FLAG_BUCKET;
-use crashlab_format::pageset::PageSet;
 use crashlab_format::types::{PageId, PageSpan, TxId};
+use freelist_page::{write_freelist, FreelistImage};
 use std::ops::Range;
 use std::sync::Arc;
+
+mod freelist_page;
 
 /// Collects a commit's allocations, frees and encoded pages.
 struct Sink<'w> {
@@ -50,16 +52,19 @@ struct Sink<'w> {
     /// The writer's page images, kept from commit to commit (`arena.rs`).
     arena: &'w mut PageArena,
     /// Each node run placed in `arena`, and where.
-    dirty: Vec<(PageId, Range<usize>)>,
-    /// The freelist page run, encoded only when the commit buffer takes it.
+    dirty: &'w mut Vec<(PageId, Range<usize>)>,
+    /// The writer's freelist and meta page images, kept apart from the nodes' so that each
+    /// lands where the same kind of image lay in the commit before (`freelist_page.rs`).
+    fixed: &'w mut PageArena,
+    /// The freelist page run.
     freelist_page: Option<FreelistImage>,
     /// Bytes of `dirty` and `freelist_page`, kept as pages are added, so the commit buffer's
     /// size is known for free.
     dirty_bytes: usize,
     /// Each written node with the page it was assembled from.
-    nodes: Vec<(PageId, Arc<Node>, PageId)>,
+    nodes: &'w mut Vec<(PageId, Arc<CachedNode>, PageId)>,
     /// Pages this commit took from the free set.
-    taken: PageSet,
+    taken: &'w mut Taken,
     /// The session's damage to step around.
     guard: &'w mut Guard,
     counters: Counters,
@@ -77,8 +82,8 @@ impl Sink<'_> {
     fn free_run(&mut self, span: PageSpan) -> Result<()> {
         // A page this commit allocated is one the freelist listed; freeing it means the tree
         // also uses it. Pending, it would be reused under the node just written there.
-        if let Some(both) = self.taken.runs_within(span.start, span.end()).next() {
-            return Err(Error::corrupted(both.start, Corruption::LiveListedFree));
+        if let Some(both) = self.taken.first_within(span) {
+            return Err(Error::corrupted(both, Corruption::LiveListedFree));
         }
         if self.leak_freed {
             // A negative control forgets the pages (see `DebugHooks`).
@@ -117,7 +122,7 @@ impl SpillSink for Sink<'_> {
     fn allocate(&mut self, count: u64) -> Result<PageId> {
         assert!(count >= 1);
         if let Some(id) = self.freelist.allocate(self.txid, count) {
-            self.taken.insert(id, id.plus(count));
+            self.taken.insert(PageSpan::new(id, count));
             return Ok(id);
         }
         let id = self.high_water;
@@ -132,16 +137,27 @@ impl SpillSink for Sink<'_> {
         self.guard.check_free(span)?;
         self.free_run(span)
     }
-    fn image(&mut self, id: PageId, pages: u64, len: usize) -> &mut [u8] {
+    fn image(
+        &mut self,
+        id: PageId,
+        pages: u64,
+        len: usize,
+        prior: Option<PageId>,
+    ) -> (&mut [u8], Option<usize>) {
         self.counters.overflow_long_writes += u64::from(pages >= shape::OVERFLOW_LONG_PAGES);
         let pages = usize::try_from(pages).expect("an image fits memory");
-        let (range, buf) = self.arena.place(pages, len);
+        let over = prior.and_then(|prior| self.arena.place_over(id, prior, pages, len));
+        let (range, old_len) = match over {
+            Some((range, old_len)) => (range, Some(old_len)),
+            None => (self.arena.place_image(id, pages, len).0, None),
+        };
         self.dirty_bytes += range.len();
-        self.dirty.push((id, range));
-        buf
+        self.dirty.push((id, range.clone()));
+        (self.arena.run_mut(range), old_len)
     }
-    fn emit(&mut self, id: PageId, node: Arc<Node>, from: PageId) {
-        self.nodes.push((id, node, from));
+    fn emit(&mut self, id: PageId, node: Node, from: PageId) {
+        // Wrapped once, as the page cache will hold it.
+        self.nodes.push((id, Arc::new(CachedNode::new(node)), from));
     }
     fn count_split(&mut self) {
         self.counters.node_splits += 1;
@@ -235,6 +251,12 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     }
     let writer = &mut *tx.writer;
     writer.arena.reset(db.pager().page_size());
+    writer.fixed.reset(db.pager().page_size());
+    // Kept from the last commit (which may have failed half way) for their allocations.
+    let lists = &mut writer.lists;
+    lists.dirty.clear();
+    lists.nodes.clear();
+    lists.taken.clear();
     let mut sink = Sink {
         freelist: &mut writer.freelist,
         txid: tx.txid,
@@ -243,11 +265,12 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         high_water: tx.base.high_water,
         meta_page: tx.base.slot(),
         arena: &mut writer.arena,
-        dirty: Vec::new(),
+        dirty: &mut lists.dirty,
+        fixed: &mut writer.fixed,
         freelist_page: None,
         dirty_bytes: 0,
-        nodes: Vec::new(),
-        taken: PageSet::new(),
+        nodes: &mut lists.nodes,
+        taken: &mut lists.taken,
         guard: writer.guard.as_mut().expect("session_guard made it"),
         counters,
         leak_freed: opts.hooks().leak_freed_pages,
@@ -289,6 +312,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     let Sink {
         arena,
         dirty,
+        fixed,
         freelist_page,
         dirty_bytes,
         nodes,
@@ -306,9 +330,9 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         counters.step_growths += u64::from(len > shape::GROWTH_STEP);
     }
     let images = arena.bytes();
-    let encode_freelist = |buf: &mut SizedBuf| {
-        if let Some(image) = &freelist_page {
-            image.encode(buf);
+    let encode_long = |buf: &mut SizedBuf| {
+        if let Some(FreelistImage::Encoded(list)) = &freelist_page {
+            list.encode(buf);
         }
     };
     let mut pages: Vec<(PageId, PageImage<'_>)> = Vec::with_capacity(dirty.len() + 1);
@@ -317,10 +341,15 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
             .iter()
             .map(|(id, at)| (*id, PageImage::Bytes(&images[at.clone()]))),
     );
-    pages.extend(freelist_page.as_ref().map(|image| {
-        let encode: &dyn Fn(&mut SizedBuf) = &encode_freelist;
-        let len = image.len();
-        (image.start, PageImage::Encoded { len, encode })
+    pages.extend(freelist_page.as_ref().map(|image| match image {
+        FreelistImage::Placed { start, at } => {
+            (*start, PageImage::Bytes(&fixed.bytes()[at.clone()]))
+        }
+        FreelistImage::Encoded(list) => {
+            let encode: &dyn Fn(&mut SizedBuf) = &encode_long;
+            let len = list.len();
+            (list.start, PageImage::Encoded { len, encode })
+        }
     }));
     let pages = DirtyPages {
         pages,
@@ -333,7 +362,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     // Refused (nothing written yet) if decoding would reject it; begin_write already refused a
     // txid that would wrap, and the meta must still follow its base.
     assert!(meta.txid > tx.base.txid, "commit txid follows its base");
-    let (_, meta_page) = arena.place(1, META_IMAGE_SIZE);
+    let (_, meta_page) = fixed.place(1, META_IMAGE_SIZE);
     meta.encode_page_checked_into(tx.base.slot(), meta_page)?;
     write_at(
         storage,
@@ -343,13 +372,16 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         &mut counters,
     )?;
     counters.meta_writes += 1;
-    counters.image_bytes_zeroed += arena.take_zeroed();
+    counters.image_bytes_zeroed += arena.take_zeroed() + fixed.take_zeroed();
     arena.trim();
+    fixed.trim();
     sync(storage, &opts, &mut counters)?;
 
-    for (id, node, _) in nodes {
+    for (id, node, _) in nodes.drain(..) {
         db.pager().insert(id, node);
     }
+    // Its pages hold the images now: the next commit may rewrite them in place.
+    arena.complete();
     counters.commits += 1;
     let fl = writer.freelist.counters();
     db.finish_commit(meta, counters, fl);
@@ -403,7 +435,7 @@ fn check_references(sink: &Sink<'_>) -> Result<()> {
     // Most references are to pages that are certainly not free: the filter says so at once.
     let filter = sink.freelist.filter();
     let is_free = |id| filter.may_hold(id) && sink.freelist.is_free_or_pending(id);
-    for (_, node, from) in &sink.nodes {
+    for (_, node, from) in sink.nodes.iter() {
         let refused = |child| Error::corrupted(*from, Corruption::ReferenceToFreePage { child });
         match &node.body {
             Body::Branch(items) => {
@@ -437,9 +469,9 @@ fn commit_children(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> 
             continue;
         }
         let value = commit_bucket(&mut child, rd, sink)?;
-        tree::with_leaf(&mut t.root, t.home, &name, rd, |items, _, _| {
-            match items.binary_search_by(|it| it.key.as_slice().cmp(&name)) {
-                Ok(i) => items[i].value = value,
+        tree::with_leaf(&mut t.root, t.home, &name, rd, |items, _| {
+            match items.search(&name) {
+                Ok(i) => items.set_value(i, value),
                 Err(i) => items.insert(
                     i,
                     LeafItem {
@@ -495,73 +527,4 @@ fn meta_slot(meta: &Meta, opts: &crate::Options) -> PageId {
     } else {
         meta.slot()
     }
-}
-
-/// The freelist page a commit writes: its runs, encoded once, straight into the commit
-/// buffer (`flush.rs`), never into a buffer of their own first.
-struct FreelistImage {
-    start: PageId,
-    pages: u64,
-    page_size: u32,
-    /// Free and pending pages, ascending.
-    runs: Vec<PageSpan>,
-    /// Pages in `runs`: the ids the page lists.
-    ids: u64,
-    /// A negative control forgets the count escape (see `DebugHooks`).
-    wrap_count: bool,
-}
-
-impl FreelistImage {
-    fn len(&self) -> usize {
-        usize::try_from(self.pages * u64::from(self.page_size)).expect("freelist fits memory")
-    }
-
-    fn encode(&self, buf: &mut SizedBuf) {
-        let at = buf.len();
-        freelist::encode_runs_into(buf, self.start, &self.runs, self.page_size, self.pages);
-        if self.wrap_count && self.ids >= shape::FREELIST_ESCAPE_IDS {
-            freelist::forget_count_escape(&mut buf.as_mut_slice()[at..], self.ids);
-        }
-    }
-}
-
-/// Allocate the freelist page (free ∪ pending ids) and keep it as runs to encode.
-fn write_freelist(sink: &mut Sink<'_>) -> Result<PageSpan> {
-    let estimate = sink.freelist.free_count() + sink.freelist.pending_count();
-    // One 8-byte id per free page, by the format: refuse before building the list.
-    if estimate > MAX_FREE_IDS {
-        return Err(Error::Format(FormatError::TooManyFreeIds {
-            what: "freelist page",
-            count: estimate,
-            max: MAX_FREE_IDS,
-        }));
-    }
-    let pages = freelist::page_count_for(estimate, sink.page_size);
-    let start = sink.allocate(pages)?;
-    // As runs: the free set's and the pending pages', never one entry per free page.
-    let runs = sink.freelist.all_runs();
-    let ids: u64 = runs.iter().map(|r| r.count).sum();
-    // Pair check: the page must decode under the meta this commit writes.
-    if let Some(reason) = freelist::unencodable_runs(&runs, sink.high_water) {
-        return Err(Error::corrupted(start, reason));
-    }
-    // Allocation only shrinks the list, so the encoding fits; the header records the pages
-    // actually allocated so the next commit frees all of them.
-    assert!(freelist::page_count_for(ids, sink.page_size) <= pages);
-    let image = FreelistImage {
-        start,
-        pages,
-        page_size: sink.page_size,
-        runs,
-        ids,
-        wrap_count: sink.wrap_freelist_count,
-    };
-    let escaped = ids >= shape::FREELIST_ESCAPE_IDS;
-    sink.counters.freelist_escaped_writes += u64::from(escaped);
-    sink.counters.freelist_long_writes += u64::from(pages >= shape::FREELIST_LONG_PAGES);
-    sink.counters.freelist_pages_written += pages;
-    sink.counters.freelist_bytes_written += image.len() as u64;
-    sink.dirty_bytes += image.len();
-    sink.freelist_page = Some(image);
-    Ok(PageSpan::new(start, pages))
 }

@@ -64,9 +64,10 @@ pub struct Counters {
     pub buffer_bytes_reserved: u64,
     /// `write_at` calls avoided by writing each run of contiguous dirty pages with one call.
     pub write_calls_saved: u64,
-    /// Bytes zeroed for the commit's node and meta page images (`arena.rs`): only what an image
-    /// leaves of a longer one placed in the same buffer before, and the buffer's growth. (Each
-    /// image once came in a run zeroed in full: pages written less freelist pages, × page size.)
+    /// Bytes zeroed for the commit's node, meta and (short) freelist page images (`arena.rs`):
+    /// only what an image leaves of a longer one placed in the same buffer before, and the
+    /// buffers' growth. (Each node and meta image once came in a run zeroed in full, and the
+    /// freelist page in the commit buffer was zeroed in full too, uncounted.)
     pub image_bytes_zeroed: u64,
     /// Where the format changes shape (see [`shape`]): freelist pages written with the 0xFFFF
     /// count escape, freelist pages of at least [`shape::FREELIST_LONG_PAGES`] pages, node page

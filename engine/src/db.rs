@@ -93,6 +93,8 @@ impl Db {
                     latched: None,
                     guard: fresh.then(crate::guard::Guard::default),
                     arena: Default::default(),
+                    fixed: Default::default(),
+                    lists: Default::default(),
                 }),
                 counters: Mutex::new(counters),
                 options,

@@ -108,7 +108,7 @@ fn serialise_runs(
     page_size: u32,
     buf: &mut SizedBuf,
 ) -> Vec<Run> {
-    let mut runs: Vec<Run> = Vec::new();
+    let mut runs: Vec<Run> = Vec::with_capacity(dirty.len());
     let mut next_id = None;
     for (id, image) in dirty {
         let len = image.len();

@@ -35,8 +35,8 @@
 //! inspection of a file are the `crashlab-format` crate, below this one.
 //!
 //! Layers, lowest first (a layer never uses a higher one; `crashlab-format` is below them
-//! all): `presize`, `arena`, `error`, `counters`, `batch/write_batch`, `options`, `storage`, `freelist`,
-//! `cached`, `pager`, `tree`, `spill`, `entry`, `cursor`, `iter`, `bucket`, `shared`, `tx`, `commit`,
+//! all): `presize`, `arena`, `page_map`, `by_name`, `error`, `counters`, `batch/write_batch`, `options`, `storage`, `freelist`,
+//! `cached`, `pager`, `leaf_edit`, `tree`, `spill`, `entry`, `cursor`, `iter`, `bucket`, `shared`, `tx`, `commit`,
 //! `rebuild`, `db`, `batch/call`, `batch/apply`, `check`. `FORMAT.md` next to this crate
 //! describes the bytes and the commit protocol.
 #![forbid(unsafe_code)]
@@ -44,6 +44,7 @@
 mod arena;
 pub mod batch;
 mod bucket;
+mod by_name;
 mod cached;
 mod check;
 mod commit;
@@ -56,7 +57,9 @@ mod flush;
 mod freelist;
 mod guard;
 mod iter;
+mod leaf_edit;
 mod options;
+mod page_map;
 mod pager;
 mod presize;
 mod rebuild;

@@ -13,42 +13,20 @@
 
 use crate::cached::CachedNode;
 use crate::error::Result;
+use crate::page_map::PageMap;
 use crashlab_format::node::Node;
 use crashlab_format::page::{PageHeader, PageKind};
 use crashlab_format::read::{self, PageReader};
 use crashlab_format::storage::Storage;
 use crashlab_format::types::{PageId, PageSpan};
-use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::hash_map::Entry;
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
-
-/// A fixed, unseeded hash of a page id (a multiply by an odd constant), so that the cache behaves
-/// the same on every run. The map is never iterated, so its order cannot leak into results; a
-/// hash map rather than a B-tree because every page a reader visits is a lookup here.
-#[derive(Default)]
-struct PageIdHasher(u64);
-
-impl Hasher for PageIdHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-type PageMap<V> = HashMap<PageId, V, BuildHasherDefault<PageIdHasher>>;
 
 #[derive(Default)]
 struct Cache {
-    /// Each entry with the insertion number it was queued under in `order`.
+    /// Each entry with the insertion number it was queued under in `order`. A hash map
+    /// rather than a B-tree because every page a reader visits is a lookup here.
     map: PageMap<(u64, Arc<CachedNode>)>,
     /// Insertion order for eviction. An entry whose number no longer matches the map's (the
     /// node was taken, or the id cached again since) is stale and skipped.
@@ -139,6 +117,23 @@ impl Pager {
     /// it (counted like [`Pager::node`]). When only the cache holds the node, it is moved out of
     /// the cache rather than copied; when a reader holds it too, it is copied and stays cached.
     pub fn node_for_update(&self, id: PageId, high_water: PageId, from: PageId) -> Result<Node> {
+        read::check_reference(id, high_water, from)?;
+        // A hit the cache alone holds is taken out under one lock: the same counts and the
+        // same cache as the general path below, without a second lock and lookup.
+        {
+            let mut c = self.lock();
+            let only = match c.map.entry(id) {
+                Entry::Occupied(e) if Arc::strong_count(&e.get().1) == 1 => Some(e.remove().1),
+                _ => None,
+            };
+            if let Some(only) = only {
+                c.hits += 1;
+                c.compact_order();
+                drop(c);
+                let node = Arc::try_unwrap(only).expect("the cache held the only reference");
+                return Ok(node.into_node());
+            }
+        }
         let shared = self.node(id, high_water, from)?;
         {
             let mut c = self.lock();
@@ -175,14 +170,10 @@ impl Pager {
         Some(PageSpan::new(id, end - id.0))
     }
 
-    /// Publish a node the writer just wrote at `id` (replacing whatever was cached there). The
-    /// writer holds the only reference, so the node moves into the cache without a copy.
-    pub fn insert(&self, id: PageId, node: Arc<Node>) {
-        if self.capacity == 0 {
-            return;
-        }
-        let node = CachedNode::new(Arc::unwrap_or_clone(node));
-        self.insert_cached(id, Arc::new(node));
+    /// Publish a node the writer just wrote at `id` (replacing whatever was cached there): the
+    /// writer wrapped it as the cache holds it, so it moves in without a copy.
+    pub fn insert(&self, id: PageId, node: Arc<CachedNode>) {
+        self.insert_cached(id, node);
     }
 
     fn insert_cached(&self, id: PageId, node: Arc<CachedNode>) {

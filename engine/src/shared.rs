@@ -14,7 +14,7 @@ use crate::freelist::{Freelist, FreelistCounters};
 use crate::options::Options;
 use crate::pager::Pager;
 use crashlab_format::meta::Meta;
-use crashlab_format::types::{PageSpan, TxId};
+use crashlab_format::types::{PageId, PageSpan, TxId};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
@@ -37,6 +37,21 @@ pub(crate) struct WriterState {
     pub guard: Option<crate::guard::Guard>,
     /// The commit's page images, reused from commit to commit (`arena.rs`).
     pub arena: crate::arena::PageArena,
+    /// The freelist and meta page images, in a buffer of their own (`commit/freelist_page.rs`).
+    pub fixed: crate::arena::PageArena,
+    /// A commit's lists, emptied and kept for the next one so that a commit allocates none.
+    pub lists: CommitLists,
+}
+
+/// What a commit collects, kept from commit to commit for its allocations (`commit.rs`).
+#[derive(Default)]
+pub(crate) struct CommitLists {
+    /// Each node run placed in the arena, and where.
+    pub dirty: Vec<(PageId, std::ops::Range<usize>)>,
+    /// Each written node with the page it was assembled from.
+    pub nodes: Vec<(PageId, std::sync::Arc<crate::cached::CachedNode>, PageId)>,
+    /// Pages the commit took from the free set.
+    pub taken: crate::freelist::Taken,
 }
 
 pub(crate) struct Shared {

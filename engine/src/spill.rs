@@ -6,14 +6,15 @@
 //! every node taken from a page lies inside the range its parent's separators give it
 //! (`tree::materialize`); every node written is in order across its pieces, inside its range and
 //! encodable; a separator is not raised over a neighbour the transaction did not read, and a
-//! neighbour whose range grows when an emptied child goes is checked first.
+//! neighbour whose range grows when an emptied child goes is checked first. Order is compared
+//! pair by pair only where an edit could have broken it (a merge, a delete, a node built in
+//! memory, the pieces that replace a child): decoding already proved the rest.
 
 use crate::error::{Corruption, Error, Result};
 use crate::tree::{materialize, too_deep, Range, Reader};
 use crashlab_format::limits::MAX_TREE_DEPTH;
-use crashlab_format::node::{split_points, Body, BranchItem, Child, Node};
+use crashlab_format::node::{split_points, Body, BranchItem, Child, LeafEdit, Node};
 use crashlab_format::types::{PageId, PageSpan};
-use std::sync::Arc;
 
 /// Everything commit needs while it rewrites trees: where pages come from, where freed pages
 /// go, and where encoded pages are collected.
@@ -27,11 +28,20 @@ pub trait SpillSink {
     fn free(&mut self, span: PageSpan) -> Result<()>;
     /// Room for the image of the run of `pages` pages at `id`, written to the file at commit:
     /// the caller overwrites its first `len` bytes in full, and every byte from `len` on is
-    /// zero (the format's unused tail).
-    fn image(&mut self, id: PageId, pages: u64, len: usize) -> &mut [u8];
+    /// zero (the format's unused tail). With `prior`, the page a rewritten node was read from,
+    /// the run may instead hold that page's image as the last commit wrote it (the image's
+    /// length is returned): the caller then rewrites what changed, and zeroes what the old
+    /// image held past `len`.
+    fn image(
+        &mut self,
+        id: PageId,
+        pages: u64,
+        len: usize,
+        prior: Option<PageId>,
+    ) -> (&mut [u8], Option<usize>);
     /// The node whose image was placed at `id` (children all pages), assembled from what was
     /// read from page `from`.
-    fn emit(&mut self, id: PageId, node: Arc<Node>, from: PageId);
+    fn emit(&mut self, id: PageId, node: Node, from: PageId);
     fn count_split(&mut self);
     fn count_merge(&mut self);
     /// A leaf was spilled `depth` levels below the node its tree's spill started from.
@@ -102,7 +112,18 @@ fn rebalance_children(
     let Body::Branch(items) = &mut node.body else {
         return Ok(());
     };
-    for i in 0..items.len() {
+    // A write transaction owns a few of a branch's children: each loop skips to the next one
+    // in one tight scan rather than looking at every item on its own.
+    let owned = |items: &[BranchItem], from: usize| {
+        let at = items[from..]
+            .iter()
+            .position(|it| matches!(it.child, Child::Node(_)));
+        at.map(|at| from + at)
+    };
+    let mut next = owned(items, 0);
+    // Only an owned child can be underfull; when none is, the merge loop has nothing to do.
+    let mut any_weak = false;
+    while let Some(i) = next {
         let (head, tail) = items.split_at_mut(i + 1);
         let BranchItem { key, child } = &mut head[i];
         if let Child::Node(c) = child {
@@ -115,17 +136,24 @@ fn rebalance_children(
                 hi: tail.first().map(|n| n.key.as_slice()).or(range.hi),
             };
             rebalance_children(c, rd, sink, depth + 1, child_range)?;
+            any_weak |= underfull(c, page_size);
         }
+        next = owned(items, i + 1);
     }
+    if !any_weak {
+        return Ok(());
+    }
+    let weak = |items: &[BranchItem], from: usize| {
+        let at = items[from..]
+            .iter()
+            .position(|it| matches!(&it.child, Child::Node(c) if underfull(c, page_size)));
+        at.map(|at| from + at)
+    };
     let mut changed = false;
-    let mut i = 0;
-    while i < items.len() {
-        let weak = matches!(&items[i].child, Child::Node(c) if underfull(c, page_size));
-        if !weak {
-            i += 1;
-            continue;
-        }
+    let mut from = 0;
+    while let Some(i) = weak(items, from) {
         changed = true;
+        from = i;
         if matches!(&items[i].child, Child::Node(c) if c.is_empty()) {
             guard_neighbour(items, i, rd, (range, page))?;
             free_child(items.remove(i).child, sink)?;
@@ -136,7 +164,7 @@ fn rebalance_children(
         }
         let left = i.saturating_sub(1);
         merge_siblings(items, left, rd, sink, (range, page))?;
-        i = left;
+        from = left;
     }
     node.unbalanced |= changed;
     Ok(())
@@ -218,6 +246,8 @@ fn merge_siblings(
         }
     }
     left_node.unbalanced = true;
+    // Not one edit any more: encoded anew, and its order compared pair by pair.
+    left_node.edit = LeafEdit::Many;
     sink.count_merge();
     Ok(())
 }
@@ -230,38 +260,77 @@ pub fn spill_root(root: Child, sink: &mut dyn SpillSink, anchor: PageId) -> Resu
         Child::Page(id) => return Ok(id),
         Child::Node(n) => *n,
     };
-    let mut pieces = spill(node, sink, 0, Range::default(), anchor)?;
+    let mut pieces = spill(node, sink, 0, Range::default(), anchor, None)?;
     let mut root_splits = 0;
-    while pieces.len() > 1 {
-        root_splits += 1;
-        let parent = Node {
-            origin: None,
-            read_from: None,
-            unbalanced: false,
-            body: Body::Branch(pieces),
-        };
-        pieces = spill(parent, sink, 0, Range::default(), anchor)?;
+    loop {
+        match pieces {
+            Pieces::Same(id) => {
+                sink.tree_spilled(root_splits);
+                return Ok(id);
+            }
+            Pieces::One(BranchItem {
+                child: Child::Page(id),
+                ..
+            }) => {
+                sink.tree_spilled(root_splits);
+                return Ok(id);
+            }
+            Pieces::One(_) => unreachable!("a piece is a page"),
+            Pieces::Split(items) => {
+                root_splits += 1;
+                let parent = Node {
+                    origin: None,
+                    read_from: None,
+                    unbalanced: false,
+                    edit: LeafEdit::None,
+                    body: Body::Branch(items),
+                };
+                pieces = spill(parent, sink, 0, Range::default(), anchor, None)?;
+            }
+        }
     }
-    sink.tree_spilled(root_splits);
-    match pieces.pop() {
-        Some(BranchItem {
-            child: Child::Page(id),
-            ..
-        }) => Ok(id),
-        _ => unreachable!("spill returns at least one page"),
+}
+
+/// The branch items a spilled node becomes: almost always one, which then takes no list.
+enum Pieces {
+    /// One piece, whose first key is the separator the parent gave (no copy of it is made).
+    Same(PageId),
+    One(BranchItem),
+    /// Two or more.
+    Split(Vec<BranchItem>),
+}
+
+impl Pieces {
+    fn of(mut items: Vec<BranchItem>) -> Pieces {
+        match items.len() {
+            1 => Pieces::One(items.pop().expect("one item")),
+            n => {
+                assert!(n > 1, "a node spills into at least one piece");
+                Pieces::Split(items)
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Pieces::Same(_) | Pieces::One(_) => 1,
+            Pieces::Split(items) => items.len(),
+        }
     }
 }
 
 /// Spill one owned node whose keys must lie in `range`: its owned children first, then split
 /// it, allocate and encode each piece. Returns one branch item per piece for the parent. `from`
-/// is the page errors name when the node has no page of its own.
+/// is the page errors name when the node has no page of its own; `sep` the separator its
+/// parent holds it under.
 fn spill(
     node: Node,
     sink: &mut dyn SpillSink,
     depth: usize,
     range: Range<'_>,
     from: PageId,
-) -> Result<Vec<BranchItem>> {
+    sep: Option<&[u8]>,
+) -> Result<Pieces> {
     let page = node.read_from.unwrap_or(from);
     if depth >= MAX_TREE_DEPTH {
         return Err(too_deep(page));
@@ -269,73 +338,215 @@ fn spill(
     if let Some(span) = node.origin {
         sink.free(span)?;
     }
-    let body = match node.body {
+    // Keys known to ascend: a node as decoded (or as a commit wrote it), edited only by
+    // binary-search inserts and replacements, or by one removal, keeps them in order. A merge
+    // (or more removals) marks a node unbalanced, and a node built in memory has no page:
+    // those, and the pairs around every child replaced by its pieces, are compared (a damaged
+    // tree can break them).
+    let one_removal = matches!(node.edit, LeafEdit::Removed(_));
+    let known_order = node.read_from.is_some() && (!node.unbalanced || one_removal);
+    // The page whose last image this node's may be patched over: its own (an inline bucket's
+    // root has none), as it was read, but for one edit to a leaf.
+    let own_page = node.origin.map(|span| span.start);
+    let edit = node.edit;
+    let (body, spliced) = match node.body {
         Body::Leaf(items) => {
             sink.leaf_spilled_at(depth);
-            Body::Leaf(items)
+            let unchanged = Spliced {
+                ascend: true,
+                keys: Rekeyed::Many,
+                moved: Moved::default(),
+            };
+            (Body::Leaf(items), unchanged)
         }
         Body::Branch(mut items) => {
-            // In place: each owned child is replaced by the pieces it spills into.
-            let mut i = 0;
-            let mut left_unchanged = false;
-            while i < items.len() {
-                if matches!(items[i].child, Child::Page(_)) {
-                    left_unchanged = true;
-                    i += 1;
-                    continue;
-                }
-                let placeholder = Child::Page(PageId(0));
-                let Child::Node(c) = std::mem::replace(&mut items[i].child, placeholder) else {
-                    unreachable!("a page child was skipped above");
-                };
-                // The child's range, from the separators as they were read (items after `i`
-                // are not spilled yet).
-                let child_range = Range {
-                    lo: if i == 0 {
-                        range.lo
-                    } else {
-                        Some(items[i].key.as_slice())
-                    },
-                    hi: items.get(i + 1).map(|n| n.key.as_slice()).or(range.hi),
-                };
-                let mut pieces = spill(*c, sink, depth + 1, child_range, page)?;
-                // bbolt makes a separator its child's first key. When that key rose (the
-                // child's first keys were deleted) and the left neighbour is a page this
-                // transaction did not read, raising the separator would widen the neighbour's
-                // range over keys a damaged neighbour may hide: keep the one that was read
-                // (still at most the child's first key, so still valid).
-                if let (true, Some(first)) = (i > 0 && left_unchanged, pieces.first_mut()) {
-                    if first.key > items[i].key {
-                        first.key = std::mem::take(&mut items[i].key);
-                    }
-                }
-                let n = pieces.len();
-                if n == 1 {
-                    items[i] = pieces.pop().expect("one piece");
-                } else {
-                    items.splice(i..=i, pieces);
-                }
-                i += n;
-                left_unchanged = false;
-            }
-            Body::Branch(items)
+            let spliced = spill_children(&mut items, sink, depth, range, page)?;
+            (Body::Branch(items), spliced)
         }
     };
     // Pair check: what is written is in order across all its pieces and inside the range its
     // parent's separators (and so `check()`) will hold it to.
-    if !in_order(&body) || range.breach(&body).is_some() {
+    let ordered = spliced.ascend && (known_order || in_order(&body));
+    if !ordered || range.breach(&body).is_some() {
         return Err(Error::corrupted(page, Corruption::CrossPageOrder));
     }
     // A node that fits one page is never split (`split_points`' first test).
-    if node_size(&body) < sink.page_size() as usize {
-        return Ok(vec![write_piece(body, sink, page)?]);
+    let size = node_size(&body);
+    if size < sink.page_size() as usize {
+        // A leaf with one edit, or a branch as it was read but for its children's pages (and
+        // a separator of the same length): its last image, if the last commit wrote it, can be
+        // patched (`write_piece`).
+        let how = match (&body, spliced.keys) {
+            (Body::Leaf(_), _) if edit != LeafEdit::Many => Some(Patching::Leaf(edit)),
+            (Body::Branch(_), Rekeyed::None) => Some(Patching::Branch(None, spliced.moved)),
+            (Body::Branch(_), Rekeyed::One(i)) => Some(Patching::Branch(Some(i), spliced.moved)),
+            _ => None,
+        };
+        let patch = match (own_page, how) {
+            (Some(prior), Some(how)) if known_order => Some(Patch { prior, how }),
+            _ => None,
+        };
+        return Ok(match write_piece(body, size, sink, page, patch, sep)? {
+            (id, None) => Pieces::Same(id),
+            (id, Some(key)) => Pieces::One(BranchItem {
+                key,
+                child: Child::Page(id),
+            }),
+        });
     }
     let pieces = split_body(body, sink);
     let mut out = Vec::with_capacity(pieces.len());
     for body in pieces {
-        out.push(write_piece(body, sink, page)?);
+        let size = node_size(&body);
+        let (id, key) = write_piece(body, size, sink, page, None, None)?;
+        let key = key.expect("no separator to compare with");
+        out.push(BranchItem {
+            key,
+            child: Child::Page(id),
+        });
     }
-    Ok(out)
+    Ok(Pieces::of(out))
+}
+
+/// What replacing a branch's owned children by their pieces did to its keys.
+struct Spliced {
+    /// The keys ascend around and across every child replaced.
+    ascend: bool,
+    /// Which separators changed, when every child became one piece.
+    keys: Rekeyed,
+    /// Where the replaced children are, when every child became one piece.
+    moved: Moved,
+}
+
+/// Most replaced children a patch names one by one (a one-key write replaces one per branch).
+const MOVED_MAX: usize = 4;
+
+/// The items whose child a spill replaced, in place: up to [`MOVED_MAX`], else all of them.
+#[derive(Clone, Copy, Debug, Default)]
+struct Moved {
+    at: [usize; MOVED_MAX],
+    count: usize,
+}
+
+impl Moved {
+    fn push(&mut self, i: usize) {
+        if let Some(slot) = self.at.get_mut(self.count) {
+            *slot = i;
+        }
+        self.count += 1;
+    }
+
+    /// The items, or `None` for too many to name.
+    fn items(&self) -> Option<&[usize]> {
+        self.at.get(..self.count)
+    }
+}
+
+/// How a node rewritten little can be patched over its last image (`write_piece`).
+struct Patch {
+    /// The page the node was read from, which the last commit may have written.
+    prior: PageId,
+    how: Patching,
+}
+
+enum Patching {
+    /// A leaf with this one edit.
+    Leaf(LeafEdit),
+    /// A branch whose children at the places named changed, and the one separator (to a key
+    /// of the same length) that changed, if any.
+    Branch(Option<usize>, Moved),
+}
+
+/// The separators of a branch whose owned children each became one piece.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rekeyed {
+    /// All as they were: only child pages changed.
+    None,
+    /// Only that item's, to a key of the same length (a one-key delete that removes a leaf's
+    /// first key changes its separator so).
+    One(usize),
+    /// More, or another length, or a child split: the branch is encoded anew.
+    Many,
+}
+
+/// Spill every owned child of a branch's `items` (the branch read from or built under `page`,
+/// its keys in `range`) and put the pieces in its place.
+fn spill_children(
+    items: &mut Vec<BranchItem>,
+    sink: &mut dyn SpillSink,
+    depth: usize,
+    range: Range<'_>,
+    page: PageId,
+) -> Result<Spliced> {
+    let mut ascend = true;
+    let mut keys = Rekeyed::None;
+    let mut moved = Moved::default();
+    let mut i = 0;
+    let mut left_unchanged = false;
+    while i < items.len() {
+        if matches!(items[i].child, Child::Page(_)) {
+            left_unchanged = true;
+            i += 1;
+            continue;
+        }
+        let placeholder = Child::Page(PageId(0));
+        let Child::Node(c) = std::mem::replace(&mut items[i].child, placeholder) else {
+            unreachable!("a page child was skipped above");
+        };
+        // The child's range, from the separators as they were read (items after `i` are not
+        // spilled yet).
+        let child_range = Range {
+            lo: if i == 0 {
+                range.lo
+            } else {
+                Some(items[i].key.as_slice())
+            },
+            hi: items.get(i + 1).map(|n| n.key.as_slice()).or(range.hi),
+        };
+        let mut pieces = spill(*c, sink, depth + 1, child_range, page, Some(&items[i].key))?;
+        // bbolt makes a separator its child's first key. When that key rose (the child's first
+        // keys were deleted) and the left neighbour is a page this transaction did not read,
+        // raising the separator would widen the neighbour's range over keys a damaged
+        // neighbour may hide: keep the one that was read (still at most the child's first
+        // key, so still valid).
+        let (mut same_key, mut same_len) = (true, true);
+        let first = match &mut pieces {
+            Pieces::Same(_) => None,
+            Pieces::One(item) => Some(item),
+            Pieces::Split(items) => Some(&mut items[0]),
+        };
+        if let Some(first) = first {
+            same_key = first.key == items[i].key;
+            same_len = first.key.len() == items[i].key.len();
+            if i > 0 && left_unchanged && first.key > items[i].key {
+                first.key = std::mem::take(&mut items[i].key);
+                same_key = true;
+            }
+        }
+        let n = pieces.len();
+        moved.push(i);
+        keys = match (keys, n == 1 && same_key, n == 1 && same_len) {
+            (keys, true, _) => keys,
+            (Rekeyed::None, false, true) => Rekeyed::One(i),
+            _ => Rekeyed::Many,
+        };
+        match pieces {
+            Pieces::Same(id) => items[i].child = Child::Page(id),
+            Pieces::One(piece) => items[i] = piece,
+            Pieces::Split(split) => drop(items.splice(i..=i, split)),
+        }
+        // The pieces' keys, and each end against its neighbour (a later splice checks its own
+        // left end again with the keys it brings).
+        let around = &items[i.saturating_sub(1)..(i + n + 1).min(items.len())];
+        ascend &= around.windows(2).all(|w| w[0].key < w[1].key);
+        i += n;
+        left_unchanged = false;
+    }
+    Ok(Spliced {
+        ascend,
+        keys,
+        moved,
+    })
 }
 
 fn split_body(body: Body, sink: &mut dyn SpillSink) -> Vec<Body> {
@@ -397,30 +608,60 @@ fn in_order(body: &Body) -> bool {
     }
 }
 
-/// Allocate and encode one piece of a node read from (or built under) page `page`.
-fn write_piece(body: Body, sink: &mut dyn SpillSink, page: PageId) -> Result<BranchItem> {
+/// Allocate and encode one piece of a node of `size` bytes ([`Node::size`]) read from (or built
+/// under) page `page`. `patch`: the piece is a branch that may be patched over its last image.
+/// Returns its page and its first key, `None` when that is `sep` (no copy is made then).
+fn write_piece(
+    body: Body,
+    size: usize,
+    sink: &mut dyn SpillSink,
+    page: PageId,
+    patch: Option<Patch>,
+    sep: Option<&[u8]>,
+) -> Result<(PageId, Option<Vec<u8>>)> {
     let mut node = Node {
         origin: None,
         read_from: None,
         unbalanced: false,
+        edit: LeafEdit::None,
         body,
     };
     let page_size = sink.page_size();
-    let size = node.size();
     let pages = size.div_ceil(page_size as usize).max(1) as u64;
     let id = sink.allocate(pages)?;
     // `encode` writes every byte up to `size`; the image's tail is zero already.
-    let buf = sink.image(id, pages, size);
+    let (buf, old_len) = sink.image(id, pages, size, patch.as_ref().map(|p| p.prior));
     // A refusal fails (and latches) the commit before any page is written. `spill` checked
     // the keys' order across every piece (naming a failure `CrossPageOrder`).
-    node.encode_in_order(buf, id, page_size)
-        .map_err(|reason| Error::corrupted(page, reason))?;
+    let written = match (old_len, patch.map(|p| p.how)) {
+        (Some(old_len), Some(Patching::Leaf(edit))) => {
+            node.patch_leaf_image(buf, id, (old_len, size), edit)
+        }
+        (Some(old_len), Some(Patching::Branch(rekeyed, moved))) => {
+            // Its offsets as they are: page ids and at most one key of the same length change.
+            assert_eq!(old_len, size, "a branch with its keys keeps its size");
+            node.patch_branch_image(buf, id, moved.items(), rekeyed)
+        }
+        _ => node.encode_in_order(buf, id, page_size, size),
+    };
+    written.map_err(|reason| Error::corrupted(page, reason))?;
+    debug_assert!(
+        old_len.is_none() || {
+            let mut fresh = vec![0; buf.len()];
+            node.encode_in_order(&mut fresh, id, page_size, size)
+                .is_ok()
+                && fresh == *buf
+        },
+        "a patched image is the image encoding gives"
+    );
     node.origin = Some(PageSpan::new(id, pages));
     node.read_from = Some(id);
-    let key = node.first_key().map(<[u8]>::to_vec).unwrap_or_default();
-    sink.emit(id, Arc::new(node), page);
-    Ok(BranchItem {
-        key,
-        child: Child::Page(id),
-    })
+    let first = node.first_key().unwrap_or_default();
+    let key = (sep != Some(first)).then(|| first.to_vec());
+    sink.emit(id, node, page);
+    Ok((id, key))
 }
+
+#[cfg(test)]
+#[path = "spill_tests.rs"]
+mod tests;

@@ -16,6 +16,7 @@
 
 use crate::cached::{self, CachedNode};
 use crate::error::{Corruption, Error, RangeEdge, Result};
+use crate::leaf_edit::LeafItems;
 use crate::pager::Pager;
 use crashlab_format::limits::MAX_TREE_DEPTH;
 use crashlab_format::node::{Body, BranchItem, Child, LeafItem, Node};
@@ -287,40 +288,41 @@ pub fn materialize<'c>(
 }
 
 /// Descend from `root` (referenced from page `from`) to the leaf that holds (or would hold)
-/// `key`, materialising every node on the way, and run `at_leaf` on the leaf's items and the
-/// page errors about it name.
+/// `key`, materialising every node on the way, and run `at_leaf` on the leaf's items (which
+/// record the edit made) and the page errors about it name.
 pub fn with_leaf<T>(
     root: &mut Child,
     from: PageId,
     key: &[u8],
     rd: &Reader<'_>,
-    at_leaf: impl FnOnce(&mut Vec<LeafItem>, &mut bool, PageId) -> Result<T>,
+    at_leaf: impl FnOnce(&mut LeafItems<'_>, PageId) -> Result<T>,
 ) -> Result<T> {
     let mut node = materialize(root, rd, from, Range::default())?;
     let mut range = Range::default();
     for _ in 0..MAX_TREE_DEPTH {
         let page = rd.page_of(node);
-        match &mut node.body {
-            Body::Branch(items) => {
-                if items.is_empty() {
-                    return Err(empty_branch(page));
-                }
-                let i = child_index(items, key);
-                let (head, tail) = items.split_at_mut(i + 1);
-                let BranchItem { key: sep, child } = &mut head[i];
-                let sep: &Vec<u8> = sep;
-                range = Range {
-                    lo: if i == 0 {
-                        range.lo
-                    } else {
-                        Some(sep.as_slice())
-                    },
-                    hi: tail.first().map(|n| n.key.as_slice()).or(range.hi),
-                };
-                node = materialize(child, rd, page, range)?;
-            }
-            Body::Leaf(items) => return at_leaf(items, &mut node.unbalanced, page),
+        if node.is_leaf() {
+            return at_leaf(&mut LeafItems::of(node), page);
         }
+        let Body::Branch(items) = &mut node.body else {
+            unreachable!("a node that is no leaf is a branch");
+        };
+        if items.is_empty() {
+            return Err(empty_branch(page));
+        }
+        let i = child_index(items, key);
+        let (head, tail) = items.split_at_mut(i + 1);
+        let BranchItem { key: sep, child } = &mut head[i];
+        let sep: &Vec<u8> = sep;
+        range = Range {
+            lo: if i == 0 {
+                range.lo
+            } else {
+                Some(sep.as_slice())
+            },
+            hi: tail.first().map(|n| n.key.as_slice()).or(range.hi),
+        };
+        node = materialize(child, rd, page, range)?;
     }
     Err(too_deep(rd.page_of(node)))
 }

@@ -29,8 +29,9 @@ use crate::types::{PageId, PageSpan};
 const COUNT_ESCAPE: u16 = 0xFFFF;
 const ID_SIZE: usize = 8;
 
-/// Bytes a freelist page of `id_count` ids needs (bbolt's `EstimatedWritePageSize`).
-fn encoded_size(id_count: u64) -> u64 {
+/// Bytes a freelist page of `id_count` ids needs (bbolt's `EstimatedWritePageSize`): every
+/// byte its encoding writes; the rest of its pages are zero.
+pub fn encoded_size(id_count: u64) -> u64 {
     let escape = if id_count >= u64::from(COUNT_ESCAPE) {
         ID_SIZE as u64
     } else {

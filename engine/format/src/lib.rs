@@ -14,6 +14,7 @@
 
 pub mod bucket;
 pub mod corruption;
+mod edit;
 pub mod error;
 pub mod freelist;
 pub mod inspect;
@@ -23,6 +24,7 @@ pub mod meta;
 pub mod node;
 pub mod page;
 pub mod pageset;
+mod patch;
 pub mod problem;
 pub mod read;
 pub mod storage;

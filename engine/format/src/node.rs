@@ -17,6 +17,7 @@
 //! commit, never be written as a page no reader could decode.
 
 use crate::corruption::Corruption;
+pub use crate::edit::LeafEdit;
 use crate::error::{Error, Result};
 use crate::page::{
     self, PageHeader, PageKind, ELEMENT_SIZE, FLAG_BRANCH, FLAG_LEAF, LEAF_FLAG_BUCKET,
@@ -72,6 +73,8 @@ pub struct Node {
     pub read_from: Option<PageId>,
     /// Set when a delete or a merge shrank the node: commit considers merging it.
     pub unbalanced: bool,
+    /// The one edit made to a leaf's items since it was read or written (`patch.rs`).
+    pub edit: LeafEdit,
     pub body: Body,
 }
 
@@ -81,6 +84,7 @@ impl Node {
             origin: None,
             read_from: None,
             unbalanced: false,
+            edit: LeafEdit::None,
             body: Body::Leaf(Vec::new()),
         }
     }
@@ -140,6 +144,7 @@ impl Node {
             origin: None,
             read_from: Some(page),
             unbalanced: false,
+            edit: LeafEdit::None,
             body,
         })
     }
@@ -191,18 +196,60 @@ impl Node {
 
     /// [`Node::encode`] for a node whose keys the caller has just checked to ascend strictly
     /// (a commit checks them across all the pieces a node splits into, and names a failure
-    /// differently): the same refusals, without comparing every pair of keys again.
+    /// differently) and whose [`Node::size`] it has computed: the same refusals, without
+    /// comparing every pair of keys again or walking the items for their size.
     pub fn encode_in_order(
         &self,
         buf: &mut [u8],
         id: PageId,
         page_size: u32,
+        size: usize,
     ) -> Result<(), Corruption> {
         debug_assert!(self.keys_ascend(), "the caller checked the order");
-        self.encode_with(buf, id, page_size, KeyOrder::CheckedByCaller)
+        debug_assert_eq!(size, self.size(), "the caller's size is the node's");
+        if let Some(reason) = self.unencodable_in_order(size) {
+            return Err(reason);
+        }
+        self.write_image(buf, id, page_size, size)
     }
 
-    fn keys_ascend(&self) -> bool {
+    /// [`Node::unencodable`] for keys known to ascend strictly, in a node of `size` bytes: the
+    /// same answer. Below 4 GiB every offset and length fits its u32, so only what each item
+    /// holds is checked, in the full walk's order.
+    fn unencodable_in_order(&self, size: usize) -> Option<Corruption> {
+        if u32::try_from(size).is_err() {
+            return self.unencodable_with(KeyOrder::CheckedByCaller);
+        }
+        let count = self.len();
+        if u16::try_from(count).is_err() {
+            return Some(Corruption::ElementCountOverflow { count });
+        }
+        // Ascending keys: only the first can be empty (checked after what its item holds, as
+        // the full walk does).
+        let empty_first = |i: usize, key: &[u8]| {
+            (i == 0 && key.is_empty()).then_some(Corruption::EmptyKey { element: 0 })
+        };
+        match &self.body {
+            Body::Leaf(items) => items.iter().enumerate().find_map(|(i, it)| {
+                if it.flags & !LEAF_FLAG_BUCKET != 0 {
+                    let flags = it.flags;
+                    return Some(Corruption::LeafFlags { element: i, flags });
+                }
+                if it.is_bucket() && it.value.len() < BUCKET_HEADER_SIZE {
+                    return Some(Corruption::BucketValueTooShort { element: i });
+                }
+                empty_first(i, &it.key)
+            }),
+            Body::Branch(items) => items.iter().enumerate().find_map(|(i, it)| {
+                if !matches!(it.child, Child::Page(_)) {
+                    return Some(Corruption::ChildNotSpilled { element: i });
+                }
+                empty_first(i, &it.key)
+            }),
+        }
+    }
+
+    pub(crate) fn keys_ascend(&self) -> bool {
         match &self.body {
             Body::Leaf(items) => items.windows(2).all(|w| w[0].key < w[1].key),
             Body::Branch(items) => items.windows(2).all(|w| w[0].key < w[1].key),
@@ -217,15 +264,26 @@ impl Node {
         order: KeyOrder,
     ) -> Result<(), Corruption> {
         let size = self.size();
+        if let Some(reason) = self.unencodable_with(order) {
+            return Err(reason);
+        }
+        self.write_image(buf, id, page_size, size)
+    }
+
+    /// Write the image of this node of `size` bytes, checked encodable, into `buf`.
+    fn write_image(
+        &self,
+        buf: &mut [u8],
+        id: PageId,
+        page_size: u32,
+        size: usize,
+    ) -> Result<(), Corruption> {
         assert!(
             buf.len() >= size,
             "buffer {} smaller than node {}",
             buf.len(),
             size
         );
-        if let Some(reason) = self.unencodable_with(order) {
-            return Err(reason);
-        }
         let overflow = u32::try_from(buf.len().div_ceil(page_size as usize) - 1)
             .map_err(|_| Corruption::NodeTooLarge { size })?;
         let (flags, count) = match &self.body {
@@ -235,44 +293,69 @@ impl Node {
         PageHeader {
             id,
             flags,
-            // `unencodable` checked that the count, every offset and every size fit.
+            // The caller checked that the count, every offset and every size fit.
             count: count as u16,
             overflow,
         }
         .encode(buf);
-        let mut data = table_end(count);
+        // The element table, then each element's bytes in the same order: one 16-byte write
+        // per element and one copy per key or value, bounds checked once per slice split.
+        let (table, mut data) = buf[PAGE_HEADER_SIZE..size].split_at_mut(count * ELEMENT_SIZE);
+        // `pos` counts from the element's own offset.
+        let mut pos = table.len();
+        let elems = table.chunks_exact_mut(ELEMENT_SIZE);
         match &self.body {
             Body::Leaf(items) => {
-                for (i, it) in items.iter().enumerate() {
-                    let elem = table_end(i);
+                for (elem, it) in elems.zip(items) {
                     let (k, v) = (it.key.len(), it.value.len());
-                    page::write_u32(buf, elem, it.flags);
-                    page::write_u32(buf, elem + 4, (data - elem) as u32);
-                    page::write_u32(buf, elem + 8, k as u32);
-                    page::write_u32(buf, elem + 12, v as u32);
-                    buf[data..data + k].copy_from_slice(&it.key);
-                    buf[data + k..data + k + v].copy_from_slice(&it.value);
-                    data += k + v;
+                    elem.copy_from_slice(&leaf_element(it.flags, pos, k, v));
+                    let (key, rest) = data.split_at_mut(k);
+                    let (value, rest) = rest.split_at_mut(v);
+                    key.copy_from_slice(&it.key);
+                    value.copy_from_slice(&it.value);
+                    data = rest;
+                    // Added before an element's size is taken off: `pos` is at least one
+                    // element's, a short key and value may be less.
+                    pos = pos + k + v - ELEMENT_SIZE;
                 }
             }
             Body::Branch(items) => {
-                for (i, it) in items.iter().enumerate() {
-                    let elem = table_end(i);
+                for (elem, it) in elems.zip(items) {
                     let Child::Page(pgid) = it.child else {
-                        unreachable!("unencodable refuses unspilled children");
+                        unreachable!("the caller refused unspilled children");
                     };
                     let k = it.key.len();
-                    page::write_u32(buf, elem, (data - elem) as u32);
-                    page::write_u32(buf, elem + 4, k as u32);
-                    page::write_u64(buf, elem + 8, pgid.0);
-                    buf[data..data + k].copy_from_slice(&it.key);
-                    data += k;
+                    elem.copy_from_slice(&branch_element(pos, k, pgid));
+                    let (key, rest) = data.split_at_mut(k);
+                    key.copy_from_slice(&it.key);
+                    data = rest;
+                    pos = pos + k - ELEMENT_SIZE;
                 }
             }
         }
-        assert_eq!(data, size, "encoded size matches size()");
+        assert!(data.is_empty(), "encoded size matches size()");
         Ok(())
     }
+}
+
+/// A leaf element: flags, the distance from the element to its key, key and value sizes
+/// (each checked to fit its u32 by the caller).
+pub(crate) fn leaf_element(flags: u32, pos: usize, k: usize, v: usize) -> [u8; ELEMENT_SIZE] {
+    let mut e = [0u8; ELEMENT_SIZE];
+    e[..4].copy_from_slice(&flags.to_le_bytes());
+    e[4..8].copy_from_slice(&(pos as u32).to_le_bytes());
+    e[8..12].copy_from_slice(&(k as u32).to_le_bytes());
+    e[12..].copy_from_slice(&(v as u32).to_le_bytes());
+    e
+}
+
+/// A branch element: the distance from the element to its key, the key size, the child.
+fn branch_element(pos: usize, k: usize, child: PageId) -> [u8; ELEMENT_SIZE] {
+    let mut e = [0u8; ELEMENT_SIZE];
+    e[..4].copy_from_slice(&(pos as u32).to_le_bytes());
+    e[4..8].copy_from_slice(&(k as u32).to_le_bytes());
+    e[8..].copy_from_slice(&child.0.to_le_bytes());
+    e
 }
 
 /// The element table as [`Node::unencodable`] walks it: where the next element's bytes start,
@@ -324,7 +407,7 @@ pub fn branch_item_size(it: &BranchItem) -> usize {
 }
 
 /// End of the element table of a node with `count` elements.
-fn table_end(count: usize) -> usize {
+pub(crate) fn table_end(count: usize) -> usize {
     PAGE_HEADER_SIZE + count * ELEMENT_SIZE
 }
 

@@ -15,7 +15,7 @@
 //! Invariants: runs are non-empty, disjoint and never touch (so each is maximal); every id is
 //! >= 2 (pages 0 and 1 are the metas and are never free); `count` is the sum of the lengths.
 
-use super::{runs_of, FreeSet};
+use super::{runs_in, runs_of, FreeSet};
 use crashlab_format::pageset::PageSet;
 use crashlab_format::types::{PageId, PageSpan};
 
@@ -59,7 +59,7 @@ impl FreeSet for ArrayFreeSet {
     }
 
     fn merge(&mut self, released: &[PageId], moved: &mut u64) {
-        for run in runs_of(released) {
+        for run in runs_in(released.iter().copied()) {
             self.merge_run(run, moved);
         }
     }
@@ -79,8 +79,12 @@ impl FreeSet for ArrayFreeSet {
         self.count
     }
 
-    fn append_runs(&self, out: &mut Vec<PageSpan>) {
-        out.extend_from_slice(&self.runs);
+    fn for_each_run(&self, f: &mut dyn FnMut(PageSpan)) {
+        self.runs.iter().copied().for_each(f);
+    }
+
+    fn run_count(&self) -> usize {
+        self.runs.len()
     }
 }
 

@@ -24,32 +24,42 @@ pub const MAX_PAGES: u64 = BITS / 4;
 pub struct FreeFilter {
     /// `None`: too many pages; every page may be free.
     bits: Option<[u64; (BITS / 64) as usize]>,
+    /// Pages added so far, at most [`MAX_PAGES`].
+    pages: u64,
 }
 
 impl FreeFilter {
     /// A filter letting every question through.
     pub fn pass_all() -> FreeFilter {
-        FreeFilter { bits: None }
+        FreeFilter {
+            bits: None,
+            pages: 0,
+        }
     }
 
-    /// A filter for the pages of `runs` and `ids`, which hold at most [`MAX_PAGES`] pages.
-    pub fn of(runs: &[PageSpan], ids: impl Iterator<Item = PageId>) -> FreeFilter {
-        let mut bits = [0u64; (BITS / 64) as usize];
-        let mut set = |id: u64| {
-            let bit = id % BITS;
-            bits[(bit / 64) as usize] |= 1 << (bit % 64);
-        };
-        let mut pages = 0u64;
-        for run in runs {
-            pages += run.count;
-            assert!(
-                pages <= MAX_PAGES,
-                "a filter holds at most {MAX_PAGES} pages"
-            );
-            (run.start.0..run.end().0).for_each(&mut set);
+    /// A filter holding no page yet, for at most [`MAX_PAGES`] pages.
+    pub fn empty() -> FreeFilter {
+        FreeFilter {
+            bits: Some([0; (BITS / 64) as usize]),
+            pages: 0,
         }
-        ids.for_each(|id| set(id.0));
-        FreeFilter { bits: Some(bits) }
+    }
+
+    /// Hold the pages of `run`.
+    pub fn add_run(&mut self, run: PageSpan) {
+        (run.start.0..run.end().0).for_each(|id| self.add(PageId(id)));
+    }
+
+    /// Hold page `id`.
+    pub fn add(&mut self, id: PageId) {
+        self.pages += 1;
+        assert!(
+            self.pages <= MAX_PAGES,
+            "a filter holds at most {MAX_PAGES} pages"
+        );
+        let bits = self.bits.as_mut().expect("a filter of pages, not pass_all");
+        let bit = id.0 % BITS;
+        bits[(bit / 64) as usize] |= 1 << (bit % 64);
     }
 
     /// Whether `id` may be free or pending (`false`: it is certainly neither).
@@ -68,6 +78,16 @@ impl FreeFilter {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    impl FreeFilter {
+        /// A filter for the pages of `runs` and `ids`, at most [`MAX_PAGES`] of them.
+        fn of(runs: &[PageSpan], ids: impl Iterator<Item = PageId>) -> FreeFilter {
+            let mut filter = FreeFilter::empty();
+            runs.iter().for_each(|&run| filter.add_run(run));
+            ids.for_each(|id| filter.add(id));
+            filter
+        }
+    }
 
     proptest! {
         /// Never a false "certainly not": every page of the runs and ids may be held.

@@ -15,7 +15,7 @@
 //! never touch (two adjacent spans are always merged into one), so each span is a maximal run of
 //! free ids; `count` is the sum of the sizes; every id is >= 2.
 
-use super::{runs_of, FreeSet};
+use super::{runs_in, runs_of, FreeSet};
 use crashlab_format::pageset::PageSet;
 use crashlab_format::types::{PageId, PageSpan};
 use std::collections::{BTreeMap, BTreeSet};
@@ -69,7 +69,7 @@ impl FreeSet for HashmapFreeSet {
     }
 
     fn merge(&mut self, released: &[PageId], moved: &mut u64) {
-        for run in runs_of(released) {
+        for run in runs_in(released.iter().copied()) {
             // One new span plus up to two neighbours absorbed: index entries touched.
             let before = self.by_start.len();
             self.merge_run(run.start, run.count);
@@ -99,8 +99,14 @@ impl FreeSet for HashmapFreeSet {
         self.count
     }
 
-    fn append_runs(&self, out: &mut Vec<PageSpan>) {
-        out.extend(self.by_start.iter().map(|(&s, &n)| PageSpan::new(s, n)));
+    fn for_each_run(&self, f: &mut dyn FnMut(PageSpan)) {
+        for (&s, &n) in &self.by_start {
+            f(PageSpan::new(s, n));
+        }
+    }
+
+    fn run_count(&self) -> usize {
+        self.by_start.len()
     }
 }
 

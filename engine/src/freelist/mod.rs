@@ -10,7 +10,7 @@
 //! Invariants:
 //! * every id in the free set or pending is >= 2 (pages 0 and 1 are the metas);
 //! * no id is both free and pending, and no id is pending twice;
-//! * `pending_index` is exactly the union of the `pending` lists, and no list is empty;
+//! * `pending_index` holds exactly the ids of the `pending` queue;
 //! * `allocs` maps the first page of an allocation to the write tx that made it, until the
 //!   allocation is freed or its transaction rolled back.
 //!
@@ -22,8 +22,12 @@
 mod array;
 mod filter;
 mod hashmap;
+mod idset;
+mod pending;
+mod taken;
 
 use crate::error::{Error, FormatError, Result};
+use crate::page_map::PageMap;
 use array::ArrayFreeSet;
 pub use crashlab_format::corruption::FreeRefusal;
 use crashlab_format::limits::MAX_FREE_IDS;
@@ -31,8 +35,11 @@ use crashlab_format::pageset::PageSet;
 use crashlab_format::types::{PageId, PageSpan, TxId};
 pub use filter::FreeFilter;
 use hashmap::HashmapFreeSet;
+use idset::IdSet;
+use pending::{Pending, PendingPage};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
+pub(crate) use taken::Taken;
 
 /// Which free-set implementation a database uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,12 +81,15 @@ trait FreeSet {
     /// The lowest page of `span` in the set.
     fn first_within(&self, span: PageSpan) -> Option<PageId>;
     fn count(&self) -> u64;
-    /// Append the maximal runs, ascending, to `out`.
-    fn append_runs(&self, out: &mut Vec<PageSpan>);
+    /// Call `f` with each maximal run, ascending (a commit's freelist page and filter walk
+    /// them without a list of their own).
+    fn for_each_run(&self, f: &mut dyn FnMut(PageSpan));
+    /// How many maximal runs there are.
+    fn run_count(&self) -> usize;
     /// The maximal runs, ascending.
     fn runs(&self) -> Vec<PageSpan> {
-        let mut out = Vec::new();
-        self.append_runs(&mut out);
+        let mut out = Vec::with_capacity(self.run_count());
+        self.for_each_run(&mut |run| out.push(run));
         out
     }
     /// All ids, ascending (for tests and verify: one entry per page).
@@ -100,18 +110,22 @@ trait FreeSet {
 
 /// Group strictly ascending ids into maximal runs.
 fn runs_of(ids: &[PageId]) -> Vec<PageSpan> {
-    let mut out: Vec<PageSpan> = Vec::new();
-    for &id in ids {
-        match out.last_mut() {
-            Some(run) if run.end() == id => run.count += 1,
-            Some(run) => {
-                assert!(id > run.end(), "ids not strictly ascending at {id}");
-                out.push(PageSpan::new(id, 1));
-            }
-            None => out.push(PageSpan::new(id, 1)),
+    runs_in(ids.iter().copied()).collect()
+}
+
+/// The maximal runs of strictly ascending ids, one at a time (nothing allocated).
+fn runs_in(ids: impl IntoIterator<Item = PageId>) -> impl Iterator<Item = PageSpan> {
+    let mut ids = ids.into_iter().peekable();
+    std::iter::from_fn(move || {
+        let mut run = PageSpan::new(ids.next()?, 1);
+        while ids.next_if_eq(&run.end()).is_some() {
+            run.count += 1;
         }
-    }
-    out
+        if let Some(&next) = ids.peek() {
+            assert!(next > run.end(), "ids not strictly ascending at {next}");
+        }
+        Some(run)
+    })
 }
 
 #[derive(Clone, Debug)]
@@ -136,21 +150,18 @@ impl FreeSetImpl {
     }
 }
 
-/// A page waiting for readers to finish, with the write tx that allocated it (0 = unknown).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct PendingPage {
-    id: PageId,
-    alloc_tx: TxId,
-}
-
 /// Free and pending pages of one database (see the module docs).
 #[derive(Clone, Debug)]
 pub struct Freelist {
     kind: FreelistKind,
     free: FreeSetImpl,
-    pending: BTreeMap<TxId, Vec<PendingPage>>,
-    pending_index: BTreeSet<PageId>,
-    allocs: BTreeMap<PageId, TxId>,
+    pending: Pending,
+    pending_index: IdSet,
+    /// Looked up and removed once per page a commit frees, and added once per allocation: a
+    /// hash map (the B-tree it was cost a one-key Set a thousand instructions).
+    allocs: PageMap<TxId>,
+    /// Room for the ids a release collects, kept so that a release allocates nothing.
+    released: Vec<PageId>,
     counters: FreelistCounters,
 }
 
@@ -163,9 +174,10 @@ impl Freelist {
         Freelist {
             kind,
             free,
-            pending: BTreeMap::new(),
-            pending_index: BTreeSet::new(),
-            allocs: BTreeMap::new(),
+            pending: Pending::default(),
+            pending_index: IdSet::default(),
+            allocs: PageMap::default(),
+            released: Vec::new(),
             counters: FreelistCounters::default(),
         }
     }
@@ -181,7 +193,7 @@ impl Freelist {
             assert!(first.0 >= 2, "meta page {first} cannot be free");
         }
         debug_assert!(
-            free_ids.iter().all(|id| !self.pending_index.contains(id)),
+            free_ids.iter().all(|&id| !self.pending_index.contains(id)),
             "a pending page cannot be initialised as free"
         );
         self.free.get_mut().init(free_ids);
@@ -202,7 +214,7 @@ impl Freelist {
         }
         debug_assert!(
             runs.iter()
-                .all(|r| self.pending_index.range(r.start..r.end()).next().is_none()),
+                .all(|r| self.pending_index.first_within(r.start, r.end()).is_none()),
             "a pending page cannot be initialised as free"
         );
         self.free.get_mut().init_runs(runs);
@@ -234,7 +246,7 @@ impl Freelist {
         }
         self.free.get_mut().init_spans(free);
         debug_assert!(
-            self.pending_index.iter().all(|id| !free.contains(*id)),
+            self.pending_index.iter().all(|id| !free.contains(id)),
             "a pending page cannot be initialised as free"
         );
         Ok(())
@@ -251,7 +263,7 @@ impl Freelist {
         let free: Vec<PageId> = ids
             .iter()
             .copied()
-            .filter(|id| !self.pending_index.contains(id))
+            .filter(|&id| !self.pending_index.contains(id))
             .collect();
         self.init(&free);
     }
@@ -270,7 +282,7 @@ impl Freelist {
         )?;
         assert!(start.0 >= 2, "allocated meta page {start}");
         debug_assert!(
-            !self.pending_index.contains(&start),
+            !self.pending_index.contains(start),
             "allocated pending page {start}"
         );
         self.allocs.insert(start, txid);
@@ -283,7 +295,7 @@ impl Freelist {
         assert!(start.0 >= 2, "meta page {start} cannot be allocated");
         debug_assert!(!self.free.get().contains(start), "page {start} is free");
         debug_assert!(
-            !self.pending_index.contains(&start),
+            !self.pending_index.contains(start),
             "page {start} is pending"
         );
         self.allocs.insert(start, txid);
@@ -310,10 +322,13 @@ impl Freelist {
             return Err(page);
         }
         let alloc_tx = self.allocs.remove(&span.start).unwrap_or(TxId(0));
-        let list = self.pending.entry(txid).or_default();
         for id in span.ids() {
             self.pending_index.insert(id);
-            list.push(PendingPage { id, alloc_tx });
+            self.pending.push(PendingPage {
+                freed_by: txid,
+                id,
+                alloc_tx,
+            });
         }
         Ok(())
     }
@@ -325,11 +340,11 @@ impl Freelist {
             return Some(FreeRefusal::MetaPage(span.start));
         }
         let free = self.free.get().first_within(span);
-        let pending = self.pending_index.range(span.start..span.end()).next();
+        let pending = self.pending_index.first_within(span.start, span.end());
         match (free, pending) {
-            (Some(f), Some(&p)) if p < f => Some(FreeRefusal::AlreadyPending(p)),
+            (Some(f), Some(p)) if p < f => Some(FreeRefusal::AlreadyPending(p)),
             (Some(f), _) => Some(FreeRefusal::AlreadyFree(f)),
-            (None, Some(&p)) => Some(FreeRefusal::AlreadyPending(p)),
+            (None, Some(p)) => Some(FreeRefusal::AlreadyPending(p)),
             (None, None) => None,
         }
     }
@@ -344,12 +359,17 @@ impl Freelist {
             readers.windows(2).all(|w| w[0] <= w[1]),
             "readers must be sorted"
         );
-        let mut released = self.take_freed_before(readers.first().copied());
-        for (first, last) in reader_gaps(readers) {
-            self.take_lived_within(first, last, &mut released);
+        let mut released = std::mem::take(&mut self.released);
+        released.clear();
+        self.pending
+            .take_freed_before(readers.first().copied(), &mut released);
+        if !readers.is_empty() {
+            for (first, last) in reader_gaps(readers) {
+                self.pending.take_lived_within(first, last, &mut released);
+            }
         }
         released.sort_unstable();
-        for id in &released {
+        for &id in &released {
             let was_pending = self.pending_index.remove(id);
             assert!(was_pending, "released page {id} was not pending");
         }
@@ -358,6 +378,7 @@ impl Freelist {
                 .get_mut()
                 .merge(&released, &mut self.counters.ids_moved);
         }
+        self.released = released;
     }
 
     /// Forget what write tx `txid` freed and the allocations it made (bbolt `Rollback`). Pages
@@ -367,8 +388,8 @@ impl Freelist {
         expect(dead_code, reason = "driven only by the freelist model test")
     )]
     pub fn rollback(&mut self, txid: TxId) {
-        for page in self.pending.remove(&txid).unwrap_or_default() {
-            self.pending_index.remove(&page.id);
+        for page in self.pending.take_freed_by(txid) {
+            self.pending_index.remove(page.id);
             if page.alloc_tx != TxId(0) {
                 self.allocs.insert(page.id, page.alloc_tx);
             }
@@ -379,14 +400,12 @@ impl Freelist {
     /// Whether write tx `txid` freed `id` (it is pending under `txid`). A scan of that tx's
     /// list: for the rare refusal that needs it, never on a commit's common path.
     pub fn is_pending_from(&self, txid: TxId, id: PageId) -> bool {
-        self.pending
-            .get(&txid)
-            .is_some_and(|list| list.iter().any(|p| p.id == id))
+        self.pending.freed_by(txid).any(|p| p.id == id)
     }
 
     /// Whether `id` is free or pending.
     pub fn is_free_or_pending(&self, id: PageId) -> bool {
-        self.pending_index.contains(&id) || self.free.get().contains(id)
+        self.pending_index.contains(id) || self.free.get().contains(id)
     }
 
     /// A filter that answers most of a commit's [`Freelist::is_free_or_pending`] questions
@@ -396,7 +415,10 @@ impl Freelist {
         if self.free_count() + self.pending_count() > filter::MAX_PAGES {
             return FreeFilter::pass_all();
         }
-        FreeFilter::of(&self.free.get().runs(), self.pending_index.iter().copied())
+        let mut filter = FreeFilter::empty();
+        self.free.get().for_each_run(&mut |run| filter.add_run(run));
+        self.pending_index.iter().for_each(|id| filter.add(id));
+        filter
     }
 
     pub fn free_count(&self) -> u64 {
@@ -420,7 +442,7 @@ impl Freelist {
 
     /// Pending ids, ascending.
     pub fn pending_ids(&self) -> Vec<PageId> {
-        self.pending_index.iter().copied().collect()
+        self.pending_index.iter().collect()
     }
 
     /// Free and pending ids, ascending: what a freelist page stores, one entry per page (the
@@ -439,25 +461,17 @@ impl Freelist {
     /// Free and pending pages as ascending, disjoint runs (two runs may touch): what a freelist
     /// page stores, in memory that follows the free set's runs and the pending pages.
     pub fn all_runs(&self) -> Vec<PageSpan> {
-        let free = self.free.get().runs();
-        let mut pending = Vec::new();
-        for &id in &self.pending_index {
-            match pending.last_mut() {
-                Some(run) if PageSpan::end(*run) == id => run.count += 1,
-                _ => pending.push(PageSpan::new(id, 1)),
+        // Sized once, and merged as the free set walks its runs: no list of either kind's own.
+        let pending = || runs_in(self.pending_index.iter());
+        let free = self.free.get();
+        let mut all = Vec::with_capacity(free.run_count() + pending().count());
+        let mut p = pending().peekable();
+        free.for_each_run(&mut |run| {
+            while let Some(before) = p.next_if(|r| r.start < run.start) {
+                all.push(before);
             }
-        }
-        let mut all = Vec::with_capacity(free.len() + pending.len());
-        let (mut f, mut p) = (free.into_iter().peekable(), pending.into_iter().peekable());
-        while let (Some(a), Some(b)) = (f.peek(), p.peek()) {
-            let next = if a.start < b.start {
-                f.next()
-            } else {
-                p.next()
-            };
-            all.extend(next);
-        }
-        all.extend(f);
+            all.push(run);
+        });
         all.extend(p);
         debug_assert!(all.windows(2).all(|w| w[0].end() <= w[1].start));
         all
@@ -485,15 +499,18 @@ impl Freelist {
             "free count disagrees with free ids"
         );
         let mut listed = BTreeSet::new();
-        for (txid, list) in &self.pending {
-            assert!(!list.is_empty(), "empty pending list for tx {txid}");
-            for page in list {
-                assert!(listed.insert(page.id), "page {} pending twice", page.id);
-            }
+        let mut last_freed_by = TxId(0);
+        for page in self.pending.iter() {
+            assert!(
+                page.freed_by >= last_freed_by,
+                "pending queue out of txid order"
+            );
+            last_freed_by = page.freed_by;
+            assert!(listed.insert(page.id), "page {} pending twice", page.id);
         }
-        assert_eq!(
-            listed, self.pending_index,
-            "pending index disagrees with pending lists"
+        assert!(
+            listed.iter().copied().eq(self.pending_index.iter()),
+            "pending index disagrees with the pending queue"
         );
         for id in free.iter().chain(&listed) {
             assert!(id.0 >= 2, "meta page {id} in the freelist");
@@ -503,37 +520,6 @@ impl Freelist {
                 !self.free.get().contains(*id),
                 "page {id} both free and pending"
             );
-        }
-    }
-
-    /// Remove and return every page of pending lists freed before `oldest_reader`.
-    fn take_freed_before(&mut self, oldest_reader: Option<TxId>) -> Vec<PageId> {
-        let kept = match oldest_reader {
-            Some(oldest) => self.pending.split_off(&oldest),
-            None => BTreeMap::new(),
-        };
-        let released = std::mem::replace(&mut self.pending, kept);
-        released.into_values().flatten().map(|p| p.id).collect()
-    }
-
-    /// Move to `out` the pending pages freed and allocated by txids in `first..=last`.
-    fn take_lived_within(&mut self, first: TxId, last: TxId, out: &mut Vec<PageId>) {
-        let inside = |tx: TxId| first <= tx && tx <= last;
-        let mut emptied = Vec::new();
-        for (&freed_by, list) in self.pending.range_mut(first..=last) {
-            list.retain(|p| {
-                let lived_within = p.alloc_tx != TxId(0) && inside(p.alloc_tx);
-                if lived_within {
-                    out.push(p.id);
-                }
-                !lived_within
-            });
-            if list.is_empty() {
-                emptied.push(freed_by);
-            }
-        }
-        for freed_by in emptied {
-            self.pending.remove(&freed_by);
         }
     }
 }

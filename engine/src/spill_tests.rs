@@ -1,0 +1,257 @@
+//! Unit tests of `spill.rs`: which nodes spill compares pair by pair, and that a break in
+//! order is a `CrossPageOrder` error wherever it is.
+
+use super::*;
+
+/// Pages from 100 up, images kept, nodes recorded. `last` holds the images of an earlier
+/// round, handed back as a page's prior image when asked for.
+#[derive(Default)]
+struct Sink {
+    next: u64,
+    images: Vec<Vec<u8>>,
+    /// Each image's page and length.
+    ids: Vec<(PageId, usize)>,
+    emitted: Vec<Node>,
+    last: Vec<(PageId, usize, Vec<u8>)>,
+    patched: usize,
+}
+
+impl SpillSink for Sink {
+    fn page_size(&self) -> u32 {
+        512
+    }
+    fn fill_percent(&self) -> f64 {
+        0.5
+    }
+    fn allocate(&mut self, count: u64) -> Result<PageId> {
+        let id = PageId(100 + self.next);
+        self.next += count;
+        Ok(id)
+    }
+    fn free(&mut self, _: PageSpan) -> Result<()> {
+        Ok(())
+    }
+    fn image(
+        &mut self,
+        id: PageId,
+        pages: u64,
+        len: usize,
+        prior: Option<PageId>,
+    ) -> (&mut [u8], Option<usize>) {
+        let old = prior.and_then(|p| self.last.iter().find(|(id, ..)| *id == p));
+        let (image, old_len) = match old {
+            Some((_, old_len, image)) => (image.clone(), Some(*old_len)),
+            None => (vec![0; pages as usize * 512], None),
+        };
+        self.patched += usize::from(old_len.is_some());
+        self.images.push(image);
+        self.ids.push((id, len));
+        (self.images.last_mut().expect("just pushed"), old_len)
+    }
+    fn emit(&mut self, _: PageId, node: Node, _: PageId) {
+        self.emitted.push(node);
+    }
+    fn count_split(&mut self) {}
+    fn count_merge(&mut self) {}
+}
+
+fn leaf(keys: &[&str], read_from: Option<u64>, unbalanced: bool) -> Node {
+    let items = keys
+        .iter()
+        .map(|k| crashlab_format::node::LeafItem {
+            flags: 0,
+            key: k.as_bytes().to_vec(),
+            value: b"v".to_vec(),
+        })
+        .collect();
+    Node {
+        origin: None,
+        read_from: read_from.map(PageId),
+        unbalanced,
+        edit: crashlab_format::node::LeafEdit::None,
+        body: Body::Leaf(items),
+    }
+}
+
+fn branch(items: Vec<(&str, Child)>, read_from: Option<u64>) -> Node {
+    let items = items
+        .into_iter()
+        .map(|(k, child)| BranchItem {
+            key: k.as_bytes().to_vec(),
+            child,
+        })
+        .collect();
+    Node {
+        origin: None,
+        read_from: read_from.map(PageId),
+        unbalanced: false,
+        edit: crashlab_format::node::LeafEdit::None,
+        body: Body::Branch(items),
+    }
+}
+
+fn spilled(root: Node) -> Result<(PageId, Sink)> {
+    let mut sink = Sink::default();
+    let id = spill_root(Child::Node(Box::new(root)), &mut sink, PageId(3))?;
+    Ok((id, sink))
+}
+
+fn is_cross_page_order(r: Result<(PageId, Sink)>) -> bool {
+    matches!(
+        r,
+        Err(Error::Format(crate::error::FormatError::Corrupted {
+            reason: Corruption::CrossPageOrder,
+            ..
+        }))
+    )
+}
+
+#[test]
+fn a_tree_in_order_spills_every_node_in_order() {
+    let child = leaf(&["d", "e", "f"], Some(7), false);
+    let root = branch(
+        vec![
+            ("a", Child::Page(PageId(5))),
+            ("d", Child::Node(Box::new(child))),
+            ("m", Child::Page(PageId(6))),
+        ],
+        Some(4),
+    );
+    let (id, sink) = spilled(root).unwrap();
+    assert_eq!(id, PageId(101), "the leaf first, then its parent");
+    assert_eq!(sink.emitted.len(), 2);
+    for n in &sink.emitted {
+        let keys: Vec<&[u8]> = (0..n.len())
+            .map(|i| match &n.body {
+                Body::Leaf(items) => &items[i].key[..],
+                Body::Branch(items) => &items[i].key[..],
+            })
+            .collect();
+        assert!(keys.windows(2).all(|w| w[0] < w[1]), "{keys:?}");
+    }
+}
+
+/// A branch taken from a page is not compared pair by pair, but the pairs around a child
+/// replaced by its pieces are: here the separators themselves disagree (only a damaged tree
+/// reaches spill so), and the child's piece lands below its left neighbour.
+#[test]
+fn a_replaced_child_out_of_order_with_its_neighbour_is_refused() {
+    let child = leaf(&["b"], Some(7), false);
+    let root = branch(
+        vec![
+            ("d", Child::Page(PageId(5))),
+            ("b", Child::Node(Box::new(child))),
+        ],
+        Some(4),
+    );
+    assert!(is_cross_page_order(spilled(root)));
+}
+
+/// A merge or a delete marks a node unbalanced; such a node is compared pair by pair (a merge
+/// of a damaged tree's siblings can break its order).
+#[test]
+fn an_unbalanced_node_out_of_order_is_refused() {
+    assert!(is_cross_page_order(spilled(leaf(
+        &["b", "a"],
+        Some(7),
+        true
+    ))));
+    // So is a node built in memory, with no page.
+    assert!(is_cross_page_order(spilled(leaf(&["b", "a"], None, false))));
+    assert!(spilled(leaf(&["a", "b"], Some(7), true)).is_ok());
+}
+
+/// Round two rewrites the branch of round one: spill hands the sink the page it was read from,
+/// gets its last image back, and rewrites the page ids (and a separator of the same length)
+/// in it; the result decodes to the node spill emitted. (The debug assertion in `write_piece`
+/// compares it with a fresh encoding too.)
+#[test]
+fn a_branch_with_its_keys_kept_is_patched_over_its_last_image() {
+    let child = leaf(&["a", "b"], Some(7), false);
+    let root = branch(
+        vec![
+            ("a", Child::Node(Box::new(child))),
+            ("d", Child::Page(PageId(5))),
+            ("m", Child::Page(PageId(6))),
+        ],
+        Some(4),
+    );
+    let (_, first) = spilled(root).unwrap();
+    assert_eq!(first.patched, 0, "no image of page 4 to patch");
+    let last: Vec<(PageId, usize, Vec<u8>)> = (first.ids.iter().copied().zip(first.images))
+        .map(|((id, len), image)| (id, len, image))
+        .collect();
+    // Round two: the branch as round one wrote it (page 101), its first child rewritten with
+    // its first key deleted: the separator "a" becomes "b", of the same length.
+    for (keys, patched) in [
+        (&["a", "b", "c"][..], 1),
+        (&["b", "c"][..], 1),
+        (&["bb"][..], 0),
+    ] {
+        let mut again = first.emitted[1].clone();
+        assert_eq!(again.read_from, Some(PageId(101)));
+        if let Body::Branch(items) = &mut again.body {
+            items[0].child = Child::Node(Box::new(leaf(keys, Some(100), false)));
+        }
+        let mut sink = Sink {
+            last: last.clone(),
+            ..Sink::default()
+        };
+        let id = spill_root(Child::Node(Box::new(again)), &mut sink, PageId(3)).unwrap();
+        assert_eq!(sink.patched, patched, "{keys:?}");
+        let image = sink.images.last().unwrap();
+        let decoded = Node::decode(image, id, id).unwrap();
+        assert_eq!(decoded.body, sink.emitted.last().unwrap().body, "{keys:?}");
+        let Body::Branch(items) = &decoded.body else {
+            panic!("a branch");
+        };
+        assert_eq!(items[0].key, keys[0].as_bytes());
+        assert_eq!(items[0].child, Child::Page(PageId(100)));
+    }
+}
+
+/// A leaf the last round wrote, changed by one edit (through `LeafItems`, which records it),
+/// is patched over its last image as its parent is; both decode to the nodes spill emitted.
+#[test]
+fn a_leaf_with_one_edit_is_patched_over_its_last_image() {
+    let child = leaf(&["a", "b", "d"], Some(7), false);
+    let root = branch(vec![("a", Child::Node(Box::new(child)))], Some(4));
+    let (_, first) = spilled(root).unwrap();
+    let last: Vec<(PageId, usize, Vec<u8>)> = (first.ids.iter().copied().zip(first.images))
+        .map(|((id, len), image)| (id, len, image))
+        .collect();
+    let edits: [fn(&mut crate::leaf_edit::LeafItems<'_>); 3] = [
+        |items| {
+            let at = items.search(b"c").unwrap_err();
+            items.insert(at, first_item(b"c"));
+        },
+        |items| items.set_value(1, b"a longer value".to_vec()),
+        |items| items.remove(2),
+    ];
+    for edit in edits {
+        let mut written = first.emitted[0].clone();
+        assert_eq!(written.origin.map(|s| s.start), Some(PageId(100)));
+        edit(&mut crate::leaf_edit::LeafItems::of(&mut written));
+        let mut parent = first.emitted[1].clone();
+        if let Body::Branch(items) = &mut parent.body {
+            items[0].child = Child::Node(Box::new(written));
+        }
+        let mut sink = Sink {
+            last: last.clone(),
+            ..Sink::default()
+        };
+        spill_root(Child::Node(Box::new(parent)), &mut sink, PageId(3)).unwrap();
+        assert_eq!(sink.patched, 2, "the leaf and its parent");
+        for ((id, _), (image, node)) in sink.ids.iter().zip(sink.images.iter().zip(&sink.emitted)) {
+            assert_eq!(Node::decode(image, *id, *id).unwrap().body, node.body);
+        }
+    }
+}
+
+fn first_item(key: &[u8]) -> crashlab_format::node::LeafItem {
+    crashlab_format::node::LeafItem {
+        flags: 0,
+        key: key.to_vec(),
+        value: b"v".to_vec(),
+    }
+}
