@@ -26,6 +26,7 @@ fn node(body: Body) -> Node {
         read_from: None,
         unbalanced: false,
         edit: crashlab_format::node::LeafEdit::None,
+        as_written: false,
         body,
     }
 }

@@ -29,6 +29,7 @@ fn node(keys: &[Vec<u8>], leaf: bool) -> Node {
         read_from: None,
         unbalanced: false,
         edit: crashlab_format::node::LeafEdit::None,
+        as_written: false,
         body,
     }
 }

@@ -283,6 +283,7 @@ pub fn spill_root(root: Child, sink: &mut dyn SpillSink, anchor: PageId) -> Resu
                     read_from: None,
                     unbalanced: false,
                     edit: LeafEdit::None,
+                    as_written: false,
                     body: Body::Branch(items),
                 };
                 pieces = spill(parent, sink, 0, Range::default(), anchor, None)?;
@@ -346,8 +347,13 @@ fn spill(
     let one_removal = matches!(node.edit, LeafEdit::Removed(_));
     let known_order = node.read_from.is_some() && (!node.unbalanced || one_removal);
     // The page whose last image this node's may be patched over: its own (an inline bucket's
-    // root has none), as it was read, but for one edit to a leaf.
-    let own_page = node.origin.map(|span| span.start);
+    // root has none), when the node holds what that image holds but for one edit to a leaf. A
+    // node decoded from the page's bytes as read back may not: they may not be what was
+    // written (regression 016), so it is encoded anew.
+    let own_page = node
+        .origin
+        .filter(|_| node.as_written)
+        .map(|span| span.start);
     let edit = node.edit;
     let (body, spliced) = match node.body {
         Body::Leaf(items) => {
@@ -624,6 +630,7 @@ fn write_piece(
         read_from: None,
         unbalanced: false,
         edit: LeafEdit::None,
+        as_written: false,
         body,
     };
     let page_size = sink.page_size();
@@ -656,6 +663,8 @@ fn write_piece(
     );
     node.origin = Some(PageSpan::new(id, pages));
     node.read_from = Some(id);
+    // What the next commit finds in the page cache is this image's node (`spill`'s patch).
+    node.as_written = true;
     let first = node.first_key().unwrap_or_default();
     let key = (sep != Some(first)).then(|| first.to_vec());
     sink.emit(id, node, page);

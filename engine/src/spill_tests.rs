@@ -69,6 +69,7 @@ fn leaf(keys: &[&str], read_from: Option<u64>, unbalanced: bool) -> Node {
         read_from: read_from.map(PageId),
         unbalanced,
         edit: crashlab_format::node::LeafEdit::None,
+        as_written: false,
         body: Body::Leaf(items),
     }
 }
@@ -86,6 +87,7 @@ fn branch(items: Vec<(&str, Child)>, read_from: Option<u64>) -> Node {
         read_from: read_from.map(PageId),
         unbalanced: false,
         edit: crashlab_format::node::LeafEdit::None,
+        as_written: false,
         body: Body::Branch(items),
     }
 }

@@ -75,6 +75,13 @@ pub struct Node {
     pub unbalanced: bool,
     /// The one edit made to a leaf's items since it was read or written (`patch.rs`).
     pub edit: LeafEdit,
+    /// Whether this node (before `edit`) holds the items of the image this process last wrote
+    /// for its page: a commit's own output, handed on through the page cache, not a node
+    /// decoded from the page's bytes as read back. Only then may a commit patch that image
+    /// instead of encoding the node: the bytes read back can differ from what was written (a
+    /// misdirected write, a flipped bit), and a patch of the written image would then not be
+    /// this node's encoding (regression 016).
+    pub as_written: bool,
     pub body: Body,
 }
 
@@ -85,6 +92,7 @@ impl Node {
             read_from: None,
             unbalanced: false,
             edit: LeafEdit::None,
+            as_written: false,
             body: Body::Leaf(Vec::new()),
         }
     }
@@ -145,6 +153,7 @@ impl Node {
             read_from: Some(page),
             unbalanced: false,
             edit: LeafEdit::None,
+            as_written: false,
             body,
         })
     }

@@ -16,6 +16,7 @@ fn leaf(pairs: &[(&[u8], &[u8])]) -> Node {
         read_from: None,
         unbalanced: false,
         edit: LeafEdit::None,
+        as_written: false,
         body: Body::Leaf(items),
     }
 }
@@ -67,6 +68,7 @@ fn branch_round_trips_and_overflow_is_set() {
         read_from: None,
         unbalanced: false,
         edit: LeafEdit::None,
+        as_written: false,
         body: Body::Branch(items),
     };
     let mut buf = vec![0u8; 3 * 512];
@@ -146,6 +148,7 @@ fn encode_refuses_what_decode_would_reject_and_writes_nothing() {
         read_from: None,
         unbalanced: false,
         edit: LeafEdit::None,
+        as_written: false,
         body: Body::Branch(vec![BranchItem {
             key: b"k".to_vec(),
             child: Child::Node(Box::new(Node::empty_leaf())),
@@ -207,6 +210,7 @@ fn encode_writes_every_byte_up_to_its_size() {
         read_from: None,
         unbalanced: false,
         edit: LeafEdit::None,
+        as_written: false,
         body: Body::Branch(vec![
             BranchItem {
                 key: b"a".to_vec(),
