@@ -9,8 +9,14 @@
 //! or an offset: a chunk exists only while it holds a sector, and costs [`CHUNK`] slots of 8
 //! bytes beside the sectors' own buffers.
 
-use super::sectors::Sector;
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// One sector's bytes, shared between disk states and never changed in place. The bytes are
+/// their own allocation of exactly the sector's size, apart from the `Arc`'s counts: in one
+/// allocation (`Arc<[u8]>`) a 4 KiB sector is 4,112 bytes, which a size-class allocator such
+/// as mimalloc rounds up to 5,120, and a 2 GiB simulated file then held 2.9 GB instead of 2.2.
+pub(crate) type Sector = Arc<Box<[u8]>>;
 
 /// Sectors per chunk.
 pub(crate) const CHUNK: u64 = 64;
@@ -180,7 +186,6 @@ impl SectorMap {
 mod tests {
     use super::*;
     use crate::rng::SimRng;
-    use std::sync::Arc;
 
     fn sector(v: u8) -> Sector {
         Arc::new(vec![v; 4].into_boxed_slice())

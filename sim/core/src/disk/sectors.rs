@@ -19,7 +19,7 @@
 //! the never-written fill first, so shrink-then-grow never resurrects old bytes.
 
 use super::faults::garbage_bytes;
-use super::sector_map::{SectorMap, CHUNK};
+use super::sector_map::{Sector, SectorMap, CHUNK};
 use std::sync::Arc;
 
 /// How never-written sectors read: zeros, or seed-derived garbage.
@@ -82,12 +82,6 @@ pub(crate) struct Sectors {
     hidden_from: Option<u64>,
     pub(crate) fill: Fill,
 }
-
-/// One sector's bytes, shared between disk states and never changed in place. The bytes are
-/// their own allocation of exactly the sector's size, apart from the `Arc`'s counts: in one
-/// allocation (`Arc<[u8]>`) a 4 KiB sector is 4,112 bytes, which a size-class allocator such
-/// as mimalloc rounds up to 5,120, and a 2 GiB simulated file then held 2.9 GB instead of 2.2.
-pub(crate) type Sector = Arc<Box<[u8]>>;
 
 fn new_sector(bytes: impl Into<Box<[u8]>>) -> Sector {
     Arc::new(bytes.into())
