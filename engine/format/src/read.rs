@@ -81,14 +81,13 @@ impl PageReader {
         check_reference(id, high_water, from)?;
         let mut buf = std::mem::take(&mut *self.scratch());
         let kinds = [PageKind::Branch, PageKind::Leaf];
-        let node = self
-            .read_span_into(id, high_water, &kinds, &mut buf)
-            .and_then(|()| Node::decode(&buf, id, id));
-        let pages = (buf.len() / self.page_size as usize) as u64;
+        let span = self.read_span_into(id, high_water, &kinds, &mut buf);
+        let node = span.and_then(|len| Ok((Node::decode(&buf[..len], id, id)?, len)));
         if buf.capacity() <= SCRATCH_MAX {
             *self.scratch() = buf;
         }
-        let mut node = node?;
+        let (mut node, len) = node?;
+        let pages = (len / self.page_size as usize) as u64;
         node.origin = Some(PageSpan::new(id, pages));
         Ok(node)
     }
@@ -104,28 +103,32 @@ impl PageReader {
     /// count alone.
     pub fn read_span(&self, id: PageId, high_water: PageId, kinds: &[PageKind]) -> Result<Vec<u8>> {
         let mut buf = Vec::new();
-        self.read_span_into(id, high_water, kinds, &mut buf)?;
+        let len = self.read_span_into(id, high_water, kinds, &mut buf)?;
+        buf.truncate(len);
         Ok(buf)
     }
 
-    /// [`PageReader::read_span`] into `buf`, whatever it held: its bytes are overwritten by the
-    /// reads (a [`Storage`] reads exactly the bytes asked for), so a reused buffer is not zeroed
-    /// again.
+    /// [`PageReader::read_span`] into the first bytes of `buf`, whatever it held; returns how
+    /// many. Its bytes are overwritten by the reads (a [`Storage`] reads exactly the bytes asked
+    /// for), and it is never shortened, so a reused buffer is grown (and zeroed) only past the
+    /// longest span it held: a node of several pages read into it costs no zeroing but the
+    /// first time.
     fn read_span_into(
         &self,
         id: PageId,
         high_water: PageId,
         kinds: &[PageKind],
         buf: &mut Vec<u8>,
-    ) -> Result<()> {
+    ) -> Result<usize> {
         let ps = u64::from(self.page_size);
-        if buf.len() >= ps as usize {
-            buf.truncate(ps as usize);
-        } else {
-            buf.resize(ps as usize, 0);
+        let have = ps as usize;
+        if buf.len() < have {
+            buf.resize(have, 0);
         }
-        self.read_raw(id, buf)?;
-        let header = PageHeader::decode_expecting(buf, id, kinds)?;
+        // The first page through `read_raw`, whose offset is checked: the id is only known to
+        // lie below a high-water mark the file claims.
+        self.read_raw(id, &mut buf[..have])?;
+        let header = PageHeader::decode_expecting(&buf[..have], id, kinds)?;
         let corrupt = |reason| Error::corrupted(id, reason);
         let claimed = u64::from(header.overflow) + 1;
         if header.overflow != 0 {
@@ -145,12 +148,12 @@ impl PageReader {
         // `decode_expecting` accepted the kind, so it is one of these.
         // Every page the contents allow is read in one call once the first page (or, for a
         // node whose element table runs past it, the table's pages) has said how many that is.
-        let allowed = match header.kind() {
+        let (allowed, have) = match header.kind() {
             Some(PageKind::Freelist) => {
-                let bytes = crate::freelist::page_extent(buf, id, claimed * ps)?;
+                let bytes = crate::freelist::page_extent(&buf[..have], id, claimed * ps)?;
                 // bbolt sizes a freelist run before allocating it, so the run may exceed what
                 // the ids need by a page or two, and by a page in 500 more: allow twice that.
-                bytes.div_ceil(ps) * 2 + 2
+                (bytes.div_ceil(ps) * 2 + 2, have)
             }
             _ => self.node_pages(id, buf, &header, claimed)?,
         };
@@ -161,48 +164,50 @@ impl PageReader {
                 allowed,
             }));
         }
-        self.extend_to(id, buf, claimed)?;
-        Ok(())
+        self.extend_to(id, buf, have, claimed)
     }
 
     /// Pages a branch or leaf run needs, from its element table (read into `buf` first, from the
-    /// pages of the `claimed` run).
+    /// pages of the `claimed` run), and the bytes of the run `buf` then holds.
     fn node_pages(
         &self,
         id: PageId,
         buf: &mut Vec<u8>,
         header: &PageHeader,
         claimed: u64,
-    ) -> Result<u64> {
+    ) -> Result<(u64, usize)> {
         let ps = u64::from(self.page_size);
         let count = usize::from(header.count);
         let table = (PAGE_HEADER_SIZE + count * ELEMENT_SIZE) as u64;
         if table > claimed * ps {
             return Err(Error::corrupted(id, Corruption::ElementsOverrun { count }));
         }
-        self.extend_to(id, buf, table.div_ceil(ps))?;
+        let have = self.extend_to(id, buf, ps as usize, table.div_ceil(ps))?;
         let kind = header.kind().unwrap_or(PageKind::Branch);
-        let extent = node::image_extent(buf, kind, count, claimed * ps)
+        let extent = node::image_extent(&buf[..have], kind, count, claimed * ps)
             .map_err(|reason| Error::corrupted(id, reason))?;
-        Ok(extent.div_ceil(ps).max(1))
+        Ok((extent.div_ceil(ps).max(1), have))
     }
 
-    /// Read the pages of the run at `id` that `buf` does not hold yet, up to `pages` pages (the
-    /// caller checked them against the high-water mark and the file length).
-    fn extend_to(&self, id: PageId, buf: &mut Vec<u8>, pages: u64) -> Result<()> {
+    /// Read the pages of the run at `id` past the `have` bytes of it the first bytes of `buf`
+    /// hold, up to `pages` pages (the caller checked them against the high-water mark and the
+    /// file length); returns the bytes of the run `buf` then holds. `buf` grows (zeroed) only
+    /// when it is shorter than that.
+    fn extend_to(&self, id: PageId, buf: &mut Vec<u8>, have: usize, pages: u64) -> Result<usize> {
         let ps = u64::from(self.page_size);
-        let have = buf.len() as u64 / ps;
-        if pages <= have {
-            return Ok(());
+        let held = have as u64 / ps;
+        if pages <= held {
+            return Ok(have);
         }
-        let start = buf.len();
-        buf.resize((pages * ps) as usize, 0);
-        let offset = (id.0 + have) * ps;
+        let end = (pages * ps) as usize;
+        if buf.len() < end {
+            buf.resize(end, 0);
+        }
         self.storage
-            .read_at(offset, &mut buf[start..])
+            .read_at((id.0 + held) * ps, &mut buf[have..end])
             .map_err(|e| read_error(id, e))?;
-        self.count_read(pages - have, (pages - have) * ps);
-        Ok(())
+        self.count_read(pages - held, (pages - held) * ps);
+        Ok(end)
     }
 
     /// Read exactly one page's bytes into `buf` (page-size long), counting it.
