@@ -16,5 +16,6 @@ mod inputs;
 mod interleavings;
 mod jobs;
 mod merge;
+mod readme_example;
 mod saturation;
 mod shards;
