@@ -21,7 +21,7 @@ use crate::cached::CachedNode;
 use crate::counters::{shape, Counters};
 use crate::error::{Corruption, Error, FormatError, Invariant, Result};
 use crate::flush::{grow_to, sync, write_at, write_pages, DirtyPages, PageImage};
-use crate::freelist::{Freelist, FreelistKind, Taken};
+use crate::freelist::{FreeFilter, Freelist, FreelistKind, Taken};
 use crate::guard::{self, Guard};
 use crate::presize::SizedBuf;
 use crate::spill::{self, SpillSink};
@@ -433,8 +433,17 @@ fn refuse_unloadable_rebuild(freelist: &Freelist) -> Result<()> {
 /// that the next commits reuse.
 fn check_references(sink: &Sink<'_>) -> Result<()> {
     // Most references are to pages that are certainly not free: the filter says so at once.
-    let filter = sink.freelist.filter();
-    let is_free = |id| filter.may_hold(id) && sink.freelist.is_free_or_pending(id);
+    // Its kind is matched here, once, so that each reference costs only its own test.
+    let held = |id| sink.freelist.is_free_or_pending(id);
+    match sink.freelist.filter() {
+        FreeFilter::Pages(bits) => references_to_free(sink, |id| bits.may_hold(id) && held(id)),
+        FreeFilter::Runs(runs) => references_to_free(sink, |id| runs.may_hold(id) && held(id)),
+        FreeFilter::All => references_to_free(sink, held),
+    }
+}
+
+/// Refuse the commit if a node it writes references a page `is_free` says is free or pending.
+fn references_to_free(sink: &Sink<'_>, is_free: impl Fn(PageId) -> bool) -> Result<()> {
     for (_, node, from) in sink.nodes.iter() {
         let refused = |child| Error::corrupted(*from, Corruption::ReferenceToFreePage { child });
         match &node.body {

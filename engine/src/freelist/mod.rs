@@ -409,16 +409,25 @@ impl Freelist {
     }
 
     /// A filter that answers most of a commit's [`Freelist::is_free_or_pending`] questions
-    /// without searching (see `filter.rs`); one letting every question through when there are
-    /// too many free and pending pages.
+    /// without searching (see `filter.rs`): of every free and pending page when they are few,
+    /// of the pending pages and the free runs when the runs are few, else one letting every
+    /// question through.
     pub fn filter(&self) -> FreeFilter {
-        if self.free_count() + self.pending_count() > filter::MAX_PAGES {
-            return FreeFilter::pass_all();
+        let free = self.free.get();
+        let pending = self.pending_count();
+        if free.count() + pending <= filter::MAX_PAGES {
+            let mut filter = FreeFilter::empty();
+            free.for_each_run(&mut |run| filter.add_run(run));
+            self.pending_index.iter().for_each(|id| filter.add(id));
+            filter
+        } else if pending <= filter::MAX_PAGES && free.run_count() <= filter::MAX_RUNS {
+            let mut filter = FreeFilter::for_runs(free.run_count());
+            self.pending_index.iter().for_each(|id| filter.add(id));
+            free.for_each_run(&mut |run| filter.hold_run(run));
+            filter
+        } else {
+            FreeFilter::pass_all()
         }
-        let mut filter = FreeFilter::empty();
-        self.free.get().for_each_run(&mut |run| filter.add_run(run));
-        self.pending_index.iter().for_each(|id| filter.add(id));
-        filter
     }
 
     pub fn free_count(&self) -> u64 {

@@ -252,3 +252,40 @@ fn freeing_a_free_page_panics() {
 fn init_rejects_unsorted_ids() {
     with_free(FreelistKind::Array, &[25, 5]);
 }
+
+/// The filter a commit's reference check asks first never hides a free or pending page, for
+/// either kind, whether it holds every page (few), the pending pages and the free runs (many
+/// pages in few runs: a database that was once large), or lets everything through (many
+/// runs); and the first two do filter out pages that are neither.
+#[test]
+fn the_filter_never_hides_a_free_or_pending_page() {
+    // (free runs, pages per run): few pages; many pages in few runs; many runs.
+    let shapes: [(u64, u64); 3] = [(4, 3), (5, 100_000), (filter::MAX_RUNS as u64 + 1, 5)];
+    for kind in KINDS {
+        for (runs, len) in shapes {
+            let mut f = Freelist::new(kind);
+            let free: Vec<PageSpan> = (0..runs).map(|i| span(100 + i * (len + 7), len)).collect();
+            f.init_runs(&free);
+            let pending = f.allocate(tx(9), 2).expect("a free run of two");
+            f.free(tx(9), span(pending.0, 2));
+            let filter = f.filter();
+            let end = free.last().unwrap().end().0 + 10;
+            let mut hidden_neither = 0;
+            for id in (2..end).map(PageId) {
+                let held = f.is_free_or_pending(id);
+                assert!(
+                    !held || filter.may_hold(id),
+                    "{kind:?} {runs}×{len}: page {} hidden",
+                    id.0
+                );
+                hidden_neither += u64::from(!held && !filter.may_hold(id));
+            }
+            let passes_all = runs > filter::MAX_RUNS as u64;
+            assert_eq!(
+                hidden_neither == 0,
+                passes_all,
+                "{kind:?} {runs}×{len}: {hidden_neither}"
+            );
+        }
+    }
+}
