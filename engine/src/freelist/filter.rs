@@ -30,13 +30,17 @@ pub const MAX_PAGES: u64 = BITS / 4;
 pub const MAX_RUNS: usize = 64;
 
 /// One bit per residue of a page id, and how many pages were added.
-#[derive(Clone)]
 pub struct Bits {
     words: [u64; (BITS / 64) as usize],
     pages: u64,
 }
 
 impl Bits {
+    const EMPTY: Bits = Bits {
+        words: [0; (BITS / 64) as usize],
+        pages: 0,
+    };
+
     fn add(&mut self, id: PageId) {
         self.pages += 1;
         assert!(
@@ -90,21 +94,15 @@ impl FreeFilter {
 
     /// A filter holding no page yet, for at most [`MAX_PAGES`] pages.
     pub fn empty() -> FreeFilter {
-        FreeFilter::Pages(Bits {
-            words: [0; (BITS / 64) as usize],
-            pages: 0,
-        })
+        FreeFilter::Pages(Bits::EMPTY)
     }
 
     /// A filter holding no page yet, for at most [`MAX_PAGES`] pages by residue and `runs`
     /// runs (at most [`MAX_RUNS`]) held exactly with [`FreeFilter::hold_run`].
     pub fn for_runs(runs: usize) -> FreeFilter {
         assert!(runs <= MAX_RUNS, "a filter holds at most {MAX_RUNS} runs");
-        let FreeFilter::Pages(bits) = FreeFilter::empty() else {
-            unreachable!("empty() is a filter of pages")
-        };
         FreeFilter::Runs(HeldRuns {
-            bits,
+            bits: Bits::EMPTY,
             runs: Vec::with_capacity(runs),
         })
     }
