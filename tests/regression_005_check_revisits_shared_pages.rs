@@ -21,14 +21,7 @@ use crashlab_format::node::{Body, BranchItem, Child, LeafItem, Node};
 const PS: u32 = 512;
 
 fn node(body: Body) -> Node {
-    Node {
-        origin: None,
-        read_from: None,
-        unbalanced: false,
-        edit: crashlab_format::node::LeafEdit::None,
-        as_written: false,
-        body,
-    }
+    Node::built(body)
 }
 
 fn put_page(file: &mut Vec<u8>, id: u64, n: &Node) {

@@ -24,14 +24,7 @@ fn node(keys: &[Vec<u8>], leaf: bool) -> Node {
         });
         Body::Branch(items.collect())
     };
-    Node {
-        origin: None,
-        read_from: None,
-        unbalanced: false,
-        edit: crashlab_format::node::LeafEdit::None,
-        as_written: false,
-        body,
-    }
+    Node::built(body)
 }
 
 /// A shared head of 0 to 40 bytes (the index keeps at most 24), then short tails over a

@@ -278,14 +278,7 @@ pub fn spill_root(root: Child, sink: &mut dyn SpillSink, anchor: PageId) -> Resu
             Pieces::One(_) => unreachable!("a piece is a page"),
             Pieces::Split(items) => {
                 root_splits += 1;
-                let parent = Node {
-                    origin: None,
-                    read_from: None,
-                    unbalanced: false,
-                    edit: LeafEdit::None,
-                    as_written: false,
-                    body: Body::Branch(items),
-                };
+                let parent = Node::built(Body::Branch(items));
                 pieces = spill(parent, sink, 0, Range::default(), anchor, None)?;
             }
         }
@@ -625,14 +618,7 @@ fn write_piece(
     patch: Option<Patch>,
     sep: Option<&[u8]>,
 ) -> Result<(PageId, Option<Vec<u8>>)> {
-    let mut node = Node {
-        origin: None,
-        read_from: None,
-        unbalanced: false,
-        edit: LeafEdit::None,
-        as_written: false,
-        body,
-    };
+    let mut node = Node::built(body);
     let page_size = sink.page_size();
     let pages = size.div_ceil(page_size as usize).max(1) as u64;
     let id = sink.allocate(pages)?;

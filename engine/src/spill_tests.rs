@@ -65,12 +65,9 @@ fn leaf(keys: &[&str], read_from: Option<u64>, unbalanced: bool) -> Node {
         })
         .collect();
     Node {
-        origin: None,
         read_from: read_from.map(PageId),
         unbalanced,
-        edit: crashlab_format::node::LeafEdit::None,
-        as_written: false,
-        body: Body::Leaf(items),
+        ..Node::built(Body::Leaf(items))
     }
 }
 
@@ -83,12 +80,8 @@ fn branch(items: Vec<(&str, Child)>, read_from: Option<u64>) -> Node {
         })
         .collect();
     Node {
-        origin: None,
         read_from: read_from.map(PageId),
-        unbalanced: false,
-        edit: crashlab_format::node::LeafEdit::None,
-        as_written: false,
-        body: Body::Branch(items),
+        ..Node::built(Body::Branch(items))
     }
 }
 

@@ -86,15 +86,20 @@ pub struct Node {
 }
 
 impl Node {
-    pub fn empty_leaf() -> Node {
+    /// A node built in memory: read from no page, not edited, not any image's items.
+    pub fn built(body: Body) -> Node {
         Node {
             origin: None,
             read_from: None,
             unbalanced: false,
             edit: LeafEdit::None,
             as_written: false,
-            body: Body::Leaf(Vec::new()),
+            body,
         }
+    }
+
+    pub fn empty_leaf() -> Node {
+        Node::built(Body::Leaf(Vec::new()))
     }
 
     pub fn is_leaf(&self) -> bool {
@@ -149,12 +154,8 @@ impl Node {
             }
         };
         Ok(Node {
-            origin: None,
             read_from: Some(page),
-            unbalanced: false,
-            edit: LeafEdit::None,
-            as_written: false,
-            body,
+            ..Node::built(body)
         })
     }
 
@@ -176,19 +177,11 @@ impl Node {
         };
         let checked = match &self.body {
             Body::Leaf(items) => items.iter().enumerate().try_for_each(|(i, it)| {
-                if it.flags & !LEAF_FLAG_BUCKET != 0 {
-                    let flags = it.flags;
-                    return Err(Corruption::LeafFlags { element: i, flags });
-                }
-                if it.is_bucket() && it.value.len() < BUCKET_HEADER_SIZE {
-                    return Err(Corruption::BucketValueTooShort { element: i });
-                }
+                leaf_item_refusal(i, it).map_or(Ok(()), Err)?;
                 table.element(i, &it.key, it.value.len())
             }),
             Body::Branch(items) => items.iter().enumerate().try_for_each(|(i, it)| {
-                if !matches!(it.child, Child::Page(_)) {
-                    return Err(Corruption::ChildNotSpilled { element: i });
-                }
+                branch_item_refusal(i, it).map_or(Ok(()), Err)?;
                 table.element(i, &it.key, 0)
             }),
         };
@@ -239,22 +232,14 @@ impl Node {
             (i == 0 && key.is_empty()).then_some(Corruption::EmptyKey { element: 0 })
         };
         match &self.body {
-            Body::Leaf(items) => items.iter().enumerate().find_map(|(i, it)| {
-                if it.flags & !LEAF_FLAG_BUCKET != 0 {
-                    let flags = it.flags;
-                    return Some(Corruption::LeafFlags { element: i, flags });
-                }
-                if it.is_bucket() && it.value.len() < BUCKET_HEADER_SIZE {
-                    return Some(Corruption::BucketValueTooShort { element: i });
-                }
-                empty_first(i, &it.key)
-            }),
-            Body::Branch(items) => items.iter().enumerate().find_map(|(i, it)| {
-                if !matches!(it.child, Child::Page(_)) {
-                    return Some(Corruption::ChildNotSpilled { element: i });
-                }
-                empty_first(i, &it.key)
-            }),
+            Body::Leaf(items) => items
+                .iter()
+                .enumerate()
+                .find_map(|(i, it)| leaf_item_refusal(i, it).or_else(|| empty_first(i, &it.key))),
+            Body::Branch(items) => items
+                .iter()
+                .enumerate()
+                .find_map(|(i, it)| branch_item_refusal(i, it).or_else(|| empty_first(i, &it.key))),
         }
     }
 
@@ -405,6 +390,22 @@ impl<'a> TableCheck<'a> {
 enum KeyOrder {
     Check,
     CheckedByCaller,
+}
+
+/// Why leaf item `i` cannot be written, for what it holds alone (its key's place in the table
+/// is checked apart): flags the format does not know, or a bucket value too short for its header.
+fn leaf_item_refusal(i: usize, it: &LeafItem) -> Option<Corruption> {
+    if it.flags & !LEAF_FLAG_BUCKET != 0 {
+        let flags = it.flags;
+        return Some(Corruption::LeafFlags { element: i, flags });
+    }
+    (it.is_bucket() && it.value.len() < BUCKET_HEADER_SIZE)
+        .then_some(Corruption::BucketValueTooShort { element: i })
+}
+
+/// Why branch item `i` cannot be written, for what it holds alone: a child not spilled to a page.
+fn branch_item_refusal(i: usize, it: &BranchItem) -> Option<Corruption> {
+    (!matches!(it.child, Child::Page(_))).then_some(Corruption::ChildNotSpilled { element: i })
 }
 
 pub fn leaf_item_size(it: &LeafItem) -> usize {

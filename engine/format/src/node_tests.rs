@@ -11,14 +11,7 @@ fn leaf(pairs: &[(&[u8], &[u8])]) -> Node {
             value: v.to_vec(),
         })
         .collect();
-    Node {
-        origin: None,
-        read_from: None,
-        unbalanced: false,
-        edit: LeafEdit::None,
-        as_written: false,
-        body: Body::Leaf(items),
-    }
+    Node::built(Body::Leaf(items))
 }
 
 fn decoded(buf: &[u8], id: u64) -> Node {
@@ -63,14 +56,7 @@ fn branch_round_trips_and_overflow_is_set() {
             child: Child::Page(PageId(10 + u64::from(i))),
         })
         .collect();
-    let n = Node {
-        origin: None,
-        read_from: None,
-        unbalanced: false,
-        edit: LeafEdit::None,
-        as_written: false,
-        body: Body::Branch(items),
-    };
+    let n = Node::built(Body::Branch(items));
     let mut buf = vec![0u8; 3 * 512];
     n.encode(&mut buf, PageId(4), 512).unwrap();
     assert_eq!(page::read_u32(&buf, 12), 2, "two overflow pages");
@@ -143,17 +129,10 @@ fn encode_refuses_what_decode_would_reject_and_writes_nothing() {
     }
     let short = Corruption::BucketValueTooShort { element: 0 };
     assert_eq!(n.unencodable(), Some(short));
-    let branch = Node {
-        origin: None,
-        read_from: None,
-        unbalanced: false,
-        edit: LeafEdit::None,
-        as_written: false,
-        body: Body::Branch(vec![BranchItem {
-            key: b"k".to_vec(),
-            child: Child::Node(Box::new(Node::empty_leaf())),
-        }]),
-    };
+    let branch = Node::built(Body::Branch(vec![BranchItem {
+        key: b"k".to_vec(),
+        child: Child::Node(Box::new(Node::empty_leaf())),
+    }]));
     let unspilled = Corruption::ChildNotSpilled { element: 0 };
     assert_eq!(branch.unencodable(), Some(unspilled));
     let many = Node {
@@ -205,23 +184,16 @@ fn split_follows_fill_percent_and_keeps_two_keys() {
 /// give the same first `size()` bytes, and leave the rest alone.
 #[test]
 fn encode_writes_every_byte_up_to_its_size() {
-    let branch = Node {
-        origin: None,
-        read_from: None,
-        unbalanced: false,
-        edit: LeafEdit::None,
-        as_written: false,
-        body: Body::Branch(vec![
-            BranchItem {
-                key: b"a".to_vec(),
-                child: Child::Page(PageId(7)),
-            },
-            BranchItem {
-                key: b"mm".to_vec(),
-                child: Child::Page(PageId(9)),
-            },
-        ]),
-    };
+    let branch = Node::built(Body::Branch(vec![
+        BranchItem {
+            key: b"a".to_vec(),
+            child: Child::Page(PageId(7)),
+        },
+        BranchItem {
+            key: b"mm".to_vec(),
+            child: Child::Page(PageId(9)),
+        },
+    ]));
     for n in [
         leaf(&[(b"ab", b"xyz"), (b"c", b""), (b"d", &[0; 40])]),
         branch,
