@@ -81,6 +81,19 @@ impl CachedNode {
         self.node
     }
 
+    /// Move the node out, leaving an empty shell (no index) whose allocation the page cache
+    /// keeps for the next node a commit publishes (`pager.rs`, `Spares`).
+    pub fn take_node(&mut self) -> Node {
+        self.index = OnceLock::new();
+        std::mem::replace(&mut self.node, Node::empty_leaf())
+    }
+
+    /// Put `node` into this shell, as [`CachedNode::new`] would make it.
+    pub fn refill(&mut self, node: Node) {
+        debug_assert!(self.index.get().is_none() && self.node.is_empty());
+        self.node = node;
+    }
+
     /// How many keys are below `key` (`inclusive`: at or below it): the index of the first key
     /// above it, as `partition_point` on the keys would give.
     pub fn rank(&self, key: &[u8], inclusive: bool) -> usize {

@@ -63,6 +63,14 @@ struct Sink<'w> {
     dirty_bytes: usize,
     /// Each written node with the page it was assembled from.
     nodes: &'w mut Vec<(PageId, Arc<CachedNode>, PageId)>,
+    /// Empty cache shells lent by the page cache, to wrap written nodes in (`pager.rs`).
+    spare_cached: &'w mut Vec<Arc<CachedNode>>,
+    /// The boxes of the nodes spilled, emptied, given back to the page cache at the end.
+    #[expect(
+        clippy::vec_box,
+        reason = "the boxes are the allocations kept for reuse"
+    )]
+    spare_boxes: &'w mut Vec<Box<Node>>,
     /// Pages this commit took from the free set.
     taken: &'w mut Taken,
     /// The session's damage to step around.
@@ -156,8 +164,22 @@ impl SpillSink for Sink<'_> {
         (self.arena.run_mut(range), old_len)
     }
     fn emit(&mut self, id: PageId, node: Node, from: PageId) {
-        // Wrapped once, as the page cache will hold it.
-        self.nodes.push((id, Arc::new(CachedNode::new(node)), from));
+        // Wrapped once, as the page cache will hold it, in a shell it lent when it has one.
+        let cached = match self.spare_cached.pop() {
+            Some(mut shell) => {
+                Arc::get_mut(&mut shell)
+                    .expect("a spare shell is its allocation's only reference")
+                    .refill(node);
+                shell
+            }
+            None => Arc::new(CachedNode::new(node)),
+        };
+        self.nodes.push((id, cached, from));
+    }
+    fn spare(&mut self, shell: Box<Node>) {
+        if self.spare_boxes.len() < crate::pager::SPARES_MAX {
+            self.spare_boxes.push(shell);
+        }
     }
     fn count_split(&mut self) {
         self.counters.node_splits += 1;
@@ -257,6 +279,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     lists.dirty.clear();
     lists.nodes.clear();
     lists.taken.clear();
+    db.pager().lend_spares(&mut lists.spare_cached);
     let mut sink = Sink {
         freelist: &mut writer.freelist,
         txid: tx.txid,
@@ -270,6 +293,8 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         freelist_page: None,
         dirty_bytes: 0,
         nodes: &mut lists.nodes,
+        spare_cached: &mut lists.spare_cached,
+        spare_boxes: &mut lists.spare_boxes,
         taken: &mut lists.taken,
         guard: writer.guard.as_mut().expect("session_guard made it"),
         counters,
@@ -316,6 +341,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         freelist_page,
         dirty_bytes,
         nodes,
+        spare_boxes,
         mut counters,
         ..
     } = sink;
@@ -377,9 +403,8 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     fixed.trim();
     sync(storage, &opts, &mut counters)?;
 
-    for (id, node, _) in nodes.drain(..) {
-        db.pager().insert(id, node);
-    }
+    let written = nodes.drain(..).map(|(id, node, _)| (id, node));
+    db.pager().publish(written, spare_boxes);
     // Its pages hold the images now: the next commit may rewrite them in place.
     arena.complete();
     counters.commits += 1;

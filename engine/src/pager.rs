@@ -10,6 +10,11 @@
 //! The writer takes a cached node out of the cache instead of copying it when nobody else holds
 //! it ([`Pager::node_for_update`]): its commit frees that page and caches the new version, so
 //! the entry could only go stale, and moving the node saves copying every key and value.
+//!
+//! The allocations that hold a node on its way round — the `Arc` the cache shares it in, the
+//! `Box` the writer's tree owns it in — are kept as empty shells ([`Spares`]) rather than freed
+//! and allocated again: a one-key commit takes four nodes out of the cache and publishes four,
+//! which was eight allocations and eight frees per commit.
 
 use crate::cached::CachedNode;
 use crate::error::Result;
@@ -33,6 +38,22 @@ struct Cache {
     order: VecDeque<(PageId, u64)>,
     next_insertion: u64,
     hits: u64,
+    spares: Spares,
+}
+
+/// Most empty shells of each kind kept: more than a commit of a few paths takes and publishes.
+pub const SPARES_MAX: usize = 64;
+
+/// Empty shells, each the only reference to its allocation: `cached` holds an empty node and
+/// no index ([`CachedNode::take_node`]), `boxes` an empty leaf.
+#[derive(Default)]
+struct Spares {
+    cached: Vec<Arc<CachedNode>>,
+    #[expect(
+        clippy::vec_box,
+        reason = "the boxes are the allocations kept for reuse"
+    )]
+    boxes: Vec<Box<Node>>,
 }
 
 pub struct Pager {
@@ -116,7 +137,12 @@ impl Pager {
     /// The node at `id` as an owned value for the write transaction that is about to replace
     /// it (counted like [`Pager::node`]). When only the cache holds the node, it is moved out of
     /// the cache rather than copied; when a reader holds it too, it is copied and stays cached.
-    pub fn node_for_update(&self, id: PageId, high_water: PageId, from: PageId) -> Result<Node> {
+    pub fn node_for_update(
+        &self,
+        id: PageId,
+        high_water: PageId,
+        from: PageId,
+    ) -> Result<Box<Node>> {
         read::check_reference(id, high_water, from)?;
         // A hit the cache alone holds is taken out under one lock: the same counts and the
         // same cache as the general path below, without a second lock and lookup.
@@ -129,9 +155,7 @@ impl Pager {
             if let Some(only) = only {
                 c.hits += 1;
                 c.compact_order();
-                drop(c);
-                let node = Arc::try_unwrap(only).expect("the cache held the only reference");
-                return Ok(node.into_node());
+                return Ok(c.spares.unwrap_only(only));
             }
         }
         let shared = self.node(id, high_water, from)?;
@@ -145,7 +169,8 @@ impl Pager {
             }
         }
         // Under the lock nobody could clone it out of the map; outside, nobody can reach it.
-        Ok(Arc::try_unwrap(shared).map_or_else(|n| Node::clone(&n), CachedNode::into_node))
+        let node = Arc::try_unwrap(shared).map_or_else(|n| Node::clone(&n), CachedNode::into_node);
+        Ok(Box::new(node))
     }
 
     /// Read page `id` and its overflow pages, checked (see `crashlab_format::read`).
@@ -170,37 +195,85 @@ impl Pager {
         Some(PageSpan::new(id, end - id.0))
     }
 
-    /// Publish a node the writer just wrote at `id` (replacing whatever was cached there): the
-    /// writer wrapped it as the cache holds it, so it moves in without a copy.
-    pub fn insert(&self, id: PageId, node: Arc<CachedNode>) {
-        self.insert_cached(id, node);
+    /// Publish the nodes a commit just wrote, each at its page (replacing whatever was cached
+    /// there), under one lock: the writer wrapped them as the cache holds them, so they move in
+    /// without a copy. The commit's emptied boxes are kept as spares.
+    #[expect(
+        clippy::vec_box,
+        reason = "the boxes are the allocations kept for reuse"
+    )]
+    pub fn publish(
+        &self,
+        nodes: impl Iterator<Item = (PageId, Arc<CachedNode>)>,
+        boxes: &mut Vec<Box<Node>>,
+    ) {
+        let mut c = self.lock();
+        for (id, node) in nodes {
+            c.insert(self.capacity, id, node);
+        }
+        let room = SPARES_MAX.saturating_sub(c.spares.boxes.len());
+        c.spares.boxes.extend(boxes.drain(..).take(room));
+        boxes.clear();
+    }
+
+    /// Move spare cache shells into `into` for a commit to wrap its nodes in
+    /// ([`CachedNode::refill`]), up to [`SPARES_MAX`] in all.
+    pub fn lend_spares(&self, into: &mut Vec<Arc<CachedNode>>) {
+        let mut c = self.lock();
+        let room = SPARES_MAX.saturating_sub(into.len());
+        let keep = c.spares.cached.len().saturating_sub(room);
+        into.extend(c.spares.cached.drain(keep..));
     }
 
     fn insert_cached(&self, id: PageId, node: Arc<CachedNode>) {
-        if self.capacity == 0 {
+        self.lock().insert(self.capacity, id, node);
+    }
+}
+
+impl Spares {
+    /// The node of `only`, which nobody else can reach, in a spare box; `only`'s allocation is
+    /// kept as a spare shell.
+    fn unwrap_only(&mut self, mut only: Arc<CachedNode>) -> Box<Node> {
+        let node = Arc::get_mut(&mut only)
+            .expect("the cache held the only reference")
+            .take_node();
+        if self.cached.len() < SPARES_MAX {
+            self.cached.push(only);
+        }
+        match self.boxes.pop() {
+            Some(mut shell) => {
+                *shell = node;
+                shell
+            }
+            None => Box::new(node),
+        }
+    }
+}
+
+impl Cache {
+    /// Cache `node` at `id`, evicting the oldest entries past `capacity` (none when it is 0).
+    fn insert(&mut self, capacity: usize, id: PageId, node: Arc<CachedNode>) {
+        if capacity == 0 {
             return;
         }
-        let mut c = self.lock();
-        let n = c.next_insertion;
-        c.next_insertion += 1;
-        c.map.insert(id, (n, node));
-        c.order.push_back((id, n));
-        while c.map.len() > self.capacity {
-            match c.order.pop_front() {
+        let n = self.next_insertion;
+        self.next_insertion += 1;
+        self.map.insert(id, (n, node));
+        self.order.push_back((id, n));
+        while self.map.len() > capacity {
+            match self.order.pop_front() {
                 Some((old, n)) => {
-                    if c.map.get(&old).is_some_and(|(m, _)| *m == n) {
-                        c.map.remove(&old);
+                    if self.map.get(&old).is_some_and(|(m, _)| *m == n) {
+                        self.map.remove(&old);
                     }
                 }
                 None => break,
             }
         }
-        c.compact_order();
-        debug_assert!(c.map.len() <= self.capacity);
+        self.compact_order();
+        debug_assert!(self.map.len() <= capacity);
     }
-}
 
-impl Cache {
     /// Drop stale `order` entries once they outnumber the live ones three to one (amortised
     /// O(1) per call), so that taking nodes out of a cache that never fills cannot grow `order`
     /// without bound.
@@ -212,3 +285,7 @@ impl Cache {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "pager_tests.rs"]
+mod tests;

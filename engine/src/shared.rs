@@ -52,6 +52,14 @@ pub(crate) struct CommitLists {
     pub nodes: Vec<(PageId, std::sync::Arc<crate::cached::CachedNode>, PageId)>,
     /// Pages the commit took from the free set.
     pub taken: crate::freelist::Taken,
+    /// Empty cache shells the page cache lent the commit (`pager.rs`, `Spares`).
+    pub spare_cached: Vec<std::sync::Arc<crate::cached::CachedNode>>,
+    /// Boxes of spilled nodes, emptied, for the page cache.
+    #[expect(
+        clippy::vec_box,
+        reason = "the boxes are the allocations kept for reuse"
+    )]
+    pub spare_boxes: Vec<Box<crashlab_format::node::Node>>,
 }
 
 pub(crate) struct Shared {

@@ -42,6 +42,11 @@ pub trait SpillSink {
     /// The node whose image was placed at `id` (children all pages), assembled from what was
     /// read from page `from`.
     fn emit(&mut self, id: PageId, node: Node, from: PageId);
+    /// The box an owned node was taken out of, emptied: kept for a node the next write
+    /// transaction takes from the page cache (`pager.rs`, `Spares`) instead of freed.
+    fn spare(&mut self, shell: Box<Node>) {
+        drop(shell);
+    }
     fn count_split(&mut self);
     fn count_merge(&mut self);
     /// A leaf was spilled `depth` levels below the node its tree's spill started from.
@@ -258,9 +263,9 @@ fn merge_siblings(
 pub fn spill_root(root: Child, sink: &mut dyn SpillSink, anchor: PageId) -> Result<PageId> {
     let node = match root {
         Child::Page(id) => return Ok(id),
-        Child::Node(n) => *n,
+        Child::Node(n) => unbox(n, sink),
     };
-    let mut pieces = spill(node, sink, 0, Range::default(), anchor, None)?;
+    let mut pieces = spill(node, sink, 0, Range::default(), anchor, FirstKey::Root)?;
     let mut root_splits = 0;
     loop {
         match pieces {
@@ -279,10 +284,29 @@ pub fn spill_root(root: Child, sink: &mut dyn SpillSink, anchor: PageId) -> Resu
             Pieces::Split(items) => {
                 root_splits += 1;
                 let parent = Node::built(Body::Branch(items));
-                pieces = spill(parent, sink, 0, Range::default(), anchor, None)?;
+                pieces = spill(parent, sink, 0, Range::default(), anchor, FirstKey::Root)?;
             }
         }
     }
+}
+
+/// The node in `shell`, moved out; the emptied box goes to `sink`'s spares.
+fn unbox(mut shell: Box<Node>, sink: &mut dyn SpillSink) -> Node {
+    let node = std::mem::replace(&mut *shell, Node::empty_leaf());
+    sink.spare(shell);
+    node
+}
+
+/// What the parent of a spilled node needs of its first key, which [`write_piece`] copies only
+/// when asked.
+#[derive(Clone, Copy)]
+enum FirstKey<'a> {
+    /// The root of a tree: nothing, unless it splits (its pieces then get a parent).
+    Root,
+    /// A child held under this separator: a copy only when the first key differs from it.
+    Under(&'a [u8]),
+    /// One piece of a split: always a copy.
+    Piece,
 }
 
 /// The branch items a spilled node becomes: almost always one, which then takes no list.
@@ -315,15 +339,15 @@ impl Pieces {
 
 /// Spill one owned node whose keys must lie in `range`: its owned children first, then split
 /// it, allocate and encode each piece. Returns one branch item per piece for the parent. `from`
-/// is the page errors name when the node has no page of its own; `sep` the separator its
-/// parent holds it under.
+/// is the page errors name when the node has no page of its own; `sep` what its parent holds it
+/// under.
 fn spill(
     node: Node,
     sink: &mut dyn SpillSink,
     depth: usize,
     range: Range<'_>,
     from: PageId,
-    sep: Option<&[u8]>,
+    sep: FirstKey<'_>,
 ) -> Result<Pieces> {
     let page = node.read_from.unwrap_or(from);
     if depth >= MAX_TREE_DEPTH {
@@ -397,7 +421,7 @@ fn spill(
     let mut out = Vec::with_capacity(pieces.len());
     for body in pieces {
         let size = node_size(&body);
-        let (id, key) = write_piece(body, size, sink, page, None, None)?;
+        let (id, key) = write_piece(body, size, sink, page, None, FirstKey::Piece)?;
         let key = key.expect("no separator to compare with");
         out.push(BranchItem {
             key,
@@ -502,7 +526,9 @@ fn spill_children(
             },
             hi: items.get(i + 1).map(|n| n.key.as_slice()).or(range.hi),
         };
-        let mut pieces = spill(*c, sink, depth + 1, child_range, page, Some(&items[i].key))?;
+        let node = unbox(c, sink);
+        let sep = FirstKey::Under(&items[i].key);
+        let mut pieces = spill(node, sink, depth + 1, child_range, page, sep)?;
         // bbolt makes a separator its child's first key. When that key rose (the child's first
         // keys were deleted) and the left neighbour is a page this transaction did not read,
         // raising the separator would widen the neighbour's range over keys a damaged
@@ -609,14 +635,14 @@ fn in_order(body: &Body) -> bool {
 
 /// Allocate and encode one piece of a node of `size` bytes ([`Node::size`]) read from (or built
 /// under) page `page`. `patch`: the piece is a branch that may be patched over its last image.
-/// Returns its page and its first key, `None` when that is `sep` (no copy is made then).
+/// Returns its page and its first key, `None` when `sep` does not need it (no copy is made).
 fn write_piece(
     body: Body,
     size: usize,
     sink: &mut dyn SpillSink,
     page: PageId,
     patch: Option<Patch>,
-    sep: Option<&[u8]>,
+    sep: FirstKey<'_>,
 ) -> Result<(PageId, Option<Vec<u8>>)> {
     let mut node = Node::built(body);
     let page_size = sink.page_size();
@@ -652,7 +678,11 @@ fn write_piece(
     // What the next commit finds in the page cache is this image's node (`spill`'s patch).
     node.as_written = true;
     let first = node.first_key().unwrap_or_default();
-    let key = (sep != Some(first)).then(|| first.to_vec());
+    let key = match sep {
+        FirstKey::Root => None,
+        FirstKey::Under(sep) if sep == first => None,
+        FirstKey::Under(_) | FirstKey::Piece => Some(first.to_vec()),
+    };
     sink.emit(id, node, page);
     Ok((id, key))
 }

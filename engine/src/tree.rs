@@ -279,7 +279,7 @@ pub fn materialize<'c>(
             let reason = Corruption::ChildOutsideSeparators { child: id, edge };
             return Err(Error::corrupted(from, reason));
         }
-        *child = Child::Node(Box::new(node));
+        *child = Child::Node(node);
     }
     match child {
         Child::Node(n) => Ok(n),
