@@ -5,7 +5,7 @@
 //! contents change only when it is reallocated, which needs it to have been freed and released,
 //! which happens only after no open transaction can reach it; the committing writer then
 //! replaces the entry. Eviction is first-in first-out, which is deterministic. Each entry
-//! carries a key index (`cached.rs`) built once, when the node enters the cache.
+//! carries a key index (`cached.rs`) built by the first read transaction that searches it.
 //!
 //! The writer takes a cached node out of the cache instead of copying it when nobody else holds
 //! it ([`Pager::node_for_update`]): its commit frees that page and caches the new version, so
