@@ -158,7 +158,7 @@ impl BucketTree {
 
     fn new_empty(depth: usize, home: PageId) -> BucketTree {
         BucketTree {
-            root: Child::Node(Box::new(Node::empty_leaf())),
+            root: Child::Node(Box::default()),
             sequence: 0,
             dirty: true,
             children: ByName::default(),

@@ -85,7 +85,7 @@ impl CachedNode {
     /// keeps for the next node a commit publishes (`pager.rs`, `Spares`).
     pub fn take_node(&mut self) -> Node {
         self.index = OnceLock::new();
-        std::mem::replace(&mut self.node, Node::empty_leaf())
+        std::mem::take(&mut self.node)
     }
 
     /// Put `node` into this shell, as [`CachedNode::new`] would make it.

@@ -197,7 +197,7 @@ impl Pager {
 
     /// Publish the nodes a commit just wrote, each at its page (replacing whatever was cached
     /// there), under one lock: the writer wrapped them as the cache holds them, so they move in
-    /// without a copy. The commit's emptied boxes are kept as spares.
+    /// without a copy. The commit's emptied boxes are kept as spares, up to [`SPARES_MAX`].
     #[expect(
         clippy::vec_box,
         reason = "the boxes are the allocations kept for reuse"
@@ -212,8 +212,8 @@ impl Pager {
             c.insert(self.capacity, id, node);
         }
         let room = SPARES_MAX.saturating_sub(c.spares.boxes.len());
+        // Draining empties `boxes` whole; the boxes past the bound are freed.
         c.spares.boxes.extend(boxes.drain(..).take(room));
-        boxes.clear();
     }
 
     /// Move spare cache shells into `into` for a commit to wrap its nodes in

@@ -48,7 +48,7 @@ fn a_taken_node_leaves_its_allocations_for_the_next_commit() {
 
     // The commit publishes the node in that shell and gives the emptied box back ...
     let mut shell = lent.pop().unwrap();
-    let node = std::mem::replace(&mut *taken, Node::empty_leaf());
+    let node = std::mem::take(&mut *taken);
     Arc::get_mut(&mut shell).unwrap().refill(node);
     let mut boxes = vec![taken];
     pager.publish([(PageId(3), shell)].into_iter(), &mut boxes);
@@ -76,9 +76,7 @@ fn a_node_a_reader_holds_is_copied_and_leaves_no_spare() {
 #[test]
 fn spares_are_bounded() {
     let pager = pager();
-    let mut boxes: Vec<Box<Node>> = (0..3 * SPARES_MAX)
-        .map(|_| Box::new(Node::empty_leaf()))
-        .collect();
+    let mut boxes: Vec<Box<Node>> = (0..3 * SPARES_MAX).map(|_| Box::default()).collect();
     pager.publish(std::iter::empty(), &mut boxes);
     assert!(boxes.is_empty());
     assert_eq!(pager.lock().spares.boxes.len(), SPARES_MAX);

@@ -78,7 +78,7 @@ pub fn rebalance(root: &mut Child, rd: &Reader<'_>, sink: &mut dyn SpillSink) ->
                 if let Some(span) = node.origin {
                     sink.free(span)?;
                 }
-                *root = Child::Node(Box::new(Node::empty_leaf()));
+                *root = Child::Node(Box::default());
             }
             1 => {
                 if let Some(span) = node.origin {
@@ -292,7 +292,7 @@ pub fn spill_root(root: Child, sink: &mut dyn SpillSink, anchor: PageId) -> Resu
 
 /// The node in `shell`, moved out; the emptied box goes to `sink`'s spares.
 fn unbox(mut shell: Box<Node>, sink: &mut dyn SpillSink) -> Node {
-    let node = std::mem::replace(&mut *shell, Node::empty_leaf());
+    let node = std::mem::take(&mut *shell);
     sink.spare(shell);
     node
 }

@@ -85,6 +85,14 @@ pub struct Node {
     pub body: Body,
 }
 
+/// An empty leaf built in memory: what `std::mem::take` leaves behind when a node is moved
+/// out of an allocation that is kept.
+impl Default for Node {
+    fn default() -> Node {
+        Node::empty_leaf()
+    }
+}
+
 impl Node {
     /// A node built in memory: read from no page, not edited, not any image's items.
     pub fn built(body: Body) -> Node {

@@ -131,7 +131,7 @@ fn encode_refuses_what_decode_would_reject_and_writes_nothing() {
     assert_eq!(n.unencodable(), Some(short));
     let branch = Node::built(Body::Branch(vec![BranchItem {
         key: b"k".to_vec(),
-        child: Child::Node(Box::new(Node::empty_leaf())),
+        child: Child::Node(Box::default()),
     }]));
     let unspilled = Corruption::ChildNotSpilled { element: 0 };
     assert_eq!(branch.unencodable(), Some(unspilled));
@@ -282,7 +282,7 @@ fn random_node(seed: &mut u64) -> Node {
                 .map(|key| BranchItem {
                     key,
                     child: match next(200) {
-                        0 => Child::Node(Box::new(Node::empty_leaf())),
+                        0 => Child::Node(Box::default()),
                         n => Child::Page(PageId(n)),
                     },
                 })
