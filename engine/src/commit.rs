@@ -7,8 +7,9 @@
 //!    runs of free and pending pages and encoded straight into the commit buffer in step 4.
 //! 3. If the high-water mark passed the file's end: `set_len`, then sync, so growth is durable
 //!    before any page past the old end is referenced.
-//! 4. Write the dirty pages in page order, then sync. The pages are serialised into one buffer
-//!    (sized by `Options::presize`) and each run of contiguous pages goes out in one `write_at`.
+//! 4. Write the dirty pages in page order, then sync. Each run of contiguous pages goes out in
+//!    one `write_at`: a run of one image from where it lies, a run of several serialised first
+//!    into one buffer (sized by `Options::presize`).
 //! 5. Write the meta page to slot `txid % 2`, then sync. Only now is the commit acknowledged.
 //!
 //! Any failure latches the database (see `db.rs`): the in-memory freelist may already hold this
@@ -20,7 +21,7 @@ use crate::bucket::BucketTree;
 use crate::cached::CachedNode;
 use crate::counters::{shape, Counters};
 use crate::error::{Corruption, Error, FormatError, Invariant, Result};
-use crate::flush::{grow_to, sync, write_at, write_pages, DirtyPages, PageImage};
+use crate::flush::{self, grow_to, sync, write_at, write_pages, DirtyPages, PageImage};
 use crate::freelist::{FreeFilter, Freelist, FreelistKind, Taken};
 use crate::guard::{self, Guard};
 use crate::presize::SizedBuf;
@@ -73,9 +74,13 @@ struct Sink<'w> {
     spare_boxes: &'w mut Vec<Box<Node>>,
     /// Pages this commit took from the free set.
     taken: &'w mut Taken,
+    /// A kept list for the free and pending runs the freelist page lists.
+    free_runs: &'w mut Vec<PageSpan>,
     /// The session's damage to step around.
     guard: &'w mut Guard,
-    counters: Counters,
+    /// The commit's counters (a reference: they are 300 bytes, and moving them in and out of
+    /// the sink copied them each time).
+    counters: &'w mut Counters,
     /// A negative control forgets every page this commit frees (see `DebugHooks`).
     leak_freed: bool,
     /// A negative control frees the commit's first freed span twice (see `DebugHooks`).
@@ -296,8 +301,9 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         spare_cached: &mut lists.spare_cached,
         spare_boxes: &mut lists.spare_boxes,
         taken: &mut lists.taken,
+        free_runs: &mut lists.free_runs,
         guard: writer.guard.as_mut().expect("session_guard made it"),
-        counters,
+        counters: &mut counters,
         leak_freed: opts.hooks().leak_freed_pages,
         double_free: opts.hooks().double_free_in_commit,
         wrap_freelist_count: opts.hooks().freelist_count_wraps,
@@ -342,7 +348,8 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         dirty_bytes,
         nodes,
         spare_boxes,
-        mut counters,
+        counters,
+        freelist,
         ..
     } = sink;
     let storage = db.pager().storage();
@@ -350,7 +357,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     if needed > writer.file_len {
         let len = grow_to(needed);
         storage.set_len(len).map_err(|e| Error::io("set_len", e))?;
-        sync(storage, &opts, &mut counters)?;
+        sync(storage, &opts, counters)?;
         writer.file_len = len;
         counters.file_growths += 1;
         counters.step_growths += u64::from(len > shape::GROWTH_STEP);
@@ -361,7 +368,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
             list.encode(buf);
         }
     };
-    let mut pages: Vec<(PageId, PageImage<'_>)> = Vec::with_capacity(dirty.len() + 1);
+    let mut pages = flush::recycle(std::mem::take(&mut lists.pages));
     pages.extend(
         dirty
             .iter()
@@ -372,18 +379,20 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
             (*start, PageImage::Bytes(&fixed.bytes()[at.clone()]))
         }
         FreelistImage::Encoded(list) => {
-            let encode: &dyn Fn(&mut SizedBuf) = &encode_long;
+            let encode: &(dyn Fn(&mut SizedBuf) + Sync) = &encode_long;
             let len = list.len();
             (list.start, PageImage::Encoded { len, encode })
         }
     }));
-    let pages = DirtyPages {
-        pages,
+    let dirty_pages = DirtyPages {
+        pages: &mut pages,
         bytes: dirty_bytes,
+        runs: &mut lists.runs,
     };
-    write_pages(storage, meta.page_size, pages, opts.presize, &mut counters)?;
+    write_pages(storage, meta.page_size, dirty_pages, opts.presize, counters)?;
+    lists.pages = flush::recycle(pages);
     if !tx.skip_data_sync {
-        sync(storage, &opts, &mut counters)?;
+        sync(storage, &opts, counters)?;
     }
     // Refused (nothing written yet) if decoding would reject it; begin_write already refused a
     // txid that would wrap, and the meta must still follow its base.
@@ -395,21 +404,20 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         meta_slot(&meta, &opts),
         meta.page_size,
         meta_page,
-        &mut counters,
+        counters,
     )?;
     counters.meta_writes += 1;
     counters.image_bytes_zeroed += arena.take_zeroed() + fixed.take_zeroed();
     arena.trim();
     fixed.trim();
-    sync(storage, &opts, &mut counters)?;
+    sync(storage, &opts, counters)?;
 
     let written = nodes.drain(..).map(|(id, node, _)| (id, node));
     db.pager().publish(written, spare_boxes);
     // Its pages hold the images now: the next commit may rewrite them in place.
     arena.complete();
     counters.commits += 1;
-    let fl = writer.freelist.counters();
-    db.finish_commit(meta, counters, fl);
+    db.finish_commit(meta, counters, freelist.counters());
     Ok(())
 }
 

@@ -1,11 +1,12 @@
 //! Step 4 of the commit protocol (and the syncs of steps 3 and 5): a commit's encoded pages go
-//! out sorted by id, serialised into one buffer sized by `Options::presize`, one `write_at` per
-//! run of contiguous pages; every write and sync is counted.
+//! out sorted by id, one `write_at` per run of contiguous pages, a run of several images
+//! serialised first into one buffer sized by `Options::presize`; every write and sync is counted.
 
 use crate::counters::Counters;
 use crate::error::{Error, Result};
 use crate::presize::{PresizePolicy, SizedBuf};
 use crashlab_format::types::PageId;
+use std::ops::Range;
 
 /// File length to grow to: the next power of two while under 16 MiB, then 16 MiB steps.
 pub(crate) fn grow_to(needed: u64) -> u64 {
@@ -20,13 +21,14 @@ pub(crate) fn grow_to(needed: u64) -> u64 {
 /// One dirty page run's image.
 #[derive(Clone, Copy)]
 pub(crate) enum PageImage<'a> {
-    /// Bytes already encoded (a node's image), copied into the commit buffer.
+    /// Bytes already encoded (a node's image): written from where they lie when they are a run
+    /// of their own, else copied into the commit buffer.
     Bytes(&'a [u8]),
     /// `len` bytes that `encode` appends to the commit buffer: the freelist page, which may be
     /// megabytes, is encoded straight into it instead of into a buffer of its own and copied.
     Encoded {
         len: usize,
-        encode: &'a dyn Fn(&mut SizedBuf),
+        encode: &'a (dyn Fn(&mut SizedBuf) + Sync),
     },
 }
 
@@ -55,81 +57,135 @@ impl PageImage<'_> {
     }
 }
 
-/// A commit's encoded pages and their total length, counted as they were added.
-pub(crate) struct DirtyPages<'a> {
-    pub pages: Vec<(PageId, PageImage<'a>)>,
+/// A commit's encoded pages and their total length, counted as they were added, and a list
+/// for their runs; both lists are the writer's, kept from commit to commit (`shared.rs`).
+pub(crate) struct DirtyPages<'a, 'k> {
+    pub pages: &'k mut Vec<(PageId, PageImage<'a>)>,
     pub bytes: usize,
+    pub runs: &'k mut Vec<Run>,
 }
 
-/// Serialise the dirty pages, sorted by id, into one buffer sized by `policy` (`Estimate`: the
-/// byte count kept as pages were encoded, exact for free — a page count × page size would fall
-/// short by every overflow page and every page of a multi-page freelist; `Exact`: sum the
-/// lengths, one step per dirty entry), then write each run of contiguous pages with one
-/// `write_at`.
+/// The emptied allocation of a page list, for a list whose images borrow from elsewhere. A
+/// commit's list borrows its images from the writer's arenas, so the list cannot be kept from
+/// commit to commit, but its allocation can: collecting a `vec::IntoIter` into a `Vec` of an
+/// element of the same layout reuses the allocation (`a_recycled_list_keeps_its_allocation`).
+pub(crate) fn recycle<'b>(mut list: Vec<(PageId, PageImage<'_>)>) -> Vec<(PageId, PageImage<'b>)> {
+    list.clear();
+    list.into_iter()
+        .map(|_| -> (PageId, PageImage<'b>) { unreachable!("the list is empty") })
+        .collect()
+}
+
+/// Write the dirty pages, sorted by id, one `write_at` per run of contiguous pages.
+///
+/// A run of one encoded image (most runs of a small commit: a leaf, its branches, the root) is
+/// written from where it lies; copying it first would cost a page of `memcpy` and change no
+/// byte on disk. A run that joins several images, or holds one still to be encoded (the
+/// freelist page), is serialised into one commit buffer sized by `policy` (`Estimate`: the
+/// bytes of those runs, summed by the plan that found them; `Exact`: a pass summing their
+/// images, one step per image; `Grow`: doubling from small), made only if some run needs it.
 pub(crate) fn write_pages(
     storage: &dyn crate::Storage,
     page_size: u32,
-    dirty: DirtyPages<'_>,
+    dirty: DirtyPages<'_, '_>,
     policy: PresizePolicy,
     counters: &mut Counters,
 ) -> Result<()> {
     let DirtyPages {
-        pages: mut dirty,
+        pages: dirty,
         bytes,
+        runs,
     } = dirty;
     dirty.sort_by_key(|(id, _)| *id);
-    let mut buf = SizedBuf::for_policy(policy, bytes, || {
-        let size = dirty.iter().map(|(_, image)| image.len()).sum();
-        (size, dirty.len() as u64)
-    });
-    let runs = serialise_runs(&dirty, page_size, &mut buf);
-    debug_assert_eq!(buf.len(), bytes, "the running byte count is exact");
-    counters.add_buffer_work(&buf.work());
-    counters.write_calls_saved += (dirty.len() - runs.len()) as u64;
-    for run in runs {
-        let bytes = &buf.as_slice()[run.offset..run.offset + run.len];
-        write_at(storage, run.first, page_size, bytes, counters)?;
+    plan_runs(dirty, page_size, runs);
+    debug_assert_eq!(
+        runs.iter().map(|run| run.len).sum::<usize>(),
+        bytes,
+        "the running byte count is exact"
+    );
+    let mut buf = None;
+    for run in runs.iter() {
+        let images = &dirty[run.images.clone()];
+        if let [(_, PageImage::Bytes(image))] = images {
+            write_at(storage, run.first, page_size, image, counters)?;
+            continue;
+        }
+        let buf = buf.get_or_insert_with(|| commit_buffer(policy, dirty, runs));
+        let offset = buf.len();
+        for (_, image) in images {
+            image.append_to(buf);
+        }
+        write_at(
+            storage,
+            run.first,
+            page_size,
+            &buf.as_slice()[offset..],
+            counters,
+        )?;
     }
+    if let Some(buf) = &buf {
+        counters.add_buffer_work(&buf.work());
+    }
+    counters.write_calls_saved += (dirty.len() - runs.len()) as u64;
     Ok(())
 }
 
-/// Contiguous pages starting at `first`, at `offset..offset + len` of the commit buffer.
+/// The buffer for the runs of `runs` that are not written from where they lie, sized by
+/// `policy`.
+fn commit_buffer(
+    policy: PresizePolicy,
+    dirty: &[(PageId, PageImage<'_>)],
+    runs: &[Run],
+) -> SizedBuf {
+    let buffered = || runs.iter().filter(|run| !run.is_direct(dirty));
+    SizedBuf::for_policy(policy, buffered().map(|run| run.len).sum(), || {
+        let images = buffered().flat_map(|run| &dirty[run.images.clone()]);
+        images.fold((0, 0), |(size, steps), (_, image)| {
+            (size + image.len(), steps + 1)
+        })
+    })
+}
+
+/// Contiguous pages starting at `first`, `len` bytes, made of the images `images` (indices
+/// into the sorted dirty list).
 #[derive(Debug, PartialEq, Eq)]
-struct Run {
+pub(crate) struct Run {
     first: PageId,
-    offset: usize,
+    images: Range<usize>,
     len: usize,
 }
 
-/// Append the pages of `dirty` (sorted by id, whole pages, no overlap) to `buf`; return the runs
-/// of contiguous pages.
-fn serialise_runs(
-    dirty: &[(PageId, PageImage<'_>)],
-    page_size: u32,
-    buf: &mut SizedBuf,
-) -> Vec<Run> {
-    let mut runs: Vec<Run> = Vec::with_capacity(dirty.len());
+impl Run {
+    /// Written from where its one image lies, without the commit buffer.
+    fn is_direct(&self, dirty: &[(PageId, PageImage<'_>)]) -> bool {
+        matches!(dirty[self.images.clone()], [(_, PageImage::Bytes(_))])
+    }
+}
+
+/// The runs of contiguous pages in `dirty` (sorted by id, whole pages, no overlap), into `runs`.
+fn plan_runs(dirty: &[(PageId, PageImage<'_>)], page_size: u32, runs: &mut Vec<Run>) {
+    runs.clear();
     let mut next_id = None;
-    for (id, image) in dirty {
+    for (at, (id, image)) in dirty.iter().enumerate() {
         let len = image.len();
         assert_eq!(len % page_size as usize, 0, "dirty page of whole pages");
         assert!(len > 0, "dirty page is empty");
         if let Some(next) = next_id {
             assert!(*id >= next, "dirty pages overlap at {id}");
         }
-        let offset = buf.len();
-        image.append_to(buf);
         match runs.last_mut() {
-            Some(run) if next_id == Some(*id) => run.len += len,
+            Some(run) if next_id == Some(*id) => {
+                run.len += len;
+                run.images.end = at + 1;
+            }
             _ => runs.push(Run {
                 first: *id,
-                offset,
+                images: at..at + 1,
                 len,
             }),
         }
         next_id = Some(PageId(id.0 + (len / page_size as usize) as u64));
     }
-    runs
 }
 
 pub(crate) fn write_at(

@@ -1,10 +1,13 @@
 //! Unit tests of `flush.rs` (kept apart so the module reads at once).
 
-use super::{grow_to, serialise_runs, PageImage, Run};
-use crate::presize::{BufferWork, PresizePolicy, SizedBuf};
+use super::{grow_to, plan_runs, recycle, write_pages, DirtyPages, PageImage, Run};
+use crate::counters::Counters;
+use crate::presize::{PresizePolicy, SizedBuf};
+use crate::storage::MemStorage;
 use crashlab_format::types::PageId;
 
-/// Pages 2, 3–4 (an overflow node), 5 and 7 of 512 bytes: 2560 bytes in two runs.
+/// Pages 2, 3–4 (an overflow node), 5 and 7 of 512 bytes: 2560 bytes in two runs, the first of
+/// three images (buffered), the second of one (written from where it lies).
 fn dirty() -> Vec<(PageId, Vec<u8>)> {
     vec![
         (PageId(2), vec![2; 512]),
@@ -14,65 +17,118 @@ fn dirty() -> Vec<(PageId, Vec<u8>)> {
     ]
 }
 
-fn serialise(policy: PresizePolicy) -> (Vec<Run>, SizedBuf) {
-    let owned = dirty();
-    let dirty: Vec<(PageId, PageImage<'_>)> = owned
+fn images(owned: &[(PageId, Vec<u8>)]) -> Vec<(PageId, PageImage<'_>)> {
+    owned
         .iter()
         .map(|(id, b)| (*id, PageImage::Bytes(b)))
-        .collect();
-    let mut buf = SizedBuf::for_policy(policy, dirty.len() * 512, || (2560, 4));
-    let runs = serialise_runs(&dirty, 512, &mut buf);
-    (runs, buf)
+        .collect()
+}
+
+/// Write `pages` (in the order given) to a fresh store; its bytes and the counters.
+fn write(mut pages: Vec<(PageId, PageImage<'_>)>, policy: PresizePolicy) -> (Vec<u8>, Counters) {
+    let storage = MemStorage::new();
+    let mut counters = Counters::default();
+    let bytes = pages.iter().map(|(_, image)| image.len()).sum();
+    // A kept list of runs from an earlier commit: planning starts it afresh.
+    let mut runs = vec![Run {
+        first: PageId(99),
+        images: 0..1,
+        len: 512,
+    }];
+    let dirty = DirtyPages {
+        pages: &mut pages,
+        bytes,
+        runs: &mut runs,
+    };
+    write_pages(&storage, 512, dirty, policy, &mut counters).expect("write");
+    (storage.snapshot(), counters)
 }
 
 #[test]
 fn contiguous_pages_form_one_run() {
-    let (runs, buf) = serialise(PresizePolicy::Grow);
+    let owned = dirty();
     let expected = vec![
         Run {
             first: PageId(2),
-            offset: 0,
+            images: 0..3,
             len: 2048,
         },
         Run {
             first: PageId(7),
-            offset: 2048,
+            images: 3..4,
             len: 512,
         },
     ];
+    let mut runs = Vec::new();
+    plan_runs(&images(&owned), 512, &mut runs);
     assert_eq!(runs, expected);
-    assert_eq!(buf.as_slice()[512..1536], [3; 1024]);
-    assert_eq!(buf.as_slice()[2048..], [7; 512]);
+}
+
+#[test]
+fn a_recycled_list_keeps_its_allocation() {
+    let owned = dirty();
+    let mut list = images(&owned);
+    list.reserve(60);
+    let (at, capacity) = (list.as_ptr() as usize, list.capacity());
+    let kept: Vec<(PageId, PageImage<'static>)> = recycle(list);
+    assert!(kept.is_empty());
+    assert_eq!((kept.as_ptr() as usize, kept.capacity()), (at, capacity));
+}
+
+#[test]
+fn every_page_lands_at_its_offset_one_call_per_run() {
+    let mut owned = dirty();
+    owned.reverse();
+    let (file, c) = write(images(&owned), PresizePolicy::Estimate);
+    assert_eq!(file.len(), 8 * 512);
+    assert!(file[..1024].iter().all(|&b| b == 0), "pages 0–1 untouched");
+    for (page, byte) in [(2, 2), (3, 3), (4, 3), (5, 5), (6, 0), (7, 7)] {
+        let at = page * 512;
+        assert!(file[at..at + 512].iter().all(|&b| b == byte), "page {page}");
+    }
+    assert_eq!((c.write_calls, c.write_calls_saved), (2, 2));
+    assert_eq!((c.pages_written, c.bytes_written), (5, 2560));
 }
 
 #[test]
 fn commit_buffer_costs_per_policy() {
-    // Grow: 64 → 512 (copy 0) → 2048 (copy 512) → 4096 (copy 2048).
-    let grow = BufferWork {
-        allocations: 1,
-        reallocations: 3,
-        bytes_copied_by_growth: 2560,
-        size_computation_steps: 0,
-        bytes_reserved: 64 + 512 + 2048 + 4096,
+    // Only the run of pages 2–5 (2048 bytes, three images) goes through the buffer.
+    let owned = dirty();
+    let work = |policy| {
+        let (_, c) = write(images(&owned), policy);
+        [
+            c.buffer_allocations,
+            c.buffer_reallocations,
+            c.buffer_bytes_copied_by_growth,
+            c.size_computation_steps,
+            c.buffer_bytes_reserved,
+        ]
     };
-    assert_eq!(serialise(PresizePolicy::Grow).1.work(), grow);
-    // Exact: one step per dirty entry, one allocation.
-    let exact = BufferWork {
-        allocations: 1,
-        size_computation_steps: 4,
-        bytes_reserved: 2048 + 512,
-        ..BufferWork::default()
-    };
-    assert_eq!(serialise(PresizePolicy::Exact).1.work(), exact);
-    // Estimate: 4 entries × 512 = 2048, short by the overflow page: → 4096 copying 2048.
-    let estimate = BufferWork {
-        allocations: 1,
-        reallocations: 1,
-        bytes_copied_by_growth: 2048,
-        size_computation_steps: 0,
-        bytes_reserved: 2048 + 4096,
-    };
-    assert_eq!(serialise(PresizePolicy::Estimate).1.work(), estimate);
+    // Grow: 64 → 512 for page 2 (copying nothing), → 2048 for pages 3–4 (copying page 2).
+    assert_eq!(work(PresizePolicy::Grow), [1, 2, 512, 0, 64 + 512 + 2048]);
+    // Exact: one step per buffered image, one allocation.
+    assert_eq!(work(PresizePolicy::Exact), [1, 0, 0, 3, 2048]);
+    // Estimate: the plan's sum of the buffered runs, one allocation, no pass.
+    assert_eq!(work(PresizePolicy::Estimate), [1, 0, 0, 0, 2048]);
+}
+
+#[test]
+fn lone_pages_make_no_buffer() {
+    let owned = vec![
+        (PageId(2), vec![2; 512]),
+        (PageId(4), vec![4; 1024]),
+        (PageId(7), vec![7; 512]),
+    ];
+    for policy in [
+        PresizePolicy::Grow,
+        PresizePolicy::Exact,
+        PresizePolicy::Estimate,
+    ] {
+        let (file, c) = write(images(&owned), policy);
+        assert_eq!(&file[4 * 512..6 * 512], &[4; 1024][..]);
+        assert_eq!((c.write_calls, c.write_calls_saved), (3, 0));
+        assert_eq!((c.buffer_allocations, c.buffer_bytes_reserved), (0, 0));
+    }
 }
 
 #[test]
@@ -88,7 +144,7 @@ fn an_encoded_image_joins_its_run_with_the_bytes_it_writes() {
     // Pages 2 (bytes), 3–4 (encoded, as the freelist page is) and 5 (bytes): one run.
     let (two, five) = (vec![2u8; 512], vec![5u8; 512]);
     let encode = |buf: &mut SizedBuf| buf.extend_from_slice(&[9u8; 1024]);
-    let dirty = [
+    let dirty = vec![
         (PageId(2), PageImage::Bytes(&two)),
         (
             PageId(3),
@@ -99,33 +155,44 @@ fn an_encoded_image_joins_its_run_with_the_bytes_it_writes() {
         ),
         (PageId(5), PageImage::Bytes(&five)),
     ];
-    let mut buf = SizedBuf::for_policy(PresizePolicy::Estimate, 2048, || (2048, 3));
-    let runs = serialise_runs(&dirty, 512, &mut buf);
-    let one_run = Run {
-        first: PageId(2),
-        offset: 0,
-        len: 2048,
-    };
-    assert_eq!(runs, vec![one_run]);
-    let bytes = buf.as_slice();
-    assert!(bytes[..512].iter().all(|&b| b == 2));
-    assert!(bytes[512..1536].iter().all(|&b| b == 9));
-    assert!(bytes[1536..].iter().all(|&b| b == 5));
-    assert_eq!(buf.work().allocations, 1, "one buffer, never grown");
-    assert_eq!(buf.work().reallocations, 0);
+    let (file, c) = write(dirty, PresizePolicy::Estimate);
+    assert!(file[1024..1536].iter().all(|&b| b == 2));
+    assert!(file[1536..2560].iter().all(|&b| b == 9));
+    assert!(file[2560..3072].iter().all(|&b| b == 5));
+    assert_eq!(c.write_calls, 1);
+    assert_eq!(c.buffer_allocations, 1, "one buffer, never grown");
+    assert_eq!(c.buffer_reallocations, 0);
+}
+
+#[test]
+fn an_encoded_image_alone_still_goes_through_the_buffer() {
+    let encode = |buf: &mut SizedBuf| buf.extend_from_slice(&[9u8; 1024]);
+    let two = vec![2u8; 512];
+    let dirty = vec![
+        (PageId(2), PageImage::Bytes(&two)),
+        (
+            PageId(6),
+            PageImage::Encoded {
+                len: 1024,
+                encode: &encode,
+            },
+        ),
+    ];
+    let (file, c) = write(dirty, PresizePolicy::Estimate);
+    assert!(file[3072..4096].iter().all(|&b| b == 9));
+    assert_eq!((c.write_calls, c.buffer_bytes_reserved), (2, 1024));
 }
 
 #[test]
 #[should_panic(expected = "an encoder writes what it claimed")]
 fn an_encoder_that_writes_short_is_caught() {
     let encode = |buf: &mut SizedBuf| buf.extend_from_slice(&[9u8; 500]);
-    let dirty = [(
+    let dirty = vec![(
         PageId(3),
         PageImage::Encoded {
             len: 512,
             encode: &encode,
         },
     )];
-    let mut buf = SizedBuf::for_policy(PresizePolicy::Grow, 512, || (512, 1));
-    serialise_runs(&dirty, 512, &mut buf);
+    write(dirty, PresizePolicy::Grow);
 }

@@ -60,6 +60,11 @@ pub(crate) struct CommitLists {
         reason = "the boxes are the allocations kept for reuse"
     )]
     pub spare_boxes: Vec<Box<crashlab_format::node::Node>>,
+    /// The allocation of the list of pages to write (`flush::recycle`), and their runs.
+    pub pages: Vec<(PageId, crate::flush::PageImage<'static>)>,
+    pub runs: Vec<crate::flush::Run>,
+    /// The free and pending runs the freelist page lists (`commit/freelist_page.rs`).
+    pub free_runs: Vec<PageSpan>,
 }
 
 pub(crate) struct Shared {
@@ -156,10 +161,10 @@ impl Shared {
     }
 
     /// Publish a durable commit: new readers see `meta` from now on.
-    pub fn finish_commit(&self, meta: Meta, delta: Counters, fl: FreelistCounters) {
+    pub fn finish_commit(&self, meta: Meta, delta: &Counters, fl: FreelistCounters) {
         {
             let mut c = lock(&self.counters);
-            c.accumulate(&delta);
+            c.accumulate(delta);
             c.freelist_allocate_calls = fl.allocate_calls;
             c.freelist_scan_steps = fl.allocate_scan_steps;
             c.freelist_ids_moved = fl.ids_moved;

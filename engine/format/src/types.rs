@@ -18,6 +18,7 @@ impl PageId {
 
     /// The page `n` positions after this one. Callers check the result against the high-water
     /// mark; overflow here would be a programmer error, so it saturates and the bound check fails.
+    #[inline]
     pub fn plus(self, n: u64) -> PageId {
         PageId(self.0.saturating_add(n))
     }
@@ -65,13 +66,17 @@ pub struct PageSpan {
     pub count: u64,
 }
 
+// Inlined: the commit's freelist and free-set code make and measure spans at every step, and
+// across the crate boundary each was a call.
 impl PageSpan {
+    #[inline]
     pub fn new(start: PageId, count: u64) -> PageSpan {
         assert!(count >= 1, "a page span holds at least one page");
         PageSpan { start, count }
     }
 
     /// One past the last page of the span.
+    #[inline]
     pub fn end(self) -> PageId {
         self.start.plus(self.count)
     }

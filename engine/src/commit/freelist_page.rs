@@ -5,10 +5,10 @@
 //! afresh for every commit, that page was zeroed in full each time: 4,096 of a one-key Set's
 //! instructions (glibc's `rep stosb`, counted per byte). It is placed instead in the writer's
 //! second arena (`WriterState::fixed`), where the freelist image of the commit before lay, so
-//! only what the list shrank by is zeroed, and then copied into the commit buffer like a node's
-//! image. A long list (one that would not leave the arena small enough to keep) is encoded
-//! straight into the commit buffer as before: kept nowhere, it would be zeroed anyway, and
-//! copied once more.
+//! only what the list shrank by is zeroed, and then written like a node's image (from where it
+//! lies, or through the commit buffer when it joins a run of other pages). A long list (one that
+//! would not leave the arena small enough to keep) is encoded straight into the commit buffer
+//! as before: kept nowhere, it would be zeroed anyway, and copied once more.
 
 use super::Sink;
 use crate::arena::{ZeroedRun, RETAIN_BYTES};
@@ -85,8 +85,10 @@ pub(super) fn write_freelist(sink: &mut Sink<'_>) -> Result<PageSpan> {
     }
     let pages = freelist::page_count_for(estimate, sink.page_size);
     let start = sink.allocate(pages)?;
-    // As runs: the free set's and the pending pages', never one entry per free page.
-    let runs = sink.freelist.all_runs();
+    // As runs: the free set's and the pending pages', never one entry per free page, in the
+    // writer's kept list.
+    let mut runs = std::mem::take(sink.free_runs);
+    sink.freelist.all_runs_into(&mut runs);
     let ids: u64 = runs.iter().map(|r| r.count).sum();
     // Pair check: the page must decode under the meta this commit writes.
     if let Some(reason) = freelist::unencodable_runs(&runs, sink.high_water) {
@@ -116,6 +118,7 @@ pub(super) fn write_freelist(sink: &mut Sink<'_>) -> Result<PageSpan> {
         let pages = usize::try_from(pages).expect("freelist fits memory");
         let (at, run) = sink.fixed.place(pages, used);
         list.encode(&mut ZeroedRun::new(run, used));
+        *sink.free_runs = list.runs;
         FreelistImage::Placed { start, at }
     } else {
         FreelistImage::Encoded(LongList { start, list })

@@ -470,10 +470,18 @@ impl Freelist {
     /// Free and pending pages as ascending, disjoint runs (two runs may touch): what a freelist
     /// page stores, in memory that follows the free set's runs and the pending pages.
     pub fn all_runs(&self) -> Vec<PageSpan> {
+        let mut all = Vec::new();
+        self.all_runs_into(&mut all);
+        all
+    }
+
+    /// [`Freelist::all_runs`] into `all` (emptied first), whose allocation a commit keeps.
+    pub fn all_runs_into(&self, all: &mut Vec<PageSpan>) {
         // Sized once, and merged as the free set walks its runs: no list of either kind's own.
         let pending = || runs_in(self.pending_index.iter());
         let free = self.free.get();
-        let mut all = Vec::with_capacity(free.run_count() + pending().count());
+        all.clear();
+        all.reserve(free.run_count() + pending().count());
         let mut p = pending().peekable();
         free.for_each_run(&mut |run| {
             while let Some(before) = p.next_if(|r| r.start < run.start) {
@@ -483,7 +491,6 @@ impl Freelist {
         });
         all.extend(p);
         debug_assert!(all.windows(2).all(|w| w[0].end() <= w[1].start));
-        all
     }
 
     pub fn counters(&self) -> FreelistCounters {
