@@ -105,14 +105,13 @@ pub(crate) fn write_pages(
     );
     let mut buf = None;
     for run in runs.iter() {
-        let images = &dirty[run.images.clone()];
-        if let [(_, PageImage::Bytes(image))] = images {
+        if let Some(image) = run.direct(dirty) {
             write_at(storage, run.first, page_size, image, counters)?;
             continue;
         }
         let buf = buf.get_or_insert_with(|| commit_buffer(policy, dirty, runs));
         let offset = buf.len();
-        for (_, image) in images {
+        for (_, image) in &dirty[run.images.clone()] {
             image.append_to(buf);
         }
         write_at(
@@ -137,7 +136,7 @@ fn commit_buffer(
     dirty: &[(PageId, PageImage<'_>)],
     runs: &[Run],
 ) -> SizedBuf {
-    let buffered = || runs.iter().filter(|run| !run.is_direct(dirty));
+    let buffered = || runs.iter().filter(|run| run.direct(dirty).is_none());
     SizedBuf::for_policy(policy, buffered().map(|run| run.len).sum(), || {
         let images = buffered().flat_map(|run| &dirty[run.images.clone()]);
         images.fold((0, 0), |(size, steps), (_, image)| {
@@ -156,9 +155,13 @@ pub(crate) struct Run {
 }
 
 impl Run {
-    /// Written from where its one image lies, without the commit buffer.
-    fn is_direct(&self, dirty: &[(PageId, PageImage<'_>)]) -> bool {
-        matches!(dirty[self.images.clone()], [(_, PageImage::Bytes(_))])
+    /// The bytes of its one encoded image, written from where they lie without the commit
+    /// buffer; `None` for a run that goes through the buffer.
+    fn direct<'d>(&self, dirty: &[(PageId, PageImage<'d>)]) -> Option<&'d [u8]> {
+        match dirty[self.images.clone()] {
+            [(_, PageImage::Bytes(image))] => Some(image),
+            _ => None,
+        }
     }
 }
 

@@ -139,6 +139,11 @@ fn growth_steps() {
     assert_eq!(grow_to((16 << 20) + 1), 32 << 20);
 }
 
+/// An image of 1,024 bytes encoded only when the buffer takes it (as the freelist page is).
+fn nines(encode: &(dyn Fn(&mut SizedBuf) + Sync)) -> PageImage<'_> {
+    PageImage::Encoded { len: 1024, encode }
+}
+
 #[test]
 fn an_encoded_image_joins_its_run_with_the_bytes_it_writes() {
     // Pages 2 (bytes), 3–4 (encoded, as the freelist page is) and 5 (bytes): one run.
@@ -146,13 +151,7 @@ fn an_encoded_image_joins_its_run_with_the_bytes_it_writes() {
     let encode = |buf: &mut SizedBuf| buf.extend_from_slice(&[9u8; 1024]);
     let dirty = vec![
         (PageId(2), PageImage::Bytes(&two)),
-        (
-            PageId(3),
-            PageImage::Encoded {
-                len: 1024,
-                encode: &encode,
-            },
-        ),
+        (PageId(3), nines(&encode)),
         (PageId(5), PageImage::Bytes(&five)),
     ];
     let (file, c) = write(dirty, PresizePolicy::Estimate);
@@ -170,13 +169,7 @@ fn an_encoded_image_alone_still_goes_through_the_buffer() {
     let two = vec![2u8; 512];
     let dirty = vec![
         (PageId(2), PageImage::Bytes(&two)),
-        (
-            PageId(6),
-            PageImage::Encoded {
-                len: 1024,
-                encode: &encode,
-            },
-        ),
+        (PageId(6), nines(&encode)),
     ];
     let (file, c) = write(dirty, PresizePolicy::Estimate);
     assert!(file[3072..4096].iter().all(|&b| b == 9));
