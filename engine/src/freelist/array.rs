@@ -15,7 +15,7 @@
 //! Invariants: runs are non-empty, disjoint and never touch (so each is maximal); every id is
 //! >= 2 (pages 0 and 1 are the metas and are never free); `count` is the sum of the lengths.
 
-use super::{runs_in, runs_of, FreeSet};
+use super::{runs_in, runs_of, sorted_runs, FreeSet};
 use crashlab_format::pageset::PageSet;
 use crashlab_format::types::{PageId, PageSpan};
 
@@ -69,10 +69,7 @@ impl FreeSet for ArrayFreeSet {
     }
 
     fn first_within(&self, span: PageSpan) -> Option<PageId> {
-        // The first run that ends after the span starts: the only one that can hold its start.
-        let i = self.runs.partition_point(|r| r.end() <= span.start);
-        let run = self.runs.get(i)?;
-        (run.start < span.end()).then(|| run.start.max(span.start))
+        sorted_runs::first_within(&self.runs, span)
     }
 
     fn count(&self) -> u64 {
@@ -90,14 +87,7 @@ impl FreeSet for ArrayFreeSet {
 
 impl ArrayFreeSet {
     fn set_runs(&mut self, runs: Vec<PageSpan>) {
-        if let Some(first) = runs.first() {
-            assert!(first.start.0 >= 2, "run at meta page {}", first.start);
-        }
-        debug_assert!(
-            runs.windows(2).all(|w| w[0].end() < w[1].start),
-            "runs must be ascending, disjoint and maximal"
-        );
-        self.count = runs.iter().map(|r| r.count).sum();
+        self.count = sorted_runs::checked_count(&runs);
         self.runs = runs;
     }
 
@@ -117,38 +107,15 @@ impl ArrayFreeSet {
     /// Add `run` (all of it newly free), joining the runs it touches. Counts the entries that
     /// change or shift.
     fn merge_run(&mut self, run: PageSpan, moved: &mut u64) {
-        assert!(run.start.0 >= 2, "run at meta page {}", run.start);
-        // Runs before `i` end at or before `run` starts.
-        let i = self.runs.partition_point(|r| r.end() <= run.start);
-        if let Some(next) = self.runs.get(i) {
-            assert!(
-                next.start >= run.end(),
-                "page {} released while already free",
-                next.start.max(run.start)
-            );
-        }
-        let joins_left = i > 0 && self.runs[i - 1].end() == run.start;
-        let joins_right = self.runs.get(i).is_some_and(|r| r.start == run.end());
-        match (joins_left, joins_right) {
-            (true, true) => {
-                let right = self.runs.remove(i);
-                self.runs[i - 1].count += run.count + right.count;
-                *moved += 1 + (self.runs.len() - i) as u64;
-            }
-            (true, false) => {
-                self.runs[i - 1].count += run.count;
-                *moved += 1;
-            }
-            (false, true) => {
-                let right = self.runs[i];
-                self.runs[i] = PageSpan::new(run.start, run.count + right.count);
-                *moved += 1;
-            }
-            (false, false) => {
-                self.runs.insert(i, run);
-                *moved += (self.runs.len() - i) as u64;
-            }
-        }
+        let joined = sorted_runs::join(&mut self.runs, run);
+        let after = (self.runs.len() - joined.at - 1) as u64;
+        *moved += match (joined.left, joined.right) {
+            // The run after it was absorbed: every later entry shifted down.
+            (true, true) => 1 + after,
+            (true, false) | (false, true) => 1,
+            // A new entry: it and every later entry moved.
+            (false, false) => 1 + after,
+        };
         self.count += run.count;
     }
 }

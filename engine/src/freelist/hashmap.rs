@@ -1,84 +1,233 @@
-//! The span free set (bbolt's `hashmap` type): free pages kept as maximal runs ("spans"),
-//! indexed three ways so allocation does not scan every free id.
-//!
-//! * `by_start`: first page -> size
-//! * `by_end`:   one past the last page -> size (finds the left neighbour when merging)
-//! * `by_size`:  size -> set of first pages (segregated by span size)
+//! The span free set (bbolt's `hashmap` type): free pages kept as maximal runs ("spans"), with
+//! an index by size so allocation does not scan every span of a fragmented set.
 //!
 //! Allocation rule (deterministic, unlike bbolt, which picks by Go's random map order): if a
 //! span of exactly `n` pages exists, take the one with the lowest start; otherwise take a span
 //! of the smallest size greater than `n` (best fit), the lowest start among those, allocate its
-//! first `n` pages and keep the rest as a span. Each size bucket probed counts one scan step: one
-//! for the exact-size probe, one more for the best-fit probe when it runs.
+//! first `n` pages and keep the rest as a span. Scan steps count the rule's two probes: one for
+//! the exact size, one more when no span has exactly `n` pages. They count the rule, not the
+//! representation, so both forms below report the same figures.
 //!
-//! Invariants: the three indexes describe the same spans; spans are non-empty, never overlap and
-//! never touch (two adjacent spans are always merged into one), so each span is a maximal run of
-//! free ids; `count` is the sum of the sizes; every id is >= 2.
+//! Two forms, chosen by how many spans there are:
+//!
+//! * **Few** ([`FEW_MAX`] spans at most): one vector ascending by start, and a best-fit scan
+//!   over all of it. Without readers holding old snapshots a small database's free set is a
+//!   handful of spans; as indexes, every commit's frees and allocations were about twenty
+//!   B-tree inserts and removals, 5k of a one-key Set's instructions (callgrind,
+//!   `docs/performance.md`, "The fifth round"). The vector keeps its allocation.
+//! * **Many**: `by_start` (first page -> size) and `by_size` (size, first page). The rule's
+//!   pick is the first `by_size` entry at or after `(n, 0)`, one lookup for both probes; a
+//!   span's left neighbour is the `by_start` entry before it, so bbolt's third index (by end) is
+//!   not needed. The indexes go back to a vector only at [`FEW_MIN`] spans, so a set near the
+//!   threshold does not switch at every call.
+//!
+//! Invariants: spans are non-empty, never overlap and never touch (two adjacent spans are always
+//! merged into one), so each span is a maximal run of free ids; in `Many` the two indexes
+//! describe the same spans and there are more than `FEW_MIN`; `Few` holds at most `FEW_MAX`;
+//! `count` is the sum of the sizes; every id is >= 2.
 
-use super::{runs_in, runs_of, FreeSet};
+use super::{runs_in, runs_of, sorted_runs, FreeSet};
 use crashlab_format::pageset::PageSet;
 use crashlab_format::types::{PageId, PageSpan};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// Most spans kept as a vector: a best-fit scan reads each of them.
+const FEW_MAX: usize = 64;
+/// Indexes that shrink to this many spans become a vector again.
+const FEW_MIN: usize = FEW_MAX / 4;
+
 #[derive(Clone, Debug, Default)]
 pub(super) struct HashmapFreeSet {
-    by_start: BTreeMap<PageId, u64>,
-    by_end: BTreeMap<PageId, u64>,
-    by_size: BTreeMap<u64, BTreeSet<PageId>>,
+    spans: Spans,
     count: u64,
+}
+
+#[derive(Clone, Debug)]
+enum Spans {
+    Few(Vec<PageSpan>),
+    Many(Indexed),
+}
+
+impl Default for Spans {
+    fn default() -> Spans {
+        Spans::Few(Vec::new())
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct Indexed {
+    by_start: BTreeMap<PageId, u64>,
+    by_size: BTreeSet<(u64, PageId)>,
 }
 
 impl FreeSet for HashmapFreeSet {
     fn init(&mut self, ids: &[PageId]) {
-        *self = HashmapFreeSet::default();
-        for run in runs_of(ids) {
-            self.add_span(run.start, run.count);
-        }
+        self.set_runs(runs_of(ids));
     }
 
     fn init_spans(&mut self, free: &PageSet) {
-        *self = HashmapFreeSet::default();
         // A PageSet's runs are maximal, as this set's spans must be.
-        for run in free.runs() {
-            self.add_span(run.start, run.count);
-        }
+        self.set_runs(free.runs().collect());
     }
 
     fn init_runs(&mut self, runs: &[PageSpan]) {
-        *self = HashmapFreeSet::default();
-        for run in runs {
-            self.add_span(run.start, run.count);
-        }
+        self.set_runs(runs.to_vec());
     }
 
     fn allocate(&mut self, n: u64, scan_steps: &mut u64, moved: &mut u64) -> Option<PageId> {
         assert!(n >= 1, "the caller handles n == 0");
         *scan_steps += 1;
-        if let Some(start) = self.lowest_start_of_size(n) {
-            self.remove_span(start, n);
-            *moved += 1;
-            return Some(start);
+        let fit = self.spans.fit(n);
+        if fit.is_none_or(|span| span.count != n) {
+            *scan_steps += 1;
         }
-        *scan_steps += 1;
-        let (&size, starts) = self.by_size.range(n + 1..).next()?;
-        let start = *starts.first().expect("size buckets are never empty");
-        self.remove_span(start, size);
-        self.add_span(start.plus(n), size - n);
-        *moved += 2;
-        Some(start)
+        let span = fit?;
+        self.spans.take_front(span, n);
+        self.spans.settle();
+        // Index entries touched: the span removed, and its remainder added.
+        *moved += if span.count > n { 2 } else { 1 };
+        self.count -= n;
+        Some(span.start)
     }
 
     fn merge(&mut self, released: &[PageId], moved: &mut u64) {
         for run in runs_in(released.iter().copied()) {
+            debug_assert!(
+                self.first_within(run).is_none(),
+                "run at {} overlaps the free set",
+                run.start
+            );
             // One new span plus up to two neighbours absorbed: index entries touched.
-            let before = self.by_start.len();
-            self.merge_run(run.start, run.count);
-            *moved += 1 + (before + 1 - self.by_start.len()) as u64;
+            let before = self.run_count();
+            self.spans.join(run);
+            *moved += 1 + (before + 1 - self.run_count()) as u64;
+            self.spans.settle();
+            self.count += run.count;
         }
     }
 
     fn contains(&self, id: PageId) -> bool {
         self.first_within(PageSpan::new(id, 1)).is_some()
+    }
+
+    fn first_within(&self, span: PageSpan) -> Option<PageId> {
+        match &self.spans {
+            Spans::Few(runs) => sorted_runs::first_within(runs, span),
+            Spans::Many(ix) => ix.first_within(span),
+        }
+    }
+
+    fn count(&self) -> u64 {
+        self.count
+    }
+
+    fn for_each_run(&self, f: &mut dyn FnMut(PageSpan)) {
+        match &self.spans {
+            Spans::Few(runs) => runs.iter().copied().for_each(f),
+            Spans::Many(ix) => {
+                for (&start, &size) in &ix.by_start {
+                    f(PageSpan::new(start, size));
+                }
+            }
+        }
+    }
+
+    fn run_count(&self) -> usize {
+        match &self.spans {
+            Spans::Few(runs) => runs.len(),
+            Spans::Many(ix) => ix.by_start.len(),
+        }
+    }
+}
+
+impl HashmapFreeSet {
+    fn set_runs(&mut self, runs: Vec<PageSpan>) {
+        self.count = sorted_runs::checked_count(&runs);
+        self.spans = if runs.len() <= FEW_MAX {
+            Spans::Few(runs)
+        } else {
+            Spans::Many(Indexed::of(&runs))
+        };
+    }
+}
+
+impl Spans {
+    /// The span the allocation rule picks for `n` pages.
+    fn fit(&self, n: u64) -> Option<PageSpan> {
+        match self {
+            Spans::Few(runs) => {
+                let mut best: Option<PageSpan> = None;
+                for &run in runs {
+                    if run.count == n {
+                        // Ascending by start: the first exact fit has the lowest start.
+                        return Some(run);
+                    }
+                    if run.count > n && best.is_none_or(|b| run.count < b.count) {
+                        best = Some(run);
+                    }
+                }
+                best
+            }
+            Spans::Many(ix) => {
+                let &(size, start) = ix.by_size.range((n, PageId(0))..).next()?;
+                Some(PageSpan::new(start, size))
+            }
+        }
+    }
+
+    /// Allocate the first `n` pages of `span`, one of the spans.
+    fn take_front(&mut self, span: PageSpan, n: u64) {
+        let rest = (span.count > n).then(|| PageSpan::new(span.start.plus(n), span.count - n));
+        match self {
+            Spans::Few(runs) => {
+                let i = runs.partition_point(|r| r.start < span.start);
+                assert_eq!(runs.get(i), Some(&span), "span at {} not held", span.start);
+                match rest {
+                    // Still between the same neighbours: the order holds.
+                    Some(rest) => runs[i] = rest,
+                    None => {
+                        runs.remove(i);
+                    }
+                }
+            }
+            Spans::Many(ix) => {
+                ix.remove(span);
+                if let Some(rest) = rest {
+                    ix.add(rest);
+                }
+            }
+        }
+    }
+
+    /// Add `run` (all of it newly free), joining the spans it touches.
+    fn join(&mut self, run: PageSpan) {
+        match self {
+            Spans::Few(runs) => {
+                sorted_runs::join(runs, run);
+            }
+            Spans::Many(ix) => ix.join(run),
+        }
+    }
+
+    /// Switch form when the span count crossed a threshold.
+    fn settle(&mut self) {
+        match self {
+            Spans::Few(runs) if runs.len() > FEW_MAX => *self = Spans::Many(Indexed::of(runs)),
+            Spans::Many(ix) if ix.by_start.len() <= FEW_MIN => {
+                let runs = ix.by_start.iter().map(|(&s, &n)| PageSpan::new(s, n));
+                *self = Spans::Few(runs.collect());
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Indexed {
+    fn of(runs: &[PageSpan]) -> Indexed {
+        Indexed {
+            by_start: runs.iter().map(|r| (r.start, r.count)).collect(),
+            by_size: runs.iter().map(|r| (r.count, r.start)).collect(),
+        }
     }
 
     fn first_within(&self, span: PageSpan) -> Option<PageId> {
@@ -95,154 +244,43 @@ impl FreeSet for HashmapFreeSet {
             .map(|(&start, _)| start)
     }
 
-    fn count(&self) -> u64 {
-        self.count
-    }
-
-    fn for_each_run(&self, f: &mut dyn FnMut(PageSpan)) {
-        for (&s, &n) in &self.by_start {
-            f(PageSpan::new(s, n));
+    fn join(&mut self, run: PageSpan) {
+        assert!(run.start.0 >= 2, "span at meta page {}", run.start);
+        let (mut first, mut end) = (run.start, run.end());
+        // The span starting nearest below is the only one that can end where this run starts.
+        let left = self.by_start.range(..first).next_back();
+        if let Some((&start, &size)) = left.filter(|(s, n)| s.plus(**n) == first) {
+            self.remove(PageSpan::new(start, size));
+            first = start;
         }
-    }
-
-    fn run_count(&self) -> usize {
-        self.by_start.len()
-    }
-}
-
-impl HashmapFreeSet {
-    fn lowest_start_of_size(&self, size: u64) -> Option<PageId> {
-        self.by_size
-            .get(&size)
-            .and_then(|starts| starts.first().copied())
-    }
-
-    /// Add the run `start..start+size` (all of it newly free), joining the spans it touches.
-    fn merge_run(&mut self, start: PageId, size: u64) {
-        debug_assert!(
-            (start.0..start.0 + size).all(|id| !self.contains(PageId(id))),
-            "run at {start} overlaps the free set"
-        );
-        let (mut first, mut end) = (start, start.plus(size));
-        if let Some(&left) = self.by_end.get(&first) {
-            first = PageId(first.0 - left);
-            self.remove_span(first, left);
+        if let Some(&size) = self.by_start.get(&end) {
+            self.remove(PageSpan::new(end, size));
+            end = end.plus(size);
         }
-        if let Some(&right) = self.by_start.get(&end) {
-            self.remove_span(end, right);
-            end = end.plus(right);
-        }
-        self.add_span(first, end.0 - first.0);
+        self.add(PageSpan::new(first, end.0 - first.0));
     }
 
-    fn add_span(&mut self, start: PageId, size: u64) {
-        assert!(size >= 1, "empty span at {start}");
-        assert!(start.0 >= 2, "span at meta page {start}");
-        let fresh = self.by_start.insert(start, size).is_none();
-        assert!(fresh, "span at {start} already present");
-        self.by_end.insert(start.plus(size), size);
-        self.by_size.entry(size).or_default().insert(start);
-        self.count += size;
+    fn add(&mut self, span: PageSpan) {
+        assert!(span.count >= 1, "empty span at {}", span.start);
+        let fresh = self.by_start.insert(span.start, span.count).is_none();
+        assert!(fresh, "span at {} already present", span.start);
+        self.by_size.insert((span.count, span.start));
     }
 
-    fn remove_span(&mut self, start: PageId, size: u64) {
-        let removed = self.by_start.remove(&start);
+    fn remove(&mut self, span: PageSpan) {
+        let removed = self.by_start.remove(&span.start);
         assert_eq!(
             removed,
-            Some(size),
-            "span at {start} not indexed with size {size}"
+            Some(span.count),
+            "span at {} not indexed with size {}",
+            span.start,
+            span.count
         );
-        self.by_end.remove(&start.plus(size));
-        let bucket = self
-            .by_size
-            .get_mut(&size)
-            .expect("size index matches start index");
-        bucket.remove(&start);
-        if bucket.is_empty() {
-            self.by_size.remove(&size);
-        }
-        self.count -= size;
+        let sized = self.by_size.remove(&(span.count, span.start));
+        assert!(sized, "size index matches start index at {}", span.start);
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ids(v: &[u64]) -> Vec<PageId> {
-        v.iter().copied().map(PageId).collect()
-    }
-
-    fn set(v: &[u64]) -> HashmapFreeSet {
-        let mut s = HashmapFreeSet::default();
-        s.init(&ids(v));
-        s
-    }
-
-    #[test]
-    fn bbolt_allocate_vector_with_our_rule() {
-        // bbolt's TestFreelistHashmap_allocate checks only the counts 6, 4, 3, 3. Our rule also
-        // fixes the ids. Init [3,4,5,6,7,9,12,13,18] gives spans 3+5, 9+1, 12+2, 18+1.
-        let mut s = set(&[3, 4, 5, 6, 7, 9, 12, 13, 18]);
-        let mut steps = 0;
-        // alloc(3): no span of 3; smallest larger size is 5 (at 3): take 3..6, keep 6+2.
-        assert_eq!(s.allocate(3, &mut steps, &mut 0), Some(PageId(3)));
-        assert_eq!(s.count(), 6);
-        // alloc(2): spans of 2 are at 6 and 12; lowest start is 6.
-        assert_eq!(s.allocate(2, &mut steps, &mut 0), Some(PageId(6)));
-        assert_eq!(s.count(), 4);
-        // alloc(1): spans of 1 are at 9 and 18; lowest start is 9.
-        assert_eq!(s.allocate(1, &mut steps, &mut 0), Some(PageId(9)));
-        assert_eq!(s.count(), 3);
-        assert_eq!(s.ids(), ids(&[12, 13, 18]));
-        // 1 + 2 probes for alloc(3), 1 each for the exact fits.
-        assert_eq!(steps, 4);
-    }
-
-    #[test]
-    fn best_fit_prefers_smallest_larger_span_over_lower_start() {
-        // Spans: 2+6 (lowest start, biggest), 20+3, 30+3, 40+4. alloc(2) has no exact fit; the
-        // smallest larger size is 3, lowest start among those is 20.
-        let mut s = set(&[2, 3, 4, 5, 6, 7, 20, 21, 22, 30, 31, 32, 40, 41, 42, 43]);
-        let mut steps = 0;
-        assert_eq!(s.allocate(2, &mut steps, &mut 0), Some(PageId(20)));
-        assert_eq!(
-            s.allocate(1, &mut steps, &mut 0),
-            Some(PageId(22)),
-            "remainder 22+1 is an exact fit"
-        );
-        assert_eq!(s.allocate(7, &mut steps, &mut 0), None);
-        assert_eq!(s.count(), 13);
-    }
-
-    #[test]
-    fn merge_joins_both_neighbours() {
-        let mut s = set(&[3, 4, 8, 9]);
-        s.merge(&ids(&[5, 6, 7]), &mut 0);
-        assert_eq!(s.by_start.len(), 1, "3..10 is one span");
-        assert_eq!(s.lowest_start_of_size(7), Some(PageId(3)));
-        s.merge(&ids(&[2, 11]), &mut 0);
-        assert_eq!(s.ids(), ids(&[2, 3, 4, 5, 6, 7, 8, 9, 11]));
-        assert_eq!(s.by_end.get(&PageId(10)), Some(&8));
-        assert_eq!(s.by_end.get(&PageId(12)), Some(&1));
-        assert!(s.contains(PageId(11)));
-        assert!(!s.contains(PageId(10)));
-        assert!(!s.contains(PageId(1)));
-    }
-
-    #[test]
-    fn init_resets_previous_state() {
-        let mut s = set(&[3, 4, 5]);
-        s.init(&ids(&[10]));
-        assert_eq!(s.ids(), ids(&[10]));
-        assert_eq!(s.count(), 1);
-        assert_eq!(s.by_size.len(), 1);
-    }
-
-    #[test]
-    #[should_panic(expected = "not strictly ascending")]
-    fn unsorted_init_panics() {
-        // bbolt: Init([25, 5]) panics.
-        set(&[25, 5]);
-    }
-}
+#[path = "hashmap_tests.rs"]
+mod tests;

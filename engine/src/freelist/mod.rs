@@ -24,6 +24,7 @@ mod filter;
 mod hashmap;
 mod idset;
 mod pending;
+mod sorted_runs;
 mod taken;
 
 use crate::error::{Error, FormatError, Result};
