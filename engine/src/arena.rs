@@ -138,6 +138,14 @@ impl PageArena {
         Some((self.claim(pages, len, false), old.len))
     }
 
+    /// The page just past the image placed last, when nothing was placed after it: an image of
+    /// that page placed next lies back to back with it, and the two go out in one write
+    /// without a copy (`flush.rs`).
+    pub fn page_after_last(&self) -> Option<PageId> {
+        let last = self.placed.last()?;
+        (last.first + last.pages == self.used).then(|| last.id.plus(last.pages as u64))
+    }
+
     /// The bytes at `range`, one that [`PageArena::place_over`] returned.
     pub fn run_mut(&mut self, range: Range<usize>) -> &mut [u8] {
         &mut self.bytes[range]
@@ -362,6 +370,29 @@ mod tests {
         a.reset(64);
         assert_eq!(a.place_over(PageId(30), PageId(20), 1, 30), None);
         assert_eq!(a.place_over(PageId(30), a_id, 1, 30), None);
+    }
+
+    #[test]
+    fn the_page_after_the_last_image_only_while_nothing_followed_it() {
+        let mut a = PageArena::default();
+        a.reset(64);
+        assert_eq!(a.page_after_last(), None, "nothing placed");
+        a.place_image(PageId(7), 2, 100);
+        assert_eq!(
+            a.page_after_last(),
+            Some(PageId(9)),
+            "an image of pages 7–8"
+        );
+        a.place_image(PageId(3), 1, 10);
+        assert_eq!(
+            a.page_after_last(),
+            Some(PageId(4)),
+            "the last placed, not the highest"
+        );
+        a.place(1, 10);
+        assert_eq!(a.page_after_last(), None, "something else lies after it");
+        a.reset(64);
+        assert_eq!(a.page_after_last(), None, "a new commit placed nothing yet");
     }
 
     #[test]

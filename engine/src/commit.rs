@@ -372,11 +372,16 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     pages.extend(
         dirty
             .iter()
-            .map(|(id, at)| (*id, PageImage::Bytes(&images[at.clone()]))),
+            .map(|(id, at)| (*id, PageImage::placed(images, at.clone()))),
     );
     pages.extend(freelist_page.as_ref().map(|image| match image {
-        FreelistImage::Placed { start, at } => {
-            (*start, PageImage::Bytes(&fixed.bytes()[at.clone()]))
+        FreelistImage::Placed {
+            start,
+            at,
+            after_nodes,
+        } => {
+            let arena = if *after_nodes { images } else { fixed.bytes() };
+            (*start, PageImage::placed(arena, at.clone()))
         }
         FreelistImage::Encoded(list) => {
             let encode: &(dyn Fn(&mut SizedBuf) + Sync) = &encode_long;

@@ -1,6 +1,7 @@
 //! Step 4 of the commit protocol (and the syncs of steps 3 and 5): a commit's encoded pages go
-//! out sorted by id, one `write_at` per run of contiguous pages, a run of several images
-//! serialised first into one buffer sized by `Options::presize`; every write and sync is counted.
+//! out sorted by id, one `write_at` per run of contiguous pages, a run of images that do not
+//! already lie back to back serialised first into one buffer sized by `Options::presize`; every
+//! write and sync is counted.
 
 use crate::counters::Counters;
 use crate::error::{Error, Result};
@@ -21,9 +22,14 @@ pub(crate) fn grow_to(needed: u64) -> u64 {
 /// One dirty page run's image.
 #[derive(Clone, Copy)]
 pub(crate) enum PageImage<'a> {
-    /// Bytes already encoded (a node's image): written from where they lie when they are a run
-    /// of their own, else copied into the commit buffer.
-    Bytes(&'a [u8]),
+    /// Bytes already encoded (a node's image): the `len` bytes at `at` in `buffer`, the arena
+    /// that placed them. Written from there when they are a run of their own, or when the
+    /// run's images lie back to back in one buffer; else copied into the commit buffer.
+    Bytes {
+        buffer: &'a [u8],
+        at: usize,
+        len: usize,
+    },
     /// `len` bytes that `encode` appends to the commit buffer: the freelist page, which may be
     /// megabytes, is encoded straight into it instead of into a buffer of its own and copied.
     Encoded {
@@ -32,18 +38,27 @@ pub(crate) enum PageImage<'a> {
     },
 }
 
-impl PageImage<'_> {
+impl<'a> PageImage<'a> {
+    /// The image at `at` in `buffer`.
+    pub fn placed(buffer: &'a [u8], at: Range<usize>) -> PageImage<'a> {
+        assert!(at.end <= buffer.len(), "image {at:?} inside its buffer");
+        PageImage::Bytes {
+            buffer,
+            at: at.start,
+            len: at.len(),
+        }
+    }
+
     pub fn len(&self) -> usize {
         match self {
-            PageImage::Bytes(bytes) => bytes.len(),
-            PageImage::Encoded { len, .. } => *len,
+            PageImage::Bytes { len, .. } | PageImage::Encoded { len, .. } => *len,
         }
     }
 
     /// Append the image to `buf`.
     fn append_to(&self, buf: &mut SizedBuf) {
         match self {
-            PageImage::Bytes(bytes) => buf.extend_from_slice(bytes),
+            PageImage::Bytes { buffer, at, len } => buf.extend_from_slice(&buffer[*at..at + len]),
             PageImage::Encoded { len, encode } => {
                 let before = buf.len();
                 encode(buf);
@@ -80,8 +95,10 @@ pub(crate) fn recycle<'b>(mut list: Vec<(PageId, PageImage<'_>)>) -> Vec<(PageId
 ///
 /// A run of one encoded image (most runs of a small commit: a leaf, its branches, the root) is
 /// written from where it lies; copying it first would cost a page of `memcpy` and change no
-/// byte on disk. A run that joins several images, or holds one still to be encoded (the
-/// freelist page), is serialised into one commit buffer sized by `policy` (`Estimate`: the
+/// byte on disk. So is a run whose images the arena placed back to back in page order (a leaf
+/// and the branch above it, given consecutive pages as they were spilled). A run of images in
+/// different places, or holding one still to be encoded (the freelist page), is serialised
+/// into one commit buffer sized by `policy` (`Estimate`: the
 /// bytes of those runs, summed by the plan that found them; `Exact`: a pass summing their
 /// images, one step per image; `Grow`: doubling from small), made only if some run needs it.
 pub(crate) fn write_pages(
@@ -155,13 +172,26 @@ pub(crate) struct Run {
 }
 
 impl Run {
-    /// The bytes of its one encoded image, written from where they lie without the commit
-    /// buffer; `None` for a run that goes through the buffer.
+    /// The run's bytes where they already lie, when its images are encoded and back to back in
+    /// one buffer in page order (a run of one image always is): written from there without
+    /// the commit buffer. `None` for a run that goes through the buffer.
     fn direct<'d>(&self, dirty: &[(PageId, PageImage<'d>)]) -> Option<&'d [u8]> {
-        match dirty[self.images.clone()] {
-            [(_, PageImage::Bytes(image))] => Some(image),
-            _ => None,
+        let images = &dirty[self.images.clone()];
+        let PageImage::Bytes { buffer, at, .. } = images.first()?.1 else {
+            return None;
+        };
+        let mut end = at;
+        for (_, image) in images {
+            match *image {
+                PageImage::Bytes {
+                    buffer: b,
+                    at: next,
+                    len,
+                } if std::ptr::eq(b, buffer) && next == end => end += len,
+                _ => return None,
+            }
         }
+        Some(&buffer[at..end])
     }
 }
 

@@ -7,7 +7,8 @@ use crate::storage::MemStorage;
 use crashlab_format::types::PageId;
 
 /// Pages 2, 3–4 (an overflow node), 5 and 7 of 512 bytes: 2560 bytes in two runs, the first of
-/// three images (buffered), the second of one (written from where it lies).
+/// three images each in a buffer of its own (so the run is buffered), the second of one
+/// (written from where it lies).
 fn dirty() -> Vec<(PageId, Vec<u8>)> {
     vec![
         (PageId(2), vec![2; 512]),
@@ -20,7 +21,7 @@ fn dirty() -> Vec<(PageId, Vec<u8>)> {
 fn images(owned: &[(PageId, Vec<u8>)]) -> Vec<(PageId, PageImage<'_>)> {
     owned
         .iter()
-        .map(|(id, b)| (*id, PageImage::Bytes(b)))
+        .map(|(id, b)| (*id, PageImage::placed(b, 0..b.len())))
         .collect()
 }
 
@@ -131,6 +132,57 @@ fn lone_pages_make_no_buffer() {
     }
 }
 
+/// Pages 2, 3–4 and 5 placed in one arena at `at` (byte offsets, 512-byte pages), as a commit
+/// places its nodes; the file written and the counters.
+fn write_from_one_arena(at: [usize; 3]) -> (Vec<u8>, Counters) {
+    let mut arena = vec![0u8; 3072];
+    let pages = [(PageId(2), 512), (PageId(3), 1024), (PageId(5), 512)];
+    for ((id, len), at) in pages.iter().zip(at) {
+        arena[at..at + len].fill(id.0 as u8);
+    }
+    let dirty = pages.iter().zip(at);
+    let dirty = dirty.map(|(&(id, len), at)| (id, PageImage::placed(&arena, at..at + len)));
+    write(dirty.collect(), PresizePolicy::Estimate)
+}
+
+fn holds_pages_2_to_5(file: &[u8]) -> bool {
+    let expected = [[2u8; 512], [3; 512], [3; 512], [5; 512]].concat();
+    file[1024..3072] == expected[..]
+}
+
+#[test]
+fn a_run_back_to_back_in_its_arena_is_written_from_there() {
+    let (file, c) = write_from_one_arena([512, 1024, 2048]);
+    assert!(holds_pages_2_to_5(&file));
+    assert_eq!((c.write_calls, c.write_calls_saved), (1, 2));
+    assert_eq!((c.buffer_allocations, c.buffer_bytes_reserved), (0, 0));
+}
+
+#[test]
+fn a_run_out_of_order_or_with_a_gap_in_its_arena_is_buffered() {
+    // Page 3 placed before page 2; then a gap of one page between pages 3–4 and 5.
+    for at in [[1024, 0, 2048], [0, 512, 2048]] {
+        let (file, c) = write_from_one_arena(at);
+        assert!(holds_pages_2_to_5(&file), "placed at {at:?}");
+        assert_eq!((c.write_calls, c.buffer_allocations), (1, 1), "at {at:?}");
+        assert_eq!(c.buffer_bytes_reserved, 2048);
+    }
+}
+
+#[test]
+fn images_at_adjoining_offsets_of_two_buffers_are_buffered() {
+    // Offsets 0..512 and 512..1024 follow each other, but in different buffers.
+    let (a, b) = (vec![2u8; 1024], vec![3u8; 1024]);
+    let dirty = vec![
+        (PageId(2), PageImage::placed(&a, 0..512)),
+        (PageId(3), PageImage::placed(&b, 512..1024)),
+    ];
+    let (file, c) = write(dirty, PresizePolicy::Estimate);
+    assert!(file[1024..1536].iter().all(|&x| x == 2));
+    assert!(file[1536..2048].iter().all(|&x| x == 3));
+    assert_eq!((c.write_calls, c.buffer_allocations), (1, 1));
+}
+
 #[test]
 fn growth_steps() {
     assert_eq!(grow_to(4 * 4096), 32 << 10);
@@ -150,9 +202,9 @@ fn an_encoded_image_joins_its_run_with_the_bytes_it_writes() {
     let (two, five) = (vec![2u8; 512], vec![5u8; 512]);
     let encode = |buf: &mut SizedBuf| buf.extend_from_slice(&[9u8; 1024]);
     let dirty = vec![
-        (PageId(2), PageImage::Bytes(&two)),
+        (PageId(2), PageImage::placed(&two, 0..512)),
         (PageId(3), nines(&encode)),
-        (PageId(5), PageImage::Bytes(&five)),
+        (PageId(5), PageImage::placed(&five, 0..512)),
     ];
     let (file, c) = write(dirty, PresizePolicy::Estimate);
     assert!(file[1024..1536].iter().all(|&b| b == 2));
@@ -168,7 +220,7 @@ fn an_encoded_image_alone_still_goes_through_the_buffer() {
     let encode = |buf: &mut SizedBuf| buf.extend_from_slice(&[9u8; 1024]);
     let two = vec![2u8; 512];
     let dirty = vec![
-        (PageId(2), PageImage::Bytes(&two)),
+        (PageId(2), PageImage::placed(&two, 0..512)),
         (PageId(6), nines(&encode)),
     ];
     let (file, c) = write(dirty, PresizePolicy::Estimate);
