@@ -97,10 +97,10 @@ pub(crate) fn recycle<'b>(mut list: Vec<(PageId, PageImage<'_>)>) -> Vec<(PageId
 /// written from where it lies; copying it first would cost a page of `memcpy` and change no
 /// byte on disk. So is a run whose images the arena placed back to back in page order (a leaf
 /// and the branch above it, given consecutive pages as they were spilled). A run of images in
-/// different places, or holding one still to be encoded (the freelist page), is serialised
-/// into one commit buffer sized by `policy` (`Estimate`: the
-/// bytes of those runs, summed by the plan that found them; `Exact`: a pass summing their
-/// images, one step per image; `Grow`: doubling from small), made only if some run needs it.
+/// different places, or holding one still to be encoded (a long freelist page), is serialised
+/// into one commit buffer sized by `policy` (`Estimate`: the bytes of those runs, summed by the
+/// plan that found them; `Exact`: a pass summing their images, one step per image; `Grow`:
+/// doubling from small), made only if some run needs it.
 pub(crate) fn write_pages(
     storage: &dyn crate::Storage,
     page_size: u32,

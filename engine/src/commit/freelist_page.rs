@@ -8,10 +8,10 @@
 //! only what the list shrank by is zeroed, and then written like a node's image (from where it
 //! lies, or through the commit buffer when it joins a run of other pages). When its page
 //! directly follows the page of the node placed last, it is placed right after that node in
-//! the node arena instead: the run they form then goes out from the arena without a copy
-//! (with the span freelist's best fit, about half of a one-key Set's commits). A long list (one that
-//! would not leave the arena small enough to keep) is encoded straight into the commit buffer
-//! as before: kept nowhere, it would be zeroed anyway, and copied once more.
+//! the node arena instead: the run they form then goes out from the arena without a copy (most
+//! one-key writes, under either freelist). A long list (one that would not leave the arena
+//! small enough to keep) is encoded straight into the commit buffer as before: kept nowhere,
+//! it would be zeroed anyway, and copied once more.
 
 use super::Sink;
 use crate::arena::{ZeroedRun, RETAIN_BYTES};

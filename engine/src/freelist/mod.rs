@@ -48,7 +48,8 @@ pub enum FreelistKind {
     /// Sorted id array, lowest-id first fit (bbolt's default).
     #[default]
     Array,
-    /// Spans indexed by start, end and size; exact fit, else best fit (see `hashmap.rs`).
+    /// Maximal spans, a vector while few and indexed by start and by size once many; exact
+    /// fit, else best fit (see `hashmap.rs`).
     Hashmap,
 }
 
