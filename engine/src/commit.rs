@@ -231,7 +231,9 @@ fn commit(tx: &mut WriteTx<'_>) -> Result<()> {
     if let Some(reason) = &tx.writer.latched {
         return Err(Error::Latched(reason.clone()));
     }
-    match commit_inner(tx) {
+    let done = commit_inner(tx);
+    tx.writer.lists.trim();
+    match done {
         Ok(()) => Ok(()),
         Err(e) => {
             let e = file_or_engine(tx, e);

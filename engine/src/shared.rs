@@ -67,6 +67,37 @@ pub(crate) struct CommitLists {
     pub free_runs: Vec<PageSpan>,
 }
 
+impl CommitLists {
+    /// Entries a list keeps room for from one commit to the next: as many pages as the arena
+    /// keeps (`arena::RETAIN_BYTES` of 4 KiB pages). A one-key commit fills about six; a bulk
+    /// load's lists hold hundreds of thousands, about 100 bytes a page, whose room would
+    /// otherwise stay with the database until it closes.
+    pub const KEEP: usize = 256;
+
+    /// End a commit, whether it succeeded or failed: empty the lists, and give back the room of
+    /// every one that grew past [`CommitLists::KEEP`] entries and the pages taken (a large
+    /// commit's are a `PageSet`). The freelist page's runs are kept only while that page is
+    /// small enough to be kept (`commit/freelist_page.rs`).
+    pub fn trim(&mut self) {
+        fn give_back<T>(list: &mut Vec<T>) {
+            if list.capacity() > CommitLists::KEEP {
+                *list = Vec::new();
+            }
+        }
+        // A failed commit leaves its entries (the nodes hold their images); a completed one
+        // has emptied them already.
+        self.dirty.clear();
+        self.nodes.clear();
+        self.runs.clear();
+        self.taken.clear();
+        debug_assert!(self.pages.is_empty(), "the page list is recycled empty");
+        give_back(&mut self.dirty);
+        give_back(&mut self.nodes);
+        give_back(&mut self.pages);
+        give_back(&mut self.runs);
+    }
+}
+
 pub(crate) struct Shared {
     pub pager: Pager,
     pub options: Options,
@@ -170,5 +201,54 @@ impl Shared {
             c.freelist_ids_moved = fl.ids_moved;
         }
         lock(&self.published).meta = meta;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{lock, CommitLists};
+    use crate::{Db, MemStorage, Options};
+
+    fn room(db: &Db) -> [usize; 4] {
+        let writer = lock(&db.shared.writer);
+        let l = &writer.lists;
+        [
+            l.dirty.capacity(),
+            l.nodes.capacity(),
+            l.pages.capacity(),
+            l.runs.capacity(),
+        ]
+    }
+
+    #[test]
+    fn a_bulk_commit_gives_its_lists_back_and_a_small_one_keeps_them() {
+        let db = Db::open(MemStorage::new(), Options::default()).unwrap();
+        let put = |keys: std::ops::Range<u32>| {
+            db.update(|tx| {
+                let mut b = tx.create_bucket_if_missing(b"b")?;
+                keys.into_iter()
+                    .try_for_each(|i| b.put(format!("{i:08}").as_bytes(), &[7; 1000]))
+            })
+            .unwrap()
+        };
+        put(0..2000);
+        // About 500 leaves of four values each: the lists of pages grew past KEEP, and went;
+        // their runs are a few (the pages were allocated at the end of the file, in order).
+        assert!(db.counters().pages_written > 2 * CommitLists::KEEP as u64);
+        let [dirty, nodes, pages, runs] = room(&db);
+        assert_eq!([dirty, nodes, pages], [0; 3]);
+        assert!(runs <= CommitLists::KEEP);
+        put(5000..5001);
+        let kept = room(&db);
+        assert!(
+            kept.iter().all(|&c| c > 0 && c <= CommitLists::KEEP),
+            "{kept:?}"
+        );
+        put(6000..6001);
+        assert_eq!(
+            room(&db),
+            kept,
+            "a commit of the same size allocates no list"
+        );
     }
 }
