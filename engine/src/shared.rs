@@ -74,9 +74,9 @@ impl CommitLists {
     /// otherwise stay with the database until it closes.
     pub const KEEP: usize = 256;
 
-    /// End a commit, whether it succeeded or failed: empty the lists, and give back the room of
-    /// every one that grew past [`CommitLists::KEEP`] entries and the pages taken (a large
-    /// commit's are a `PageSet`). The freelist page's runs are kept only while that page is
+    /// End a commit, whether it succeeded or failed: drop what holds memory of its own (nodes,
+    /// pages taken), and give back the room of every list that grew past [`CommitLists::KEEP`]
+    /// entries. The freelist page's runs are kept only while that page is
     /// small enough to be kept (`commit/freelist_page.rs`).
     pub fn trim(&mut self) {
         fn give_back<T>(list: &mut Vec<T>) {
@@ -84,11 +84,9 @@ impl CommitLists {
                 *list = Vec::new();
             }
         }
-        // A failed commit leaves its entries (the nodes hold their images); a completed one
-        // has emptied them already.
-        self.dirty.clear();
+        // A failed commit leaves its nodes, which hold their images, and a large commit's
+        // pages taken are a `PageSet`; the plain lists are emptied when the next commit begins.
         self.nodes.clear();
-        self.runs.clear();
         self.taken.clear();
         debug_assert!(self.pages.is_empty(), "the page list is recycled empty");
         give_back(&mut self.dirty);

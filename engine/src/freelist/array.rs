@@ -107,15 +107,15 @@ impl ArrayFreeSet {
     /// Add `run` (all of it newly free), joining the runs it touches. Counts the entries that
     /// change or shift.
     fn merge_run(&mut self, run: PageSpan, moved: &mut u64) {
-        let joined = sorted_runs::join(&mut self.runs, run);
-        let after = (self.runs.len() - joined.at - 1) as u64;
-        *moved += match (joined.left, joined.right) {
-            // The run after it was absorbed: every later entry shifted down.
-            (true, true) => 1 + after,
-            (true, false) | (false, true) => 1,
-            // A new entry: it and every later entry moved.
-            (false, false) => 1 + after,
+        let before = self.runs.len();
+        let at = sorted_runs::join(&mut self.runs, run);
+        // One entry changes; when the vector lost or gained one, every entry after it shifted.
+        let shifted = if self.runs.len() == before {
+            0
+        } else {
+            self.runs.len() - at - 1
         };
+        *moved += 1 + shifted as u64;
         self.count += run.count;
     }
 }

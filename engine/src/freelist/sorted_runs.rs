@@ -6,15 +6,6 @@
 
 use crashlab_format::types::{PageId, PageSpan};
 
-/// How [`join`] placed a run: at index `at` (of the run it joined on the left, or of its own
-/// entry), absorbing the run before it and/or the run after it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Joined {
-    pub at: usize,
-    pub left: bool,
-    pub right: bool,
-}
-
 /// The pages in `runs`, which a set is about to be replaced with: checked to hold no meta page
 /// (and, in debug builds, to be ascending, disjoint and maximal; the callers build them so).
 pub(super) fn checked_count(runs: &[PageSpan]) -> u64 {
@@ -36,10 +27,10 @@ pub(super) fn first_within(runs: &[PageSpan], span: PageSpan) -> Option<PageId> 
     (run.start < span.end()).then(|| run.start.max(span.start))
 }
 
-/// Add `run` (all of it newly free), joining the runs it touches. Panics if it overlaps a run:
-/// a page released while already free.
+/// Add `run` (all of it newly free), joining the runs it touches; the index of the run that holds
+/// it now. Panics if it overlaps a run: a page released while already free.
 #[inline(always)]
-pub(super) fn join(runs: &mut Vec<PageSpan>, run: PageSpan) -> Joined {
+pub(super) fn join(runs: &mut Vec<PageSpan>, run: PageSpan) -> usize {
     assert!(run.start.0 >= 2, "run at meta page {}", run.start);
     // Runs before `i` end at or before `run` starts.
     let i = runs.partition_point(|r| r.end() <= run.start);
@@ -61,8 +52,11 @@ pub(super) fn join(runs: &mut Vec<PageSpan>, run: PageSpan) -> Joined {
         (false, true) => runs[i] = PageSpan::new(run.start, run.count + runs[i].count),
         (false, false) => runs.insert(i, run),
     }
-    let at = if left { i - 1 } else { i };
-    Joined { at, left, right }
+    if left {
+        i - 1
+    } else {
+        i
+    }
 }
 
 #[cfg(test)]
@@ -76,19 +70,13 @@ mod tests {
     #[test]
     fn join_covers_the_four_cases() {
         let mut runs = vec![span(3, 2), span(10, 2)];
-        let j = join(&mut runs, span(7, 1));
-        assert_eq!((j.at, j.left, j.right), (1, false, false));
-        let j = join(&mut runs, span(5, 2));
-        assert_eq!(
-            (j.at, j.left, j.right),
-            (0, true, true),
-            "3..5 + 5..7 + 7..8"
-        );
+        assert_eq!(join(&mut runs, span(7, 1)), 1, "touching neither");
+        assert_eq!(runs, vec![span(3, 2), span(7, 1), span(10, 2)]);
+        assert_eq!(join(&mut runs, span(5, 2)), 0, "3..5 + 5..7 + 7..8");
         assert_eq!(runs, vec![span(3, 5), span(10, 2)]);
-        let j = join(&mut runs, span(12, 1));
-        assert_eq!((j.at, j.left, j.right), (1, true, false));
-        let j = join(&mut runs, span(9, 1));
-        assert_eq!((j.at, j.left, j.right), (1, false, true));
+        assert_eq!(join(&mut runs, span(12, 1)), 1, "joining the left one");
+        assert_eq!(runs, vec![span(3, 5), span(10, 3)]);
+        assert_eq!(join(&mut runs, span(9, 1)), 1, "joining the right one");
         assert_eq!(runs, vec![span(3, 5), span(9, 4)]);
     }
 
