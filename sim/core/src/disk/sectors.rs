@@ -90,6 +90,32 @@ fn new_sector(bytes: impl Into<Box<[u8]>>) -> Sector {
 /// The most bytes [`Sectors::each_image_piece`] hands over at once.
 const IMAGE_PIECE: usize = 64 * 1024;
 
+/// `out.copy_from_slice(src)`, with whole sectors of the small sizes copied as fixed-size arrays,
+/// which the compiler does in a few vector moves: through `memcpy`, a 4 KiB page read from
+/// 64 B sectors made 64 calls of about 24 instructions each on top of the copying (the
+/// simulator's reads of pages, `docs/scale.md`). Larger pieces are few per page.
+#[inline(always)]
+fn copy_piece(out: &mut [u8], src: &[u8]) {
+    fn fixed<const N: usize>(out: &mut [u8], src: &[u8]) -> bool {
+        match (<&mut [u8; N]>::try_from(out), <&[u8; N]>::try_from(src)) {
+            (Ok(o), Ok(s)) => {
+                *o = *s;
+                true
+            }
+            _ => false,
+        }
+    }
+    let done = match out.len() {
+        64 => fixed::<64>(out, src),
+        128 => fixed::<128>(out, src),
+        256 => fixed::<256>(out, src),
+        _ => false,
+    };
+    if !done {
+        out.copy_from_slice(src);
+    }
+}
+
 /// A position inside one sector, as an index: always below the sector size, which fits `usize`.
 fn in_sector(v: u64) -> usize {
     usize::try_from(v).expect("a position inside a sector fits usize")
@@ -279,7 +305,7 @@ impl Sectors {
             let on_pending = pending.and_then(|p| p[slot].as_ref());
             let on_durable = || durable.filter(|_| s < visible_end)?[slot].as_ref();
             match on_pending.or_else(on_durable) {
-                Some(bytes) => out.copy_from_slice(&bytes[r..r + take]),
+                Some(bytes) => copy_piece(out, &bytes[r..r + take]),
                 None => {
                     self.fill.fill(s, r, out);
                     never_written += 1;
@@ -307,7 +333,9 @@ impl Sectors {
             offset + data.len() as u64 <= self.len,
             "grow before writing"
         );
-        let mut touched = Vec::new();
+        let sectors = self.range_sectors(offset, data.len() as u64);
+        let mut touched =
+            Vec::with_capacity(usize::try_from(sectors.end - sectors.start).unwrap_or(0));
         let mut done = 0usize;
         while done < data.len() {
             let pos = offset + done as u64;
