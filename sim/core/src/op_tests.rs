@@ -150,6 +150,33 @@ fn values_depend_on_key_length_and_version() {
     assert_eq!(value_bytes(&k, 10, 1), value_bytes(&k, 10, 1));
 }
 
+/// Values are built in `u16` arithmetic; they must stay the bytes of the `u32` definition (every
+/// saved case's image depends on them), also past 65,536 bytes, where the `u16` index wraps.
+#[test]
+fn values_are_the_u32_definition() {
+    let definition = |key: &Name, len: u32, version: u32| -> Vec<u8> {
+        let seed = key
+            .0
+            .iter()
+            .fold(version.wrapping_mul(2_654_435_761), |h, &b| {
+                h.rotate_left(5) ^ u32::from(b)
+            });
+        (0..len)
+            .map(|i| (seed.wrapping_add(i.wrapping_mul(31)) >> 3) as u8)
+            .collect()
+    };
+    for (key, version) in [("k", 1), ("k47", 9_999), ("", u32::MAX), ("big12", 1 << 30)] {
+        let key = Name::new(key);
+        for len in [0, 1, 15, 16, 17, 300, 2_049, 70_001] {
+            assert_eq!(
+                value_bytes(&key, len, version),
+                definition(&key, len, version),
+                "{key} len={len} v={version}"
+            );
+        }
+    }
+}
+
 /// The hex of a name that is not plain, and a path's text, are what the formatting machinery
 /// wrote before they were written by hand: every trace hash and case file depends on them.
 #[test]
