@@ -23,6 +23,7 @@ use crashlab_sim::driver::GroupFigures;
 use crashlab_sim::op::{Name, Op};
 use crashlab_sim::rng::SimRng;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 const BUCKET: &[u8] = b"c";
@@ -232,12 +233,12 @@ fn transactions_of(writers: usize, txns: u64) -> Vec<CallSpec> {
             caller: (i % writers as u64) as u32,
             think: Duration::from_micros(think.range(0, THINK_MAX_US)),
             as_write_batch: true,
-            ops: vec![Op::Put {
+            ops: Arc::from([Op::Put {
                 path: vec![Name::new(BUCKET)],
                 key: Name::new(key(i).to_vec()),
                 len: VALUE_LEN,
                 version: i as u32,
-            }],
+            }]),
             fails: false,
         })
         .collect()

@@ -14,6 +14,7 @@ use crate::limits::{CALLERS_MAX, CALLS_PER_CALLER_MAX};
 use crate::op::{value_bytes, Name, Op, Path};
 use crate::rng::SimRng;
 use crashlab_models::KvModel;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// One call of one caller.
@@ -27,8 +28,9 @@ pub struct CallSpec {
     pub think: Duration,
     /// Submitted as a write batch of records, else as a batch function.
     pub as_write_batch: bool,
-    /// Puts and deletes.
-    pub ops: Vec<Op>,
+    /// Puts and deletes, shared with the batch function that applies them (a call is taken
+    /// into a batch, and run again alone when its batch asks, without copying them).
+    pub ops: Arc<[Op]>,
     /// The call fails by design after its operations.
     pub fails: bool,
 }
@@ -83,7 +85,7 @@ pub fn group_calls(callers: u32, calls: u32, seed: u32, caps: &Capabilities) -> 
 /// Apply a call that succeeded to the model: puts create missing buckets on their path, deletes
 /// in a missing bucket do nothing.
 pub fn apply_call(model: &mut KvModel, call: &CallSpec) {
-    for op in &call.ops {
+    for op in call.ops.iter() {
         match op {
             Op::Put {
                 path,

@@ -250,7 +250,7 @@ impl Leader<'_> {
                 spec.fails,
             ));
         }
-        let (ops, fails) = (Arc::new(spec.ops.clone()), spec.fails);
+        let (ops, fails) = (Arc::clone(&spec.ops), spec.fails);
         let f: BatchFn = Arc::new(move |tx| {
             for op in ops.iter() {
                 apply_creating(tx, op)?;
