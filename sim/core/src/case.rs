@@ -190,12 +190,19 @@ impl<C: EngineConfig> Case<C> {
         let lines = Lines::read(text, for_check).map_err(|(n, m)| err(n, m))?;
         let fields = &lines.fields;
         let get = |key: &str| fields.iter().find(|(_, k, _)| k == key);
-        for (n, k, _) in fields {
+        for (i, (n, k, _)) in fields.iter().enumerate() {
             if !KEYS.contains(&k.as_str()) {
                 return Err(err(
                     *n,
                     format!("unknown key `{k}` (expected one of: {})", KEYS.join(", ")),
                 ));
+            }
+            // `get` reads the first; a second would be silently ignored.
+            if let Some((first, _, _)) = fields[..i].iter().find(|(_, seen, _)| seen == k) {
+                let m = format!(
+                    "`{k}` is given twice (first on line {first}): a case sets each key once"
+                );
+                return Err(err(*n, m));
             }
         }
         let (sn, _, sv) = get("seed").ok_or_else(|| err(1, "missing `seed = N`".into()))?;

@@ -151,6 +151,33 @@ fn malformed_files_name_the_line_and_what_was_expected() {
     assert!(e.message.contains("expected `ops = N`"), "{e}");
 }
 
+/// A key or a setting given twice is refused at the second, naming the first: the parser
+/// read the first and silently ignored the second, so a hand-edited case ran something other
+/// than what its last line said.
+#[test]
+fn a_key_or_setting_given_twice_is_refused() {
+    let e = Case::parse("seed = 1\nops = 300\n# more\nops = 5\n", "x.case").unwrap_err();
+    assert_eq!((e.file.as_str(), e.line), ("x.case", 4));
+    assert!(
+        e.message.contains("`ops` is given twice (first on line 2)"),
+        "{e}"
+    );
+    let e = Case::parse("seed = 1\nseed = 1\nops = 1\n", "x.case").unwrap_err();
+    assert_eq!(e.line, 2);
+    let text = "seed = 1\nops = 1\nfaults = read_eio=0.1 write_eio=0 read_eio=0.2\n";
+    let e = Case::parse(text, "x.case").unwrap_err();
+    assert_eq!(e.line, 3);
+    assert!(e.message.contains("`read_eio` is given twice"), "{e}");
+    let e = Case::parse(
+        "seed = 1\nops = 1\ndisk = sector_size=64 sector_size=64\n",
+        "x.case",
+    );
+    assert!(e
+        .unwrap_err()
+        .message
+        .contains("`sector_size` is given twice"));
+}
+
 /// The issue-15 examples: each count or length past its limit is an error at its line that
 /// names the limit, found while parsing (before anything is generated or allocated).
 #[test]

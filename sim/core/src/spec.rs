@@ -16,7 +16,7 @@ use crate::adapter::EngineConfig;
 use crate::control::Control;
 use crate::disk::LengthModel;
 use crate::limits::{at_most, STATES_PER_CRASH_POINT_MAX};
-use crate::words::{flag, num, pairs};
+use crate::words::{flag, num, settings};
 use std::fmt;
 use std::str::FromStr;
 
@@ -147,7 +147,7 @@ impl FromStr for CheckParams {
     fn from_str(s: &str) -> Result<CheckParams, String> {
         let mut p = CheckParams::default();
         let mut length = None;
-        for (k, v) in pairs(s)? {
+        for (k, v) in settings(s)? {
             match k {
                 "batched" => p.batched = flag(k, v)?,
                 "control" => p.control = v.parse()?,

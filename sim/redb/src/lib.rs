@@ -28,7 +28,7 @@ use crashlab_sim::control::Control;
 use crashlab_sim::op::{value_bytes, Name, Op, Path};
 use crashlab_sim::profile::Profile;
 use crashlab_sim::rng::SimRng;
-use crashlab_sim::words::{flag, num, pairs};
+use crashlab_sim::words::{flag, num, settings};
 use redb::{
     Database, Durability, ReadTransaction, ReadableDatabase, ReadableTable, StorageBackend,
     TableDefinition, TableHandle, WriteTransaction,
@@ -147,7 +147,7 @@ impl EngineConfig for RedbChoices {
 
     fn parse_case_text(text: &str, seed: u64, profile: Profile) -> Result<RedbChoices, String> {
         let mut c = RedbChoices::from_seed(seed, profile);
-        for (k, v) in pairs(text)? {
+        for (k, v) in settings(text)? {
             match k {
                 "two_phase" => c.two_phase = flag(k, v)?,
                 "non_durable_percent" => c.non_durable_percent = num(k, v)?,

@@ -13,7 +13,7 @@ use crashlab_sim::adapter::{Ack, Capabilities, EngineConfig};
 use crashlab_sim::disk::LengthModel;
 use crashlab_sim::profile::Profile;
 use crashlab_sim::rng::SimRng;
-use crashlab_sim::words::pairs;
+use crashlab_sim::words::settings;
 use std::fmt;
 
 /// SQLite's page size (its default): the checker enumerates per page.
@@ -251,7 +251,7 @@ impl EngineConfig for SqliteChoices {
 
     fn parse_case_text(text: &str, seed: u64, profile: Profile) -> Result<SqliteChoices, String> {
         let mut c = SqliteChoices::from_seed(seed, profile);
-        for (k, v) in pairs(text)? {
+        for (k, v) in settings(text)? {
             match k {
                 "journal_mode" => c.journal = parse_word(k, v, &Journal::ALL, Journal::word)?,
                 "synchronous" => {

@@ -4,7 +4,7 @@ use crate::disk::{DiskConfig, FaultConfig, LengthModel, SECTOR_SIZE_DEFAULT};
 use crate::fs::FsConfig;
 use crate::limits::{at_most, ENOSPC_CAPACITY_MAX};
 use crate::spec::sector_size_valid;
-use crate::words::{flag, num, pairs};
+use crate::words::{flag, num, settings};
 
 /// The `disk = ...` line: what shapes the disk apart from its faults.
 pub fn format_disk(d: &DiskConfig) -> String {
@@ -15,7 +15,7 @@ pub fn format_disk(d: &DiskConfig) -> String {
 /// one is today's: 512 bytes, `with-data`).
 pub(super) fn parse_disk(s: &str) -> Result<(u32, LengthModel), String> {
     let (mut sector_size, mut length) = (SECTOR_SIZE_DEFAULT, LengthModel::WithData);
-    for (k, v) in pairs(s)? {
+    for (k, v) in settings(s)? {
         match k {
             "sector_size" => sector_size = sector_size_valid(num(k, v)?)?,
             "length" => length = v.parse()?,
@@ -42,7 +42,7 @@ pub fn format_fs(f: &FsConfig) -> String {
 /// Parse an `fs = ...` line: `model` (required) and `renames_durable_at_once` (absent: false).
 pub(super) fn parse_fs(s: &str) -> Result<FsConfig, String> {
     let (mut model, mut at_once) = (None, false);
-    for (k, v) in pairs(s)? {
+    for (k, v) in settings(s)? {
         match k {
             "model" => model = Some(v.parse()?),
             "renames_durable_at_once" => at_once = flag(k, v)?,
@@ -74,7 +74,7 @@ pub fn format_faults(f: &FaultConfig) -> String {
 
 pub(super) fn parse_faults(s: &str) -> Result<FaultConfig, String> {
     let mut f = FaultConfig::none();
-    for (k, v) in pairs(s)? {
+    for (k, v) in settings(s)? {
         match k {
             "read_eio" => f.read_eio = num(k, v)?,
             "write_eio" => f.write_eio = num(k, v)?,

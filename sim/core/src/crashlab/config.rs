@@ -7,7 +7,7 @@ use crate::control::Control;
 use crate::limits::{at_most, PAGE_CACHE_PAGES_MAX};
 use crate::profile::Profile;
 use crate::rng::SimRng;
-use crate::words::{flag, num, pairs};
+use crate::words::{flag, num, settings};
 use crashlab_engine::{DebugHooks, FreelistKind, Options, PresizePolicy};
 
 impl EngineConfig for Options {
@@ -175,7 +175,7 @@ fn parse_presize(v: &str) -> Result<PresizePolicy, String> {
 
 fn parse_options(s: &str) -> Result<Options, String> {
     let mut o = Options::default();
-    for (k, v) in pairs(s)? {
+    for (k, v) in settings(s)? {
         match k {
             "page_size" => o.page_size = num(k, v)?,
             "fill_percent" => o.fill_percent = num(k, v)?,
