@@ -197,7 +197,8 @@ impl<C: EngineConfig> Case<C> {
                     format!("unknown key `{k}` (expected one of: {})", KEYS.join(", ")),
                 ));
             }
-            // `get` reads the first; a second would be silently ignored.
+            // `get` reads the first; a second would be silently ignored. The scan is short:
+            // every key before this one is a known key, so it meets a repeat within KEYS.len().
             if let Some((first, _, _)) = fields[..i].iter().find(|(_, seen, _)| seen == k) {
                 let m = format!(
                     "`{k}` is given twice (first on line {first}): a case sets each key once"

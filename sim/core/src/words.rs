@@ -17,8 +17,10 @@ pub fn pairs(s: &str) -> Result<Vec<(&str, &str)>, String> {
 /// unambiguous.
 pub fn settings(s: &str) -> Result<Vec<(&str, &str)>, String> {
     let all = pairs(s)?;
-    for (i, (k, v)) in all.iter().enumerate() {
-        if all[..i].iter().any(|(seen, _)| seen == k) {
+    // A set, not a scan of the words before: a malformed line may hold millions of words.
+    let mut seen = std::collections::BTreeSet::new();
+    for (k, v) in &all {
+        if !seen.insert(*k) {
             return Err(format!("`{k}` is given twice, in `{k}={v}`"));
         }
     }
@@ -35,5 +37,24 @@ pub fn flag(k: &str, v: &str) -> Result<bool, String> {
         "true" => Ok(true),
         "false" => Ok(false),
         _ => Err(format!("expected true or false for `{k}`, found `{v}`")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_refuse_a_repeated_name_where_pairs_keep_it() {
+        let line = "file=0 keep=1 file=2 keep=3";
+        assert_eq!(pairs(line).map(|p| p.len()), Ok(4));
+        assert_eq!(
+            settings(line),
+            Err("`file` is given twice, in `file=2`".to_string())
+        );
+        assert_eq!(settings("a=1 b=2"), Ok(vec![("a", "1"), ("b", "2")]));
+        assert!(settings("a=1 b")
+            .unwrap_err()
+            .contains("expected `name=value`"));
     }
 }
