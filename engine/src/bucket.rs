@@ -138,6 +138,8 @@ pub(crate) struct BucketTree {
     /// The page the bucket's header was read from, which references `root` (for a bucket
     /// created in this transaction, its parent's).
     pub home: PageId,
+    /// Where this transaction's last put or delete went down the tree.
+    pub hint: tree::PathHint,
 }
 
 impl BucketTree {
@@ -153,6 +155,7 @@ impl BucketTree {
             children: ByName::default(),
             depth,
             home: h.from,
+            hint: tree::PathHint::default(),
         }
     }
 
@@ -164,6 +167,7 @@ impl BucketTree {
             children: ByName::default(),
             depth,
             home,
+            hint: tree::PathHint::default(),
         }
     }
 
@@ -229,13 +233,11 @@ impl<'a> BucketMut<'a> {
     }
 
     fn put_item(&mut self, key: &[u8], value: &[u8], flags: u32) -> Result<()> {
-        let home = self.tree.home;
-        tree::with_leaf(
-            &mut self.tree.root,
-            home,
-            key,
-            &self.rd,
-            |items, _| match items.search(key) {
+        let BucketTree {
+            root, home, hint, ..
+        } = &mut *self.tree;
+        tree::with_leaf(root, *home, key, &self.rd, hint, |items, _| {
+            match items.search(key) {
                 Ok(i) if items.get(i).flags != flags => Err(incompatible(items.get(i).is_bucket())),
                 Ok(i) => {
                     items.set_value(i, value.to_vec());
@@ -252,8 +254,8 @@ impl<'a> BucketMut<'a> {
                     );
                     Ok(())
                 }
-            },
-        )?;
+            }
+        })?;
         self.tree.dirty = true;
         Ok(())
     }
@@ -272,8 +274,10 @@ impl<'a> BucketMut<'a> {
     }
 
     fn remove_item(&mut self, key: &[u8]) -> Result<()> {
-        let home = self.tree.home;
-        tree::with_leaf(&mut self.tree.root, home, key, &self.rd, |items, _| {
+        let BucketTree {
+            root, home, hint, ..
+        } = &mut *self.tree;
+        tree::with_leaf(root, *home, key, &self.rd, hint, |items, _| {
             if let Ok(i) = items.search(key) {
                 items.remove(i);
             }

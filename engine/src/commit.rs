@@ -518,7 +518,7 @@ fn commit_children(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> 
             continue;
         }
         let value = commit_bucket(&mut child, rd, sink)?;
-        tree::with_leaf(&mut t.root, t.home, &name, rd, |items, _| {
+        tree::with_leaf(&mut t.root, t.home, &name, rd, &mut t.hint, |items, _| {
             match items.search(&name) {
                 Ok(i) => items.set_value(i, value),
                 Err(i) => items.insert(

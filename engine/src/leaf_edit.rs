@@ -9,6 +9,8 @@ use crashlab_format::node::{Body, LeafEdit, LeafItem, Node};
 /// The items of a leaf node being edited.
 pub struct LeafItems<'a> {
     node: &'a mut Node,
+    /// Just past where the last search landed, if one did: tried first by the next search.
+    near: Option<usize>,
 }
 
 impl<'a> LeafItems<'a> {
@@ -16,7 +18,19 @@ impl<'a> LeafItems<'a> {
     #[inline]
     pub fn of(node: &'a mut Node) -> LeafItems<'a> {
         assert!(node.is_leaf(), "LeafItems of a branch");
-        LeafItems { node }
+        LeafItems { node, near: None }
+    }
+
+    /// These items, with `near` as the guess the next search tries first.
+    #[inline]
+    pub fn near(self, near: Option<usize>) -> LeafItems<'a> {
+        LeafItems { near, ..self }
+    }
+
+    /// Just past where the last search landed: where the next of a run of ascending keys goes.
+    #[inline]
+    pub fn last_found(&self) -> Option<usize> {
+        self.near
     }
 
     #[inline]
@@ -40,11 +54,32 @@ impl<'a> LeafItems<'a> {
         self.node.edit = self.node.edit.then(edit);
     }
 
-    /// Where `key` is (`Ok`), or where it would go (`Err`).
-    #[inline]
-    pub fn search(&self, key: &[u8]) -> Result<usize, usize> {
-        self.items()
-            .binary_search_by(|it| it.key.as_slice().cmp(key))
+    /// Where `key` is (`Ok`), or where it would go (`Err`): the binary search's answer, found
+    /// first at the guess when the keys around it enclose `key` (the next key of an ascending
+    /// run goes just past the last one).
+    #[inline(always)]
+    pub fn search(&mut self, key: &[u8]) -> Result<usize, usize> {
+        let items = self.items();
+        let found = if let Some(at) = self.near.filter(|&at| {
+            at <= items.len()
+                && (at == 0 || items[at - 1].key.as_slice() < key)
+                && items.get(at).is_none_or(|it| key <= it.key.as_slice())
+        }) {
+            match items.get(at) {
+                Some(it) if it.key == key => Ok(at),
+                _ => Err(at),
+            }
+        } else {
+            items.binary_search_by(|it| it.key.as_slice().cmp(key))
+        };
+        debug_assert_eq!(
+            found,
+            items.binary_search_by(|it| it.key.as_slice().cmp(key))
+        );
+        self.near = match found {
+            Ok(i) | Err(i) => Some(i + 1),
+        };
+        found
     }
 
     #[inline]
@@ -103,5 +138,33 @@ mod tests {
             (n.edit, n.unbalanced, n.len()),
             (LeafEdit::Removed(0), true, 0)
         );
+    }
+
+    /// A search that starts from a guess answers what the binary search answers, for every
+    /// guess (right, wrong, past the end) and every probe (present, absent, between, outside),
+    /// and leaves its guess just past where it landed.
+    #[test]
+    fn a_guessed_search_answers_as_the_binary_search() {
+        let mut n = Node::empty_leaf();
+        for k in [b"b", b"d", b"f", b"h"] {
+            let mut items = LeafItems::of(&mut n);
+            let at = items.search(k).unwrap_err();
+            items.insert(at, item(k));
+        }
+        let probes: [&[u8]; 9] = [b"a", b"b", b"c", b"d", b"e", b"f", b"g", b"h", b"i"];
+        for guess in [None, Some(0), Some(1), Some(2), Some(4), Some(5), Some(99)] {
+            for probe in probes {
+                let Body::Leaf(all) = &n.body else {
+                    unreachable!()
+                };
+                let want = all.binary_search_by(|it| it.key.as_slice().cmp(probe));
+                let mut items = LeafItems::of(&mut n).near(guess);
+                assert_eq!(items.search(probe), want, "guess {guess:?} probe {probe:?}");
+                let landed = match want {
+                    Ok(i) | Err(i) => i,
+                };
+                assert_eq!(items.last_found(), Some(landed + 1));
+            }
+        }
     }
 }

@@ -200,6 +200,54 @@ pub fn child_index(items: &[BranchItem], key: &[u8]) -> usize {
         .saturating_sub(1)
 }
 
+/// Whether [`child_index`] gives `i` for `key`: the separators around `i` enclose it (the first
+/// child also takes every key below its own separator). Two comparisons where the search makes
+/// one per halving, and exact, since a branch's keys ascend.
+fn routes_to(items: &[BranchItem], i: usize, key: &[u8]) -> bool {
+    let Some(item) = items.get(i) else {
+        return false;
+    };
+    (i == 0 || item.key.as_slice() <= key)
+        && items
+            .get(i + 1)
+            .is_none_or(|next| key < next.key.as_slice())
+}
+
+/// Levels of a descent a [`PathHint`] remembers; deeper levels search as before.
+const HINT_LEVELS: usize = 4;
+
+/// Where a write transaction's last descent into one tree went: the child taken at each branch
+/// level and where the leaf's last search landed. Within a transaction a tree's branches do not
+/// change until commit (puts and deletes edit leaves only), so the next key bound for the same
+/// leaf — the next of a run of appends, a batch of neighbouring keys — is routed by checking
+/// the two separators around each remembered child instead of binary-searching every branch
+/// again (Set100 made 24 key comparisons per put). Every use is checked against the keys it
+/// routes by, so a stale or wrong hint costs two comparisons and never a wrong route.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PathHint {
+    children: [u32; HINT_LEVELS],
+    levels: u8,
+    leaf: Option<usize>,
+}
+
+impl PathHint {
+    fn child(&self, level: usize) -> Option<usize> {
+        (level < usize::from(self.levels)).then(|| self.children[level] as usize)
+    }
+
+    fn set_child(&mut self, level: usize, i: usize) {
+        match u32::try_from(i) {
+            Ok(i) if level < HINT_LEVELS => {
+                self.children[level] = i;
+                // Deeper levels stay: they are tried only below children the hint named.
+                self.levels = self.levels.max(level as u8 + 1);
+            }
+            // Too deep or too wide to remember: the levels above stay, none below.
+            _ => self.levels = self.levels.min(level as u8),
+        }
+    }
+}
+
 pub(crate) fn too_deep(page: PageId) -> Error {
     Error::corrupted(page, Corruption::TreeTooDeep)
 }
@@ -295,14 +343,20 @@ pub fn with_leaf<T>(
     from: PageId,
     key: &[u8],
     rd: &Reader<'_>,
+    hint: &mut PathHint,
     at_leaf: impl FnOnce(&mut LeafItems<'_>, PageId) -> Result<T>,
 ) -> Result<T> {
     let mut node = materialize(root, rd, from, Range::default())?;
     let mut range = Range::default();
-    for _ in 0..MAX_TREE_DEPTH {
+    // The hint holds while every level so far took the child it names.
+    let mut on_hint = true;
+    for level in 0..MAX_TREE_DEPTH {
         let page = rd.page_of(node);
         if node.is_leaf() {
-            return at_leaf(&mut LeafItems::of(node), page);
+            let mut items = LeafItems::of(node).near(hint.leaf.filter(|_| on_hint));
+            let out = at_leaf(&mut items, page);
+            hint.leaf = items.last_found();
+            return out;
         }
         let Body::Branch(items) = &mut node.body else {
             unreachable!("a node that is no leaf is a branch");
@@ -310,7 +364,13 @@ pub fn with_leaf<T>(
         if items.is_empty() {
             return Err(empty_branch(page));
         }
-        let i = child_index(items, key);
+        let hinted = hint
+            .child(level)
+            .filter(|&h| on_hint && routes_to(items, h, key));
+        let i = hinted.unwrap_or_else(|| child_index(items, key));
+        debug_assert_eq!(i, child_index(items, key));
+        on_hint = hinted.is_some();
+        hint.set_child(level, i);
         let (head, tail) = items.split_at_mut(i + 1);
         let BranchItem { key: sep, child } = &mut head[i];
         let sep: &Vec<u8> = sep;
@@ -326,3 +386,7 @@ pub fn with_leaf<T>(
     }
     Err(too_deep(rd.page_of(node)))
 }
+
+#[cfg(test)]
+#[path = "tree_tests.rs"]
+mod tests;
