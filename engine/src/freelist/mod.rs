@@ -479,12 +479,13 @@ impl Freelist {
 
     /// [`Freelist::all_runs`] into `all` (emptied first), whose allocation a commit keeps.
     pub fn all_runs_into(&self, all: &mut Vec<PageSpan>) {
-        // Sized once, and merged as the free set walks its runs: no list of either kind's own.
-        let pending = || runs_in(self.pending_index.iter());
+        // Merged as the free set walks its runs: no list of either kind's own. `all` is the
+        // commit's kept list, so sizing it by the free runs alone leaves the few pending runs to
+        // room it already has, without a walk of the pending ids to count them first.
         let free = self.free.get();
         all.clear();
-        all.reserve(free.run_count() + pending().count());
-        let mut p = pending().peekable();
+        all.reserve(free.run_count());
+        let mut p = runs_in(self.pending_index.iter()).peekable();
         free.for_each_run(&mut |run| {
             while let Some(before) = p.next_if(|r| r.start < run.start) {
                 all.push(before);
