@@ -47,11 +47,7 @@ fn shared_child_file(fanout: u8, levels: u64) -> Vec<u8> {
     file.extend_from_slice(&freelist::encode_page(PageId(2), &[], PS));
     let mut bucket = vec![0u8; 16];
     bucket[..8].copy_from_slice(&4u64.to_le_bytes());
-    let root = Body::Leaf(vec![LeafItem {
-        flags: 1,
-        key: b"b".to_vec(),
-        value: bucket,
-    }]);
+    let root = Body::Leaf(vec![LeafItem::new(1, b"b", &bucket)]);
     put_page(&mut file, 3, &node(root));
     for level in 0..levels {
         let items = (0..fanout)
@@ -62,11 +58,7 @@ fn shared_child_file(fanout: u8, levels: u64) -> Vec<u8> {
             .collect();
         put_page(&mut file, 4 + level, &node(Body::Branch(items)));
     }
-    let leaf = Body::Leaf(vec![LeafItem {
-        flags: 0,
-        key: b"a".to_vec(),
-        value: b"v".to_vec(),
-    }]);
+    let leaf = Body::Leaf(vec![LeafItem::new(0, b"a", b"v")]);
     put_page(&mut file, leaf_page, &node(leaf));
     file
 }

@@ -83,7 +83,7 @@ impl<'a> Bucket<'a> {
     /// The sub-bucket `name`, if it exists.
     pub fn bucket(&self, name: &[u8]) -> Result<Option<Bucket<'a>>> {
         let header = tree::lookup_with(self.root.clone(), name, &self.rd, |it, page| {
-            it.is_bucket().then(|| decode_header(&it.value, page))
+            it.is_bucket().then(|| decode_header(it.value(), page))
         })?;
         match header.flatten() {
             Some(h) => Ok(Some(Bucket::from_header(self.rd, h?)?)),
@@ -240,18 +240,11 @@ impl<'a> BucketMut<'a> {
             match items.search(key) {
                 Ok(i) if items.get(i).flags != flags => Err(incompatible(items.get(i).is_bucket())),
                 Ok(i) => {
-                    items.set_value(i, value.to_vec());
+                    items.set_value(i, value);
                     Ok(())
                 }
                 Err(i) => {
-                    items.insert(
-                        i,
-                        LeafItem {
-                            flags,
-                            key: key.to_vec(),
-                            value: value.to_vec(),
-                        },
-                    );
+                    items.insert(i, LeafItem::new(flags, key, value));
                     Ok(())
                 }
             }
@@ -350,7 +343,7 @@ impl<'a> BucketMut<'a> {
             // The header is read where it lies: no copy of the item's key and value.
             let depth = self.tree.depth + 1;
             let found = tree::lookup_with(self.root_ref()?, name, &self.rd, |it, page| {
-                it.is_bucket().then(|| open_child(&it.value, page, depth))
+                it.is_bucket().then(|| open_child(it.value(), page, depth))
             })?;
             let Some(Some(child)) = found else {
                 return Ok(None);
@@ -424,7 +417,7 @@ impl<'a> BucketMut<'a> {
         match self.tree.children.get(name) {
             Some(child) => free_tree(child, &self.rd, &mut spans)?,
             None => {
-                free_stored_bucket(&it.value, page, &self.rd, &mut spans, self.tree.depth + 1)?;
+                free_stored_bucket(it.value(), page, &self.rd, &mut spans, self.tree.depth + 1)?;
             }
         }
         self.remove_item(name)?;
@@ -464,8 +457,8 @@ fn free_tree(t: &BucketTree, rd: &Reader<'_>, freed: &mut Vec<PageSpan>) -> Resu
             }
             Body::Leaf(items) => {
                 for it in items.iter().filter(|it| it.is_bucket()) {
-                    if !t.children.contains_key(&it.key) {
-                        free_stored_bucket(&it.value, page, rd, freed, t.depth + 1)?;
+                    if !t.children.contains_key(it.key()) {
+                        free_stored_bucket(it.value(), page, rd, freed, t.depth + 1)?;
                     }
                 }
             }
@@ -495,7 +488,7 @@ fn free_stored_bucket(
                 return Ok(());
             };
             for it in items.iter().filter(|it| it.is_bucket()) {
-                free_stored_bucket(&it.value, page, rd, freed, depth + 1)?;
+                free_stored_bucket(it.value(), page, rd, freed, depth + 1)?;
             }
             Ok(())
         }
@@ -533,9 +526,9 @@ fn free_stored_subtree(
             Body::Leaf(items) => {
                 for it in items
                     .iter()
-                    .filter(|it| it.is_bucket() && !is_opened(&it.key))
+                    .filter(|it| it.is_bucket() && !is_opened(it.key()))
                 {
-                    free_stored_bucket(&it.value, id, rd, freed, depth + 1)?;
+                    free_stored_bucket(it.value(), id, rd, freed, depth + 1)?;
                 }
             }
         }

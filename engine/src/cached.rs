@@ -170,7 +170,9 @@ impl Index {
         let hi = lo + self.words[lo..].partition_point(|&x| x == w);
         // Keys whose words tie with the key's are settled by comparing the keys.
         let tied = match &node.body {
-            Body::Leaf(items) => items[lo..hi].partition_point(|it| below(&it.key, key, inclusive)),
+            Body::Leaf(items) => {
+                items[lo..hi].partition_point(|it| below(it.key(), key, inclusive))
+            }
             Body::Branch(items) => {
                 items[lo..hi].partition_point(|it| below(&it.key, key, inclusive))
             }
@@ -191,7 +193,7 @@ fn below(k: &[u8], key: &[u8], inclusive: bool) -> bool {
 /// The rank by a plain binary search over the keys (the index's reference).
 pub fn rank_by_search(node: &Node, key: &[u8], inclusive: bool) -> usize {
     match &node.body {
-        Body::Leaf(items) => items.partition_point(|it| below(&it.key, key, inclusive)),
+        Body::Leaf(items) => items.partition_point(|it| below(it.key(), key, inclusive)),
         Body::Branch(items) => items.partition_point(|it| below(&it.key, key, inclusive)),
     }
 }
@@ -199,14 +201,14 @@ pub fn rank_by_search(node: &Node, key: &[u8], inclusive: bool) -> usize {
 /// Key `i` of `node`, if it has that many.
 fn key_at(node: &Node, i: usize) -> Option<&[u8]> {
     match &node.body {
-        Body::Leaf(items) => items.get(i).map(|it| it.key.as_slice()),
+        Body::Leaf(items) => items.get(i).map(|it| it.key()),
         Body::Branch(items) => items.get(i).map(|it| it.key.as_slice()),
     }
 }
 
 fn keys(node: &Node) -> impl Iterator<Item = &[u8]> {
     let (leaf, branch) = match &node.body {
-        Body::Leaf(items) => (Some(items.iter().map(|i| i.key.as_slice())), None),
+        Body::Leaf(items) => (Some(items.iter().map(|i| i.key())), None),
         Body::Branch(items) => (None, Some(items.iter().map(|i| i.key.as_slice()))),
     };
     leaf.into_iter()

@@ -11,11 +11,7 @@ use std::collections::BTreeSet;
 
 fn node(keys: &[Vec<u8>], leaf: bool) -> Node {
     let body = if leaf {
-        let items = keys.iter().map(|k| LeafItem {
-            flags: 0,
-            key: k.clone(),
-            value: Vec::new(),
-        });
+        let items = keys.iter().map(|k| LeafItem::new(0, k, b""));
         Body::Leaf(items.collect())
     } else {
         let items = keys.iter().enumerate().map(|(i, k)| BranchItem {

@@ -499,7 +499,7 @@ fn references_to_free(sink: &Sink<'_>, is_free: impl Fn(PageId) -> bool) -> Resu
             Body::Leaf(items) => {
                 for it in items.iter().filter(|it| it.is_bucket()) {
                     // A bucket value holds its root page first (0 for an inline bucket).
-                    let root = PageId(crashlab_format::page::read_u64(&it.value, 0));
+                    let root = PageId(crashlab_format::page::read_u64(it.value(), 0));
                     if root.0 != 0 && is_free(root) {
                         return Err(refused(root));
                     }
@@ -520,15 +520,8 @@ fn commit_children(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> 
         let value = commit_bucket(&mut child, rd, sink)?;
         tree::with_leaf(&mut t.root, t.home, &name, rd, &mut t.hint, |items, _| {
             match items.search(&name) {
-                Ok(i) => items.set_value(i, value),
-                Err(i) => items.insert(
-                    i,
-                    LeafItem {
-                        flags: LEAF_FLAG_BUCKET,
-                        key: name.clone(),
-                        value,
-                    },
-                ),
+                Ok(i) => items.set_value(i, &value),
+                Err(i) => items.insert(i, LeafItem::new(LEAF_FLAG_BUCKET, &name, &value)),
             }
             Ok(())
         })?;

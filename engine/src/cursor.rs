@@ -33,7 +33,7 @@ impl<'a> Cursor<'a> {
     pub(crate) fn key(&self) -> Option<&[u8]> {
         let (node, idx) = self.stack.last()?;
         match &node.body {
-            Body::Leaf(items) => items.get(*idx).map(|it| it.key.as_slice()),
+            Body::Leaf(items) => items.get(*idx).map(|it| it.key()),
             Body::Branch(_) => None,
         }
     }
@@ -124,7 +124,7 @@ impl<'a> Cursor<'a> {
             return Ok(());
         };
         match items.get(idx) {
-            Some(before) if entry.key().cmp(&before.key) != expected => Err(Error::corrupted(
+            Some(before) if entry.key().cmp(before.key()) != expected => Err(Error::corrupted(
                 self.rd.page_of(now),
                 Corruption::CursorOrder,
             )),

@@ -40,7 +40,7 @@ impl<'a> Value<'a> {
     }
 
     pub fn as_bytes(&self) -> &[u8] {
-        &self.0.item().value
+        self.0.item().value()
     }
 }
 
@@ -94,13 +94,13 @@ impl<'a> Entry<'a> {
     }
 
     pub fn key(&self) -> &[u8] {
-        &self.0.item().key
+        self.0.item().key()
     }
 
     /// The value, or `None` when the key names a sub-bucket.
     pub fn value(&self) -> Option<&[u8]> {
         let it = self.0.item();
-        (!it.is_bucket()).then_some(it.value.as_slice())
+        (!it.is_bucket()).then_some(it.value())
     }
 
     /// Whether the key names a sub-bucket.

@@ -62,20 +62,17 @@ impl<'a> LeafItems<'a> {
         let items = self.items();
         let found = if let Some(at) = self.near.filter(|&at| {
             at <= items.len()
-                && (at == 0 || items[at - 1].key.as_slice() < key)
-                && items.get(at).is_none_or(|it| key <= it.key.as_slice())
+                && (at == 0 || items[at - 1].key() < key)
+                && items.get(at).is_none_or(|it| key <= it.key())
         }) {
             match items.get(at) {
-                Some(it) if it.key == key => Ok(at),
+                Some(it) if it.key() == key => Ok(at),
                 _ => Err(at),
             }
         } else {
-            items.binary_search_by(|it| it.key.as_slice().cmp(key))
+            items.binary_search_by(|it| it.key().cmp(key))
         };
-        debug_assert_eq!(
-            found,
-            items.binary_search_by(|it| it.key.as_slice().cmp(key))
-        );
+        debug_assert_eq!(found, items.binary_search_by(|it| it.key().cmp(key)));
         self.near = match found {
             Ok(i) | Err(i) => Some(i + 1),
         };
@@ -96,8 +93,8 @@ impl<'a> LeafItems<'a> {
 
     /// Replace item `i`'s value (its key and flags stay).
     #[inline]
-    pub fn set_value(&mut self, i: usize, value: Vec<u8>) {
-        self.items_mut()[i].value = value;
+    pub fn set_value(&mut self, i: usize, value: &[u8]) {
+        self.items_mut()[i].set_value(value);
         self.record(LeafEdit::Replaced(i));
     }
 
@@ -115,11 +112,7 @@ mod tests {
     use super::*;
 
     fn item(key: &[u8]) -> LeafItem {
-        LeafItem {
-            flags: 0,
-            key: key.to_vec(),
-            value: b"v".to_vec(),
-        }
+        LeafItem::new(0, key, b"v")
     }
 
     #[test]
@@ -130,7 +123,7 @@ mod tests {
         items.insert(at, item(b"b"));
         assert_eq!(n.edit, LeafEdit::Inserted(0));
         let mut items = LeafItems::of(&mut n);
-        items.set_value(0, b"w".to_vec());
+        items.set_value(0, b"w");
         assert_eq!(n.edit, LeafEdit::Many);
         n.edit = LeafEdit::None;
         LeafItems::of(&mut n).remove(0);
@@ -157,7 +150,7 @@ mod tests {
                 let Body::Leaf(all) = &n.body else {
                     unreachable!()
                 };
-                let want = all.binary_search_by(|it| it.key.as_slice().cmp(probe));
+                let want = all.binary_search_by(|it| it.key().cmp(probe));
                 let mut items = LeafItems::of(&mut n).near(guess);
                 assert_eq!(items.search(probe), want, "guess {guess:?} probe {probe:?}");
                 let landed = match want {

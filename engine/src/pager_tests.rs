@@ -14,11 +14,7 @@ const FROM: PageId = PageId(0);
 fn pager() -> Pager {
     let mut bytes = vec![0u8; 8 * PAGE as usize];
     for id in [3u64, 4] {
-        let node = Node::built(Body::Leaf(vec![LeafItem {
-            flags: 0,
-            key: vec![b'k', id as u8],
-            value: b"v".to_vec(),
-        }]));
+        let node = Node::built(Body::Leaf(vec![LeafItem::new(0, &[b'k', id as u8], b"v")]));
         let at = id as usize * PAGE as usize;
         let page = &mut bytes[at..at + PAGE as usize];
         node.encode_in_order(page, PageId(id), PAGE, node.size())

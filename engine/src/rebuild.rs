@@ -30,7 +30,7 @@ pub(crate) fn bucket_roots(
         return Err(Error::corrupted(page, Corruption::BucketsTooDeep));
     }
     for it in items.iter().filter(|it| it.is_bucket()) {
-        match decode_header(&it.value, page)?.root {
+        match decode_header(it.value(), page)?.root {
             BucketRoot::Page(id) => out.push((id, depth)),
             BucketRoot::Inline(n) => {
                 if let Body::Leaf(inner) = &n.body {

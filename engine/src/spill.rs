@@ -628,7 +628,7 @@ fn node_size(body: &Body) -> usize {
 /// it, and that is an error about the file, not a programmer error.
 fn in_order(body: &Body) -> bool {
     match body {
-        Body::Leaf(items) => items.windows(2).all(|w| w[0].key < w[1].key),
+        Body::Leaf(items) => items.windows(2).all(|w| w[0].key() < w[1].key()),
         Body::Branch(items) => items.windows(2).all(|w| w[0].key < w[1].key),
     }
 }

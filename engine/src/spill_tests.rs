@@ -58,11 +58,7 @@ impl SpillSink for Sink {
 fn leaf(keys: &[&str], read_from: Option<u64>, unbalanced: bool) -> Node {
     let items = keys
         .iter()
-        .map(|k| crashlab_format::node::LeafItem {
-            flags: 0,
-            key: k.as_bytes().to_vec(),
-            value: b"v".to_vec(),
-        })
+        .map(|k| crashlab_format::node::LeafItem::new(0, k.as_bytes(), b"v"))
         .collect();
     Node {
         read_from: read_from.map(PageId),
@@ -118,7 +114,7 @@ fn a_tree_in_order_spills_every_node_in_order() {
     for n in &sink.emitted {
         let keys: Vec<&[u8]> = (0..n.len())
             .map(|i| match &n.body {
-                Body::Leaf(items) => &items[i].key[..],
+                Body::Leaf(items) => items[i].key(),
                 Body::Branch(items) => &items[i].key[..],
             })
             .collect();
@@ -220,7 +216,7 @@ fn a_leaf_with_one_edit_is_patched_over_its_last_image() {
             let at = items.search(b"c").unwrap_err();
             items.insert(at, first_item(b"c"));
         },
-        |items| items.set_value(1, b"a longer value".to_vec()),
+        |items| items.set_value(1, b"a longer value"),
         |items| items.remove(2),
     ];
     for edit in edits {
@@ -244,9 +240,5 @@ fn a_leaf_with_one_edit_is_patched_over_its_last_image() {
 }
 
 fn first_item(key: &[u8]) -> crashlab_format::node::LeafItem {
-    crashlab_format::node::LeafItem {
-        flags: 0,
-        key: key.to_vec(),
-        value: b"v".to_vec(),
-    }
+    crashlab_format::node::LeafItem::new(0, key, b"v")
 }

@@ -92,7 +92,7 @@ impl NodeRef<'_> {
         match self {
             NodeRef::Shared(n) if build || n.is_indexed() => n.position(key),
             _ => match &self.body {
-                Body::Leaf(items) => items.binary_search_by(|it| it.key.as_slice().cmp(key)).ok(),
+                Body::Leaf(items) => items.binary_search_by(|it| it.key().cmp(key)).ok(),
                 Body::Branch(_) => panic!("position() on a branch"),
             },
         }
@@ -156,13 +156,19 @@ impl<'k> Range<'k> {
     /// that), so the first and last decide.
     pub fn breach(self, body: &Body) -> Option<RangeEdge> {
         let (first, last) = match body {
-            Body::Leaf(items) => (items.first().map(|i| &i.key), items.last().map(|i| &i.key)),
-            Body::Branch(items) => (items.first().map(|i| &i.key), items.last().map(|i| &i.key)),
+            Body::Leaf(items) => (
+                items.first().map(LeafItem::key),
+                items.last().map(LeafItem::key),
+            ),
+            Body::Branch(items) => (
+                items.first().map(|i| i.key.as_slice()),
+                items.last().map(|i| i.key.as_slice()),
+            ),
         };
-        if matches!((self.lo, first), (Some(lo), Some(f)) if f.as_slice() < lo) {
+        if matches!((self.lo, first), (Some(lo), Some(f)) if f < lo) {
             return Some(RangeEdge::Below);
         }
-        if matches!((self.hi, last), (Some(hi), Some(l)) if l.as_slice() >= hi) {
+        if matches!((self.hi, last), (Some(hi), Some(l)) if l >= hi) {
             return Some(RangeEdge::AtOrAbove);
         }
         None

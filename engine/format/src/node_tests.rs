@@ -3,14 +3,7 @@
 use super::*;
 
 fn leaf(pairs: &[(&[u8], &[u8])]) -> Node {
-    let items = pairs
-        .iter()
-        .map(|(k, v)| LeafItem {
-            flags: 0,
-            key: k.to_vec(),
-            value: v.to_vec(),
-        })
-        .collect();
+    let items = pairs.iter().map(|(k, v)| LeafItem::new(0, k, v)).collect();
     Node::built(Body::Leaf(items))
 }
 
@@ -121,11 +114,7 @@ fn encode_refuses_what_decode_would_reject_and_writes_nothing() {
     n = leaf(&[(b"", b"1")]);
     assert_eq!(n.unencodable(), Some(Corruption::EmptyKey { element: 0 }));
     if let Body::Leaf(items) = &mut n.body {
-        items[0] = LeafItem {
-            flags: LEAF_FLAG_BUCKET,
-            key: b"k".to_vec(),
-            value: vec![0; BUCKET_HEADER_SIZE - 1],
-        };
+        items[0] = LeafItem::new(LEAF_FLAG_BUCKET, b"k", &[0; BUCKET_HEADER_SIZE - 1]);
     }
     let short = Corruption::BucketValueTooShort { element: 0 };
     assert_eq!(n.unencodable(), Some(short));
@@ -138,11 +127,7 @@ fn encode_refuses_what_decode_would_reject_and_writes_nothing() {
     let many = Node {
         body: Body::Leaf(
             (0..=u16::MAX as u32 + 1)
-                .map(|i| LeafItem {
-                    flags: 0,
-                    key: i.to_be_bytes().to_vec(),
-                    value: Vec::new(),
-                })
+                .map(|i| LeafItem::new(0, &i.to_be_bytes(), b""))
                 .collect(),
         ),
         ..Node::empty_leaf()
@@ -222,9 +207,9 @@ fn reference_image(n: &Node, id: PageId, len: usize, page_size: usize) -> Vec<u8
     for i in 0..count {
         let elem = table_end(i);
         let (key, value, flags, child) = match &n.body {
-            Body::Leaf(items) => (&items[i].key, &items[i].value[..], items[i].flags, None),
+            Body::Leaf(items) => (items[i].key(), items[i].value(), items[i].flags, None),
             Body::Branch(items) => match items[i].child {
-                Child::Page(id) => (&items[i].key, &[][..], 0, Some(id)),
+                Child::Page(id) => (&items[i].key[..], &[][..], 0, Some(id)),
                 Child::Node(_) => unreachable!("encodable"),
             },
         };
@@ -265,14 +250,13 @@ fn random_node(seed: &mut u64) -> Node {
     let body = if leaf {
         Body::Leaf(
             keys.into_iter()
-                .map(|key| LeafItem {
-                    flags: match next(100) {
+                .map(|key| {
+                    let flags = match next(100) {
                         0 => 2,
                         1..=20 => LEAF_FLAG_BUCKET,
                         _ => 0,
-                    },
-                    key,
-                    value: vec![7; next(40) as usize],
+                    };
+                    LeafItem::new(flags, &key, &vec![7; next(40) as usize])
                 })
                 .collect(),
         )
@@ -317,4 +301,34 @@ fn encode_in_order_agrees_with_encode_and_the_reference_layout() {
         }
     }
     assert!(written > 500, "most random nodes are encodable: {written}");
+}
+
+/// An item keeps its key and value apart in its one buffer: a value replaced in place or
+/// resized leaves the key as it was, and two items whose bytes join to the same string but
+/// split it differently are different items.
+#[test]
+fn an_item_keeps_key_and_value_apart_in_one_buffer() {
+    let mut it = LeafItem::new(0, b"key", b"abc");
+    assert_eq!(
+        (it.key(), it.value(), it.bytes()),
+        (&b"key"[..], &b"abc"[..], &b"keyabc"[..])
+    );
+    it.set_value(b"xyz");
+    assert_eq!((it.key(), it.value()), (&b"key"[..], &b"xyz"[..]));
+    it.set_value(b"a longer value");
+    assert_eq!(
+        (it.key(), it.value()),
+        (&b"key"[..], &b"a longer value"[..])
+    );
+    it.set_value(b"");
+    assert_eq!(
+        (it.key(), it.value(), it.bytes()),
+        (&b"key"[..], &b""[..], &b"key"[..])
+    );
+    assert_ne!(LeafItem::new(0, b"ab", b"c"), LeafItem::new(0, b"a", b"bc"));
+    assert_ne!(
+        LeafItem::new(0, b"a", b"b"),
+        LeafItem::new(LEAF_FLAG_BUCKET, b"a", b"b")
+    );
+    assert_eq!(LeafItem::new(0, b"a", b"bc"), LeafItem::new(0, b"a", b"bc"));
 }

@@ -107,7 +107,7 @@ impl Node {
             LeafEdit::Replaced(i) => {
                 assert_eq!(old_count, count, "as many items");
                 refuse_item(items, i)?;
-                replace_value(buf, &items[i].value, i, count, old_len);
+                replace_value(buf, items[i].value(), i, count, old_len);
             }
             LeafEdit::Removed(i) => {
                 assert_eq!(old_count, count + 1, "one item fewer");
@@ -136,10 +136,10 @@ fn refuse_item(items: &[crate::node::LeafItem], i: usize) -> Result<(), Corrupti
         let flags = it.flags;
         return Err(Corruption::LeafFlags { element: i, flags });
     }
-    if it.is_bucket() && it.value.len() < BUCKET_HEADER_SIZE {
+    if it.is_bucket() && it.value().len() < BUCKET_HEADER_SIZE {
         return Err(Corruption::BucketValueTooShort { element: i });
     }
-    if i == 0 && it.key.is_empty() {
+    if i == 0 && it.key().is_empty() {
         return Err(Corruption::EmptyKey { element: 0 });
     }
     Ok(())
@@ -169,7 +169,7 @@ fn insert_item(
     old_count: usize,
     old_len: usize,
 ) {
-    let (k, v) = (it.key.len(), it.value.len());
+    let (k, v) = (it.key().len(), it.value().len());
     let old_table = table_end(old_count);
     // Where the new item's bytes go, before anything moves: the old item `i`'s key, or the end.
     let at = if i < old_count {
@@ -185,8 +185,7 @@ fn insert_item(
     let data = at + ELEMENT_SIZE;
     let elem = table_end(i);
     buf[elem..elem + ELEMENT_SIZE].copy_from_slice(&leaf_element(it.flags, data - elem, k, v));
-    buf[data..data + k].copy_from_slice(&it.key);
-    buf[data + k..data + k + v].copy_from_slice(&it.value);
+    buf[data..data + k + v].copy_from_slice(it.bytes());
     // Elements before it stayed, their bytes moved past the new element; those after it moved
     // one element, their bytes one element and the new item.
     shift_pos(buf, 0..i, ELEMENT_SIZE as isize);

@@ -42,16 +42,8 @@ fn random_leaf(rng: &mut Rng) -> Vec<LeafItem> {
     keys.dedup();
     keys.into_iter()
         .map(|key| match rng.below(8) {
-            0 => LeafItem {
-                flags: LEAF_FLAG_BUCKET,
-                key,
-                value: vec![3; 16 + rng.below(8) as usize],
-            },
-            _ => LeafItem {
-                flags: 0,
-                key,
-                value: rng.bytes(60),
-            },
+            0 => LeafItem::new(LEAF_FLAG_BUCKET, &key, &vec![3; 16 + rng.below(8) as usize]),
+            _ => LeafItem::new(0, &key, &rng.bytes(60)),
         })
         .collect()
 }
@@ -59,7 +51,7 @@ fn random_leaf(rng: &mut Rng) -> Vec<LeafItem> {
 /// A key not in `items`, and where it goes.
 fn new_key(rng: &mut Rng, items: &[LeafItem]) -> Option<(usize, Vec<u8>)> {
     let key = rng.bytes(12);
-    match items.binary_search_by(|it| it.key.cmp(&key)) {
+    match items.binary_search_by(|it| it.key().cmp(&key)) {
         Err(i) if !key.is_empty() => Some((i, key)),
         _ => None,
     }
@@ -77,24 +69,18 @@ fn a_leaf_patched_with_one_edit_is_the_leaf_encoded() {
             1 => match new_key(&mut rng, &items) {
                 Some((i, key)) => {
                     let value = rng.bytes(60);
-                    items.insert(
-                        i,
-                        LeafItem {
-                            flags: 0,
-                            key,
-                            value,
-                        },
-                    );
+                    items.insert(i, LeafItem::new(0, &key, &value));
                     LeafEdit::Inserted(i)
                 }
                 None => continue,
             },
             2 if !items.is_empty() => {
                 let i = rng.below(items.len() as u64) as usize;
-                items[i].value = match items[i].is_bucket() {
+                let value = match items[i].is_bucket() {
                     true => vec![4; 16 + rng.below(8) as usize],
                     false => rng.bytes(60),
                 };
+                items[i].set_value(&value);
                 LeafEdit::Replaced(i)
             }
             3 if !items.is_empty() => {
@@ -124,16 +110,8 @@ fn a_leaf_patched_with_one_edit_is_the_leaf_encoded() {
 
 #[test]
 fn a_patch_refuses_what_encoding_refuses_and_writes_nothing() {
-    let old = node(Body::Leaf(vec![LeafItem {
-        flags: 0,
-        key: b"b".to_vec(),
-        value: b"1".to_vec(),
-    }]));
-    let short = LeafItem {
-        flags: LEAF_FLAG_BUCKET,
-        key: b"a".to_vec(),
-        value: vec![0; BUCKET_HEADER_SIZE - 1],
-    };
+    let old = node(Body::Leaf(vec![LeafItem::new(0, b"b", b"1")]));
+    let short = LeafItem::new(LEAF_FLAG_BUCKET, b"a", &[0; BUCKET_HEADER_SIZE - 1]);
     let mut new = old.clone();
     if let Body::Leaf(items) = &mut new.body {
         items.insert(0, short);

@@ -379,11 +379,7 @@ mod tests {
     fn pager(leaf_overflow: u32, freelist_overflow: u32) -> PageReader {
         let mut file = vec![0u8; 64 * PS];
         let leaf = Node {
-            body: Body::Leaf(vec![LeafItem {
-                flags: 0,
-                key: b"k".to_vec(),
-                value: b"v".to_vec(),
-            }]),
+            body: Body::Leaf(vec![LeafItem::new(0, b"k", b"v")]),
             ..Node::empty_leaf()
         };
         leaf.encode(&mut file[2 * PS..3 * PS], PageId(2), PS as u32)
@@ -453,11 +449,7 @@ mod tests {
         // A three-page leaf at page 20 and the one-page leaf of `pager` at page 2, read in turn
         // by one reader (whose buffer is reused) and each by a fresh reader.
         let big = Node {
-            body: Body::Leaf(vec![LeafItem {
-                flags: 0,
-                key: b"big".to_vec(),
-                value: vec![0xab; 2 * PS],
-            }]),
+            body: Body::Leaf(vec![LeafItem::new(0, b"big", &vec![0xab; 2 * PS])]),
             ..Node::empty_leaf()
         };
         let pages = big.size().div_ceil(PS);

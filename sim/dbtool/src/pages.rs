@@ -157,17 +157,21 @@ fn print_branch(items: &[BranchItem], out: &mut dyn Write) -> std::io::Result<()
 
 fn print_leaf(items: &[LeafItem], out: &mut dyn Write) -> std::io::Result<()> {
     for (i, it) in items.iter().enumerate() {
-        let key = show::bytes(&it.key, BYTES_SHOWN);
+        let key = show::bytes(it.key(), BYTES_SHOWN);
         let what = if it.is_bucket() {
-            bucket_value(&it.value)
+            bucket_value(it.value())
         } else {
             format!(
                 "value {} ({} bytes)",
-                show::bytes(&it.value, BYTES_SHOWN),
-                it.value.len()
+                show::bytes(it.value(), BYTES_SHOWN),
+                it.value().len()
             )
         };
-        writeln!(out, "  {i:>5}  key {key} ({} bytes): {what}", it.key.len())?;
+        writeln!(
+            out,
+            "  {i:>5}  key {key} ({} bytes): {what}",
+            it.key().len()
+        )?;
     }
     Ok(())
 }

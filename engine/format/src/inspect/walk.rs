@@ -260,7 +260,7 @@ impl Walk {
                 self.sub_bucket(it, bucket, page, stack);
             } else {
                 self.buckets.list[bucket].keys += 1;
-                visitor.item(bucket, &it.key, &it.value);
+                visitor.item(bucket, it.key(), it.value());
             }
         }
     }
@@ -271,7 +271,7 @@ impl Walk {
             let why = format!("buckets nested deeper than {MAX_BUCKET_DEPTH}");
             return self.problem(page, why);
         }
-        let header = match decode_header(&it.value, page) {
+        let header = match decode_header(it.value(), page) {
             Ok(h) => h,
             Err(e) => return self.problem(page, reason_at(page, &e)),
         };
@@ -292,7 +292,7 @@ impl Walk {
         };
         self.buckets.list.push(BucketInfo {
             parent: Some(parent),
-            name: it.key.clone(),
+            name: it.key().to_vec(),
             nesting,
             root,
             sequence: header.sequence,
