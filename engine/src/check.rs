@@ -21,7 +21,7 @@ use crashlab_format::freelist;
 use crashlab_format::inspect::Image;
 use crashlab_format::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
 use crashlab_format::meta::Meta;
-use crashlab_format::node::{Body, Child, LeafItem};
+use crashlab_format::node::{Body, Child};
 use crashlab_format::page::PageKind;
 use crashlab_format::pageset::PageSet;
 use crashlab_format::problem::{Problem, ProblemKind, Report};
@@ -380,16 +380,7 @@ fn read_problem_kind(id: PageId, e: &Error) -> ProblemKind {
 }
 
 fn check_bounds(node: &crashlab_format::node::Node, v: &Visit, report: &mut Report) {
-    let (first, last) = match &node.body {
-        Body::Leaf(items) => (
-            items.first().map(LeafItem::key),
-            items.last().map(LeafItem::key),
-        ),
-        Body::Branch(items) => (
-            items.first().map(|i| i.key.as_slice()),
-            items.last().map(|i| i.key.as_slice()),
-        ),
-    };
+    let (first, last) = (node.body.first_key(), node.body.last_key());
     if let (Some(lo), Some(first)) = (&v.lo, first) {
         if first < lo {
             report.add(Some(v.id), "first key below its parent's separator");

@@ -155,16 +155,7 @@ impl<'k> Range<'k> {
     /// The bound the keys of `body` break, if any. Its keys ascend (decoding and encoding check
     /// that), so the first and last decide.
     pub fn breach(self, body: &Body) -> Option<RangeEdge> {
-        let (first, last) = match body {
-            Body::Leaf(items) => (
-                items.first().map(LeafItem::key),
-                items.last().map(LeafItem::key),
-            ),
-            Body::Branch(items) => (
-                items.first().map(|i| i.key.as_slice()),
-                items.last().map(|i| i.key.as_slice()),
-            ),
-        };
+        let (first, last) = (body.first_key(), body.last_key());
         if matches!((self.lo, first), (Some(lo), Some(f)) if f < lo) {
             return Some(RangeEdge::Below);
         }

@@ -124,6 +124,22 @@ pub enum Body {
     Branch(Vec<BranchItem>),
 }
 
+impl Body {
+    pub fn first_key(&self) -> Option<&[u8]> {
+        match self {
+            Body::Leaf(items) => items.first().map(LeafItem::key),
+            Body::Branch(items) => items.first().map(|i| i.key.as_slice()),
+        }
+    }
+
+    pub fn last_key(&self) -> Option<&[u8]> {
+        match self {
+            Body::Leaf(items) => items.last().map(LeafItem::key),
+            Body::Branch(items) => items.last().map(|i| i.key.as_slice()),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Node {
     /// The pages this node was read from; freed when the node is rewritten.
@@ -187,10 +203,7 @@ impl Node {
     }
 
     pub fn first_key(&self) -> Option<&[u8]> {
-        match &self.body {
-            Body::Leaf(items) => items.first().map(LeafItem::key),
-            Body::Branch(items) => items.first().map(|i| i.key.as_slice()),
-        }
+        self.body.first_key()
     }
 
     /// Serialised size: header plus every element and its bytes.
