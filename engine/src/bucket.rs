@@ -196,8 +196,11 @@ impl<'a> BucketMut<'a> {
         NodeRef::of_child(&self.tree.root, &self.rd, self.tree.home)
     }
 
-    fn lookup(&self, key: &[u8]) -> Result<Option<LeafItem>> {
-        tree::lookup(self.root_ref()?, key, &self.rd)
+    /// Whether `key` is stored here as a sub-bucket (`Some(true)`) or a value (`Some(false)`):
+    /// read from the item where it lies, without copying its key and value (a Delete's check
+    /// copied the item into an allocation of its own, one per delete).
+    fn stored_as_bucket(&self, key: &[u8]) -> Result<Option<bool>> {
+        tree::lookup_with(self.root_ref()?, key, &self.rd, |it, _| it.is_bucket())
     }
 
     /// The item under `key` and the leaf page it was found in.
@@ -256,10 +259,10 @@ impl<'a> BucketMut<'a> {
     /// Remove `key`; returns whether it existed. Deleting a sub-bucket's key is an error (use
     /// [`BucketMut::delete_bucket`]).
     pub fn delete(&mut self, key: &[u8]) -> Result<bool> {
-        match self.lookup(key)? {
+        match self.stored_as_bucket(key)? {
             None => Ok(false),
-            Some(it) if it.is_bucket() => Err(incompatible(true)),
-            Some(_) => {
+            Some(true) => Err(incompatible(true)),
+            Some(false) => {
                 self.remove_item(key)?;
                 Ok(true)
             }
@@ -362,8 +365,8 @@ impl<'a> BucketMut<'a> {
             return Err(Error::BucketNameRequired);
         }
         check_key(name)?;
-        if let Some(it) = self.lookup(name)? {
-            return Err(if it.is_bucket() {
+        if let Some(is_bucket) = self.stored_as_bucket(name)? {
+            return Err(if is_bucket {
                 Error::BucketExists
             } else {
                 incompatible(false)
@@ -393,8 +396,8 @@ impl<'a> BucketMut<'a> {
     }
 
     pub(crate) fn create_bucket_if_missing_owned(self, name: &[u8]) -> Result<BucketMut<'a>> {
-        let exists = self.tree.children.contains_key(name)
-            || matches!(self.lookup(name)?, Some(it) if it.is_bucket());
+        let exists =
+            self.tree.children.contains_key(name) || self.stored_as_bucket(name)? == Some(true);
         if !exists {
             return self.create_bucket_owned(name);
         }

@@ -253,11 +253,6 @@ fn empty_branch(page: PageId) -> Error {
     Error::corrupted(page, Corruption::EmptyBranch)
 }
 
-/// The leaf item stored under `key`, if any.
-pub fn lookup(root: NodeRef<'_>, key: &[u8], rd: &Reader<'_>) -> Result<Option<LeafItem>> {
-    lookup_with(root, key, rd, |it, _| it.clone())
-}
-
 /// `f` applied to the leaf item stored under `key` and the page errors about that leaf name, if
 /// the key is there: reads that need only part of the item (a value, a bucket header) copy only
 /// that part.

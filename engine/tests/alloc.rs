@@ -1,5 +1,6 @@
 //! Neither a `Bucket::get` nor a step of an iteration allocates: reads borrow the stored bytes.
-//! Nor does beginning and ending a read transaction of a snapshot another reader already used.
+//! Nor does beginning and ending a read transaction of a snapshot another reader already used,
+//! nor a delete from a leaf the write transaction already holds.
 //!
 //! The counting allocator is process-wide, so this test is alone in its binary: another test
 //! running on another thread would have its allocations counted here (it did, while it shared
@@ -52,4 +53,22 @@ fn gets_and_iteration_steps_allocate_nothing() {
         0,
         "begin and end allocate nothing"
     );
+    // A delete checks the stored item's kind where it lies. Once the first delete has taken
+    // the leaf's path out of the cache, deleting its neighbours allocates nothing: no copy of
+    // an item's key and value (each delete once cloned the item it was about to remove).
+    db.update(|tx| {
+        let mut b = tx.bucket_mut(b"b")?.unwrap();
+        assert!(b.delete(&key(0))?);
+        // Keys of the first leaf only: a leaf not yet taken would be moved into a new box.
+        let stored: Vec<Vec<u8>> = (1..8).map(|i| key(2 * i)).collect();
+        let absent = key(1);
+        let region = Region::new(GLOBAL);
+        for k in &stored {
+            assert!(b.delete(k)?, "{k:?} was stored");
+        }
+        assert!(!b.delete(&absent)?, "an absent key is no delete");
+        assert_eq!(region.change().allocations, 0, "deletes copy nothing");
+        Ok(())
+    })
+    .unwrap();
 }
