@@ -5,6 +5,10 @@
 #       Regenerate the fixture DBs (NAME.db + expected NAME.json) into OUTDIR
 #       (the committed ones live in corpus/bbolt: `bash tools/bbolt/run.sh fixtures corpus/bbolt`).
 #
+#   bash tools/bbolt/run.sh escaped OUTDIR
+#       Write OUTDIR/escaped.db + escaped.json: a freelist of more than 0xFFFF ids, in
+#       bbolt's count escape (about 90 MB, so made on demand, never committed).
+#
 #   bash tools/bbolt/run.sh check FILE...
 #       Run bboltcheck on each FILE (read-only open, tx.Check(), full dump), each under
 #       `ulimit -v 4000000` and `timeout 60`.
@@ -17,14 +21,14 @@
 #         exit status (1 = Check errors, 2 = open failure or bbolt panic/crash,
 #         124 = timeout, 137 = killed).
 #
-# Both commands first install the toolchain if needed (install.sh), then build the Go
+# Every command first installs the toolchain if needed (install.sh), then builds the Go
 # programs once into a temp bin dir (see env.sh) with `go build`.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 usage() {
-    sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -47,6 +51,11 @@ fixtures)
     [ $# -eq 1 ] || usage
     build
     "$BBOLT_BIN_DIR/mkfixtures" "$1"
+    ;;
+escaped)
+    [ $# -eq 1 ] || usage
+    build
+    "$BBOLT_BIN_DIR/mkfixtures" -escaped "$1"
     ;;
 check)
     [ $# -ge 1 ] || usage

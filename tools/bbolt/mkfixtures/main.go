@@ -50,6 +50,13 @@
 //     (limit 256 bytes) and nesting with tiny pages.
 //   - pagesize64k.db (PageSize 65536): multiple 64 KiB leaves, an inline bucket of
 //     ~10 KB (limit 16384 bytes), a 140000-byte value spanning 3 pages, and nesting.
+//
+// `mkfixtures -escaped OUTDIR` writes one more, not committed (about 90 MB):
+//
+//   - escaped.db (PageSize 1024): a 72 MiB value put and deleted, then one more small
+//     transaction, so the freelist bbolt writes lists more than 0xFFFF ids and uses
+//     bbolt's count escape (the page header's 16-bit count reads 0xFFFF and the first
+//     element holds the real count; asserted after close).
 package main
 
 import (
@@ -516,6 +523,52 @@ func assertNoFreelist(path string, pageSize int) {
 	}
 }
 
+func escapedDB(outDir string) {
+	f := newFixture(outDir, "escaped", bolt.Options{PageSize: 1024})
+	f.update(func(w *writer) {
+		for i := 0; i < 100; i++ {
+			w.put(p("b"), be64(uint64(i)), text(fmt.Sprintf("<%d>", i), 50))
+		}
+		w.put(p("b"), []byte("huge"), pattern(7, 72<<20))
+	})
+	f.update(func(w *writer) {
+		w.del(p("b"), []byte("huge"))
+	})
+	// The freelist this commit writes holds the huge value's pages, free or pending.
+	f.update(func(w *writer) {
+		w.put(p("b"), []byte("after"), []byte("the escape"))
+	})
+	f.finish()
+	assertEscapedFreelist(f.path, 1024)
+}
+
+// assertEscapedFreelist checks that the freelist page of the meta in use (the higher
+// txid) has the count escape: a header count of 0xFFFF and a first element of at least
+// 0xFFFF. (This only validates the file; the JSON never comes from reading it.)
+func assertEscapedFreelist(path string, pageSize int) {
+	data, err := os.ReadFile(path)
+	must(err, "read "+path)
+	// A meta starts at byte 16 of its page: freelist at meta offset 32, txid at 48.
+	meta := func(m int) (freelist, txid uint64) {
+		at := m*pageSize + 16
+		return binary.LittleEndian.Uint64(data[at+32:]), binary.LittleEndian.Uint64(data[at+48:])
+	}
+	fl0, tx0 := meta(0)
+	fl1, tx1 := meta(1)
+	fl := fl0
+	if tx1 > tx0 {
+		fl = fl1
+	}
+	page := int(fl) * pageSize
+	// A page header: id (8), flags (2), count (2), overflow (4); elements from byte 16.
+	count := binary.LittleEndian.Uint16(data[page+10:])
+	real := binary.LittleEndian.Uint64(data[page+16:])
+	if count != 0xFFFF || real < 0xFFFF {
+		must(fmt.Errorf("freelist page %d: count %#x, first element %d; want the escape", fl, count, real), "escaped")
+	}
+	fmt.Printf("mkfixtures: %s: freelist page %d lists %d ids (escaped)\n", path, fl, real)
+}
+
 func pageSize1kDB(outDir string) {
 	f := newFixture(outDir, "pagesize1k", bolt.Options{PageSize: 1024})
 	f.update(func(w *writer) {
@@ -551,8 +604,13 @@ func pageSize64kDB(outDir string) {
 }
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "-escaped" {
+		must(os.MkdirAll(os.Args[2], 0755), "mkdir "+os.Args[2])
+		escapedDB(os.Args[2])
+		return
+	}
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: mkfixtures OUTDIR")
+		fmt.Fprintln(os.Stderr, "usage: mkfixtures OUTDIR | mkfixtures -escaped OUTDIR")
 		os.Exit(2)
 	}
 	outDir := os.Args[1]
