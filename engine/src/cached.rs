@@ -29,7 +29,7 @@
 
 use crashlab_format::node::{Body, Node};
 use std::cmp::Ordering;
-use std::ops::Deref;
+use std::ops::{Deref, Range};
 use std::sync::OnceLock;
 
 /// Longest shared prefix the index keeps: beyond it, keys still share bytes, which only makes
@@ -168,16 +168,35 @@ impl Index {
         let w = word(key, len);
         let lo = self.words.partition_point(|&x| x < w);
         let hi = lo + self.words[lo..].partition_point(|&x| x == w);
-        // Keys whose words tie with the key's are settled by comparing the keys.
-        let tied = match &node.body {
-            Body::Leaf(items) => {
-                items[lo..hi].partition_point(|it| below(it.key(), key, inclusive))
-            }
-            Body::Branch(items) => {
-                items[lo..hi].partition_point(|it| below(&it.key, key, inclusive))
+        let tied = if self.exact {
+            ties_by_length(node, lo..hi, key.len(), inclusive)
+        } else {
+            // Keys whose words tie with the key's are settled by comparing the keys.
+            match &node.body {
+                Body::Leaf(items) => {
+                    items[lo..hi].partition_point(|it| below(it.key(), key, inclusive))
+                }
+                Body::Branch(items) => {
+                    items[lo..hi].partition_point(|it| below(&it.key, key, inclusive))
+                }
             }
         };
         (lo + tied, true)
+    }
+}
+
+/// How many of the keys `tied` (whose words equal the probe's, in a node whose every key fits
+/// its prefix and word) are below a probe of `len` bytes that has the prefix. Such a key is
+/// the prefix and the word cut to its length, the word's bytes past it zero; so of a tied key
+/// and the probe, the shorter is a prefix of the longer (a probe longer than prefix + 8 bytes
+/// too), and lengths order them. Only the items' lengths are read, never a key's bytes: a
+/// search of a leaf no longer touches the buffer of the item it finds (a cold line per Get of
+/// a large tree, where LMDB's compare reads bytes its search already brought in).
+fn ties_by_length(node: &Node, tied: Range<usize>, len: usize, inclusive: bool) -> usize {
+    let below = |n: usize| n < len || (inclusive && n == len);
+    match &node.body {
+        Body::Leaf(items) => items[tied].partition_point(|it| below(it.key().len())),
+        Body::Branch(items) => items[tied].partition_point(|it| below(it.key.len())),
     }
 }
 

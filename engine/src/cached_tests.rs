@@ -85,6 +85,36 @@ fn keys_that_tie_in_their_word_are_told_apart() {
 }
 
 #[test]
+fn keys_that_fit_their_word_and_tie_are_ordered_by_length() {
+    // Prefix "k"; the first three keys share the word 0 and differ only in trailing zero bytes.
+    let keys = [
+        b"k".to_vec(),
+        b"k\0".to_vec(),
+        b"k\0\0".to_vec(),
+        b"ka".to_vec(),
+    ];
+    let cached = CachedNode::new(node(&keys, true));
+    let index = cached.index();
+    assert!(index.exact);
+    assert_eq!(
+        (index.prefix_len, index.words[0], index.words[2]),
+        (1, 0, 0)
+    );
+    assert_eq!(cached.position(b"k\0"), Some(1));
+    assert_eq!(cached.rank(b"k\0", false), 1);
+    assert_eq!(cached.rank(b"k\0", true), 2);
+    assert_eq!(cached.rank(b"k\0\0\0", false), 3);
+    assert_eq!(cached.position(b"k\0\0\0"), None);
+    // A probe longer than prefix and word, with the same word: every tied key is its prefix.
+    let long = [b"k".as_slice(), &[0; 9]].concat();
+    assert_eq!(cached.rank(&long, true), 3);
+    assert_eq!(cached.position(&long), None);
+    let branch = CachedNode::new(node(&keys, false));
+    assert_eq!(branch.rank(b"k\0", true), 2);
+    assert_eq!(branch.rank(&long, false), 3);
+}
+
+#[test]
 fn an_empty_node_ranks_everything_zero() {
     let cached = CachedNode::new(node(&[], true));
     assert_eq!(cached.rank(b"a", true), 0);
