@@ -9,6 +9,7 @@
 //! |-------------|--------------------------------------------------------------------------|
 //! | `get`       | one read transaction, one get (keys visited in a scattered fixed order)  |
 //! | `get100`    | one read transaction, 100 gets                                           |
+//! | `get_value` | as `get`, and the value's last byte read (reported, no target)           |
 //! | `set`       | one write transaction putting one new key                                |
 //! | `set100`    | one write transaction putting 100 new keys                               |
 //! | `delete`    | one write transaction deleting one existing key (refilled untimed)       |
@@ -23,7 +24,7 @@
 
 use crashlab_bench::engines::{Engine, Which, ENGINES};
 use crashlab_bench::shape::{BATCH, FILL_BATCH, PREFILL, VALUE};
-use crashlab_bench::{large, Concurrent, Kv, Mode};
+use crashlab_bench::{large, Concurrent, Kv, Mode, Read};
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion};
 use std::hint::black_box;
@@ -77,11 +78,15 @@ fn fill(kv: &mut dyn Kv, range: std::ops::Range<u64>) {
 type Op = fn(&mut dyn Kv, u64);
 
 fn get_one(kv: &mut dyn Kv, i: u64) {
-    kv.get(i..i + 1);
+    kv.get(i..i + 1, Read::Held);
 }
 
 fn get_hundred(kv: &mut dyn Kv, i: u64) {
-    kv.get(i * BATCH..(i + 1) * BATCH);
+    kv.get(i * BATCH..(i + 1) * BATCH, Read::Held);
+}
+
+fn get_value(kv: &mut dyn Kv, i: u64) {
+    kv.get(i..i + 1, Read::LastByte);
 }
 
 fn set_one(kv: &mut dyn Kv, i: u64) {
@@ -329,6 +334,7 @@ fn main() {
     let mut c = config();
     bench_reads(&mut c, "get", get_one);
     bench_reads(&mut c, "get100", get_hundred);
+    bench_reads(&mut c, "get_value", get_value);
     bench_writes(&mut c, "set", set_one);
     bench_writes(&mut c, "set100", set_hundred);
     bench_delete(&mut c);

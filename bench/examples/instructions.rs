@@ -6,8 +6,8 @@
 //! valgrind --tool=cachegrind --cache-sim=no target/release/examples/instructions ENGINE SHAPE MODE N
 //! ```
 //!
-//! ENGINE is a name from `engines::ENGINES`; SHAPE is `get`, `get100`, `set`, `set100` or
-//! `delete`; MODE is `sync`, `normal` or `no_sync` (reads ignore it). The database is pre-filled
+//! ENGINE is a name from `engines::ENGINES`; SHAPE is `get`, `get100`, `get_value`, `set`,
+//! `set100` or `delete`; MODE is `sync`, `normal` or `no_sync` (reads ignore it). The database is pre-filled
 //! as in the benchmarks. `delete` runs as the benchmark does: before every 1,000 deletes from the
 //! left edge, 1,000 keys are appended at the right edge, so each round's refill is counted too.
 //! Instructions per operation = (count at N − count at 0) / N: the difference removes the
@@ -21,7 +21,7 @@
 use crashlab_bench::engines::{Engine, ENGINES};
 use crashlab_bench::large;
 use crashlab_bench::shape::{BATCH, FILL_BATCH, PREFILL, VALUE};
-use crashlab_bench::Mode;
+use crashlab_bench::{Mode, Read};
 use std::path::Path;
 
 fn main() {
@@ -55,8 +55,9 @@ fn main() {
             kv.put(PREFILL + i..PREFILL + i + FILL_BATCH, &VALUE);
         }
         match shape.as_str() {
-            "get" => kv.get(i..i + 1),
-            "get100" => kv.get(i * BATCH..(i + 1) * BATCH),
+            "get" => kv.get(i..i + 1, Read::Held),
+            "get100" => kv.get(i * BATCH..(i + 1) * BATCH, Read::Held),
+            "get_value" => kv.get(i..i + 1, Read::LastByte),
             "set" => kv.put(PREFILL + i..PREFILL + i + 1, &VALUE),
             "set100" => kv.put(PREFILL + i * BATCH..PREFILL + (i + 1) * BATCH, &VALUE),
             "delete" => kv.delete(i..i + 1),

@@ -17,4 +17,4 @@ pub mod large;
 pub mod shape;
 
 pub use concurrent::Concurrent;
-pub use kv::{Kv, Mode};
+pub use kv::{Kv, Mode, Read};

@@ -28,6 +28,7 @@ BASELINE = "bbolt-array-synced"
 COLUMNS = [
     ("Get", "get", "read"),
     ("Get100 (per tx of 100)", "get100", "read"),
+    ("Get, value read", "get_value", "read"),
     ("Set, sync", "set", "sync"),
     ("Set, no_sync", "set", "no_sync"),
     ("Set100, sync", "set100", "sync"),
@@ -204,6 +205,14 @@ def target_tables(results):
     tables.append(("Reads: crashlab's time / LMDB's, target ≤ 1",
                    ["configuration"] + [c[0] for c in cols], rows))
 
+    # Reported beside the targets, not judged: a Get whose caller reads the value, so a value
+    # fetched lazily pays here for what Get left untouched.
+    runs = per_run(results, f"get_value/crashlab-{READ_KIND}/read", "get_value/lmdb/read")
+    cell = span([ours / lmdb for ours, lmdb in runs], "×") if runs else "—"
+    tables.append(("Reads with the value's last byte read (reported, no target): crashlab's "
+                   "time / LMDB's", ["configuration", column("Get, value read")[0]],
+                   [[f"crashlab ({READ_KIND})", cell]]))
+
     cols = [column("Set, no_sync"), column("Set100, no_sync"), column("Delete, no_sync")]
     rows = [[kind] + [
         target_cell(results, [f"{g}/crashlab-{kind}/{m}", f"{g}/lmdb/{m}"],
@@ -339,6 +348,7 @@ def selftest():
     run1 = {
         "get/crashlab-array-synced/read": 0.9 * us, "get/lmdb/read": 1.0 * us,
         "get100/crashlab-array-synced/read": 90 * us, "get100/lmdb/read": 60 * us,
+        "get_value/crashlab-array-synced/read": 1.2 * us, "get_value/lmdb/read": 1.0 * us,
         "set/lmdb/no_sync": 10 * us, "set100/lmdb/no_sync": 100 * us,
         "delete/lmdb/no_sync": 10 * us,
         "reopen/bbolt-array-synced/sync": 1 * ms, "reopen/bbolt-array-synced/no_sync": 1 * ms,
@@ -384,6 +394,9 @@ def selftest():
              for r in rows}
     reads = cells[("Reads", f"crashlab ({READ_KIND}; the four share one read path)")]
     assert reads == ["0.90–1.10× **met in 1 of 2 runs**", "1.50× **missed**"], reads
+    reported = cells[("Reads with the value's last byte read (reported, no target)",
+                      f"crashlab ({READ_KIND})")]
+    assert reported == ["1.20×"], reported
     for kind in KINDS:
         writes = cells[("Write commits, no_sync", kind)]
         assert writes == ["1.40× met", "2.00× **missed**", "1.20–1.50× met"], writes

@@ -1,7 +1,7 @@
 //! crashlab's engine on a real file (`FileStorage`: pread/pwrite, fdatasync).
 
 use crate::concurrent::Concurrent;
-use crate::kv::{Kv, Mode};
+use crate::kv::{Kv, Mode, Read};
 use crate::shape::{key, scattered, BUCKET};
 use crashlab_engine::{Db, FreelistKind, Options};
 use std::hint::black_box;
@@ -62,13 +62,16 @@ impl Kv for Crashlab {
             .unwrap_or_else(|e| panic!("crashlab: put {keys:?}: {e}"));
     }
 
-    fn get(&mut self, reads: Range<u64>) {
+    fn get(&mut self, reads: Range<u64>, read: Read) {
         self.db
             .view(|tx| {
                 let b = tx.bucket(BUCKET.as_bytes())?.expect("bucket exists");
                 for i in reads.clone() {
                     let v = b.get(&key(scattered(i)))?;
-                    assert!(v.is_some(), "crashlab: read {i} found no value");
+                    let Some(v) = v else {
+                        panic!("crashlab: read {i} found no value");
+                    };
+                    read.consume(&v);
                     black_box(v);
                 }
                 Ok(())

@@ -2,7 +2,7 @@
 //! B+tree. Reads are pointer chases in the map with no system call.
 
 use crate::concurrent::Concurrent;
-use crate::kv::{Kv, Mode};
+use crate::kv::{Kv, Mode, Read};
 use crate::shape::{key, scattered, BUCKET};
 use heed::types::Bytes;
 use heed::{CommitOrAbort, Database, Env};
@@ -70,12 +70,15 @@ impl Kv for Lmdb {
         self.write(|tx| keys.clone().try_for_each(|n| db.put(tx, &key(n), value)));
     }
 
-    fn get(&mut self, reads: Range<u64>) {
+    fn get(&mut self, reads: Range<u64>, read: Read) {
         let run = || -> heed::Result<()> {
             let tx = self.env.read_txn()?;
             for i in reads.clone() {
                 let v = self.db.get(&tx, &key(scattered(i)))?;
-                assert!(v.is_some(), "lmdb: read {i} found no value");
+                let Some(v) = v else {
+                    panic!("lmdb: read {i} found no value");
+                };
+                read.consume(v);
                 black_box(v);
             }
             Ok(())

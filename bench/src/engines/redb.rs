@@ -1,7 +1,7 @@
 //! redb: its own file format, copy-on-write B-trees, `Durability::Immediate` by default.
 
 use crate::concurrent::Concurrent;
-use crate::kv::{Kv, Mode};
+use crate::kv::{Kv, Mode, Read};
 use crate::shape::{key, scattered, BUCKET};
 use redb::{Database, Durability, ReadableDatabase, TableDefinition};
 use std::hint::black_box;
@@ -61,13 +61,14 @@ impl Kv for Redb {
         });
     }
 
-    fn get(&mut self, reads: Range<u64>) {
+    fn get(&mut self, reads: Range<u64>, read: Read) {
         let run = || -> Result<(), redb::Error> {
             let tx = self.db.begin_read()?;
             let table = tx.open_table(TABLE)?;
             for i in reads.clone() {
                 let v = table.get(&key(scattered(i))[..])?;
                 let v = v.unwrap_or_else(|| panic!("redb: read {i} found no value"));
+                read.consume(v.value());
                 black_box(v.value());
             }
             Ok(())

@@ -3,7 +3,7 @@
 //! Statements are prepared once and cached; each transaction is `BEGIN` … `COMMIT`.
 
 use crate::concurrent::Concurrent;
-use crate::kv::{Kv, Mode};
+use crate::kv::{Kv, Mode, Read};
 use crate::shape::{key, scattered, BUCKET};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::hint::black_box;
@@ -56,7 +56,7 @@ impl Kv for Sqlite {
         });
     }
 
-    fn get(&mut self, reads: Range<u64>) {
+    fn get(&mut self, reads: Range<u64>, read: Read) {
         let run = || -> rusqlite::Result<()> {
             let tx = self.conn.unchecked_transaction()?;
             {
@@ -65,7 +65,10 @@ impl Kv for Sqlite {
                     let v: Option<Vec<u8>> = stmt
                         .query_row(params![&key(scattered(i))[..]], |row| row.get(0))
                         .optional()?;
-                    assert!(v.is_some(), "sqlite: read {i} found no value");
+                    let Some(v) = v else {
+                        panic!("sqlite: read {i} found no value");
+                    };
+                    read.consume(&v);
                     black_box(v);
                 }
             }

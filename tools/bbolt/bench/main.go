@@ -4,7 +4,7 @@
 //
 // Usage: bench [-engines a,b] [-groups g,h] [-warmup 1s] [-measure 3s] [-samples 20]
 //
-// Shapes (groups): get, get100, set, set100, delete, large_set, reopen, group_commit — see
+// Shapes (groups): get, get100, get_value, set, set100, delete, large_set, reopen, group_commit — see
 // peers.rs. Sizes:
 // 16-byte keys (a counter as a big-endian u128), 100-byte values, 10,000 keys pre-filled in
 // transactions of 1,000; the large DB held 2,000 values of 1 MiB (20 per transaction), all
@@ -142,12 +142,21 @@ func put(db *bolt.DB, from, to uint64, v []byte) {
 	}), "put %d..%d", from, to)
 }
 
-func get(db *bolt.DB, from, to uint64) {
+// sink keeps the bytes get_value reads from being optimised away.
+var sink byte
+
+// get gets the pre-filled keys of read numbers from..to in one read transaction; with
+// readValue it also reads each value's last byte (get_value), as a caller using it would.
+func get(db *bolt.DB, from, to uint64, readValue bool) {
 	must(db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucket)
 		for i := from; i < to; i++ {
-			if b.Get(key(scattered(i))) == nil {
+			v := b.Get(key(scattered(i)))
+			if v == nil {
 				return fmt.Errorf("read %d found no value", i)
+			}
+			if readValue {
+				sink ^= v[len(v)-1]
 			}
 		}
 		return nil
@@ -445,7 +454,7 @@ func main() {
 	flag.DurationVar(&measure, "measure", 3*time.Second, "measurement time per benchmark")
 	flag.IntVar(&samples, "samples", 20, "samples per benchmark")
 	count := flag.String("count", "", "ENGINE/SHAPE/MODE: run that shape -n times untimed and exit "+
-		"(for valgrind --tool=cachegrind; shapes get, get100, set, set100, delete)")
+		"(for valgrind --tool=cachegrind; shapes get, get100, get_value, set, set100, delete)")
 	countN := flag.Uint64("n", 0, "operations for -count")
 	flag.Parse()
 	if *count != "" {
@@ -465,8 +474,9 @@ func main() {
 	}
 	sel := func(group, name string) bool { return in(*groupsFlag, group) && in(*enginesFlag, name) }
 
-	benchReads(sel, "get", func(db *bolt.DB, i uint64) { get(db, i, i+1) })
-	benchReads(sel, "get100", func(db *bolt.DB, i uint64) { get(db, i*batch, (i+1)*batch) })
+	benchReads(sel, "get", func(db *bolt.DB, i uint64) { get(db, i, i+1, false) })
+	benchReads(sel, "get100", func(db *bolt.DB, i uint64) { get(db, i*batch, (i+1)*batch, false) })
+	benchReads(sel, "get_value", func(db *bolt.DB, i uint64) { get(db, i, i+1, true) })
 	benchWrites(sel, "set", func(db *bolt.DB, i uint64) { put(db, prefill+i, prefill+i+1, value) })
 	benchWrites(sel, "set100", func(db *bolt.DB, i uint64) {
 		put(db, prefill+i*batch, prefill+(i+1)*batch, value)
@@ -498,9 +508,11 @@ func countOps(spec string, n uint64) {
 	for i := uint64(0); i < n; i++ {
 		switch parts[1] {
 		case "get":
-			get(db, i, i+1)
+			get(db, i, i+1, false)
 		case "get100":
-			get(db, i*batch, (i+1)*batch)
+			get(db, i*batch, (i+1)*batch, false)
+		case "get_value":
+			get(db, i, i+1, true)
 		case "set":
 			put(db, prefill+i, prefill+i+1, value)
 		case "set100":
