@@ -7,9 +7,10 @@
 //! ```
 //!
 //! ENGINE is a name from `engines::ENGINES`; SHAPE is `get`, `get100`, `get_value`, `set`,
-//! `set100` or `delete`; MODE is `sync`, `normal` or `no_sync` (reads ignore it). The database is pre-filled
-//! as in the benchmarks. `delete` runs as the benchmark does: before every 1,000 deletes from the
-//! left edge, 1,000 keys are appended at the right edge, so each round's refill is counted too.
+//! `set100` or `delete`; MODE is `sync`, `normal` or `no_sync` (reads ignore it). The database
+//! is pre-filled as in the benchmarks. `delete` runs as the benchmark does: before every 1,000
+//! deletes from the left edge, 1,000 keys are appended at the right edge, so each round's refill
+//! is counted too.
 //! Instructions per operation = (count at N − count at 0) / N: the difference removes the
 //! setup (and, for `delete`, what remains is the deletes plus the refills, 1:1).
 //!

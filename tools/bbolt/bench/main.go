@@ -4,8 +4,8 @@
 //
 // Usage: bench [-engines a,b] [-groups g,h] [-warmup 1s] [-measure 3s] [-samples 20]
 //
-// Shapes (groups): get, get100, get_value, set, set100, delete, large_set, reopen, group_commit — see
-// peers.rs. Sizes:
+// Shapes (groups): get, get100, get_value, set, set100, delete, large_set, reopen,
+// group_commit — see peers.rs. Sizes:
 // 16-byte keys (a counter as a big-endian u128), 100-byte values, 10,000 keys pre-filled in
 // transactions of 1,000; the large DB held 2,000 values of 1 MiB (20 per transaction), all
 // deleted (500 per transaction). One key per transaction unless the shape says otherwise.
