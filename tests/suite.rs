@@ -35,6 +35,7 @@ mod regression_012_a_reader_loads_a_freelist_it_has_no_use_for;
 mod regression_014_a_commit_frees_a_page_it_took_from_the_freelist;
 mod regression_015_a_commit_steps_around_damage_it_does_not_read;
 mod regression_016_a_patch_builds_on_an_image_the_disk_no_longer_holds;
+mod regression_017_an_op_line_without_its_operands_panics_the_case_parser;
 mod sim_sweep;
 mod test_binaries;
 mod tidy;

@@ -246,3 +246,21 @@ fn flags_past_a_limit_exit_2_naming_the_flag_and_limit() {
         "{t}"
     );
 }
+
+/// Regression 017 (`tests/regression_017_…`): the fuzzer's mutant, `scan b/y` turned into
+/// `scan #/y`, panicked `shrink` where it must exit 2 naming the line.
+#[test]
+fn an_op_line_that_lost_its_path_to_a_comment_exits_2_naming_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let case = "seed = 1\nprofile = none\n[ops]\ncreate b\nscan #/y\ncommit\n";
+    std::fs::write(d.join("mutant.case"), case).unwrap();
+    let line = "mutant.case:5: expected `scan PATH`, found `scan`";
+    for args in [
+        &["repro", "mutant.case"][..],
+        &["shrink", "mutant.case"],
+        &["check", "--case", "mutant.case"],
+    ] {
+        refused(args, d, &[line]);
+    }
+}
