@@ -19,8 +19,18 @@ use crashlab_sim::case::Case;
 /// Every operation that takes operands, written without them; the comment after each is how
 /// the fuzzer's mutant came to lose its path.
 const BARE: [&str; 12] = [
-    "create", "delete-bucket", "put", "delete", "get", "scan", "range", "next-seq", "set-seq",
-    "end-reader", "power-cut-in", "group",
+    "create",
+    "delete-bucket",
+    "put",
+    "delete",
+    "get",
+    "scan",
+    "range",
+    "next-seq",
+    "set-seq",
+    "end-reader",
+    "power-cut-in",
+    "group",
 ];
 
 fn case_with(op_line: &str) -> String {

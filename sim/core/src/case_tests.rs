@@ -278,3 +278,100 @@ fn names_and_paths_are_held_to_the_engine_limits() {
     let e = Case::parse("seed = 1\n[ops]\nget a 0x1\u{e9}1\n", "x.case").unwrap_err();
     assert!(e.message.contains("not valid hex"), "{e}");
 }
+
+/// Any mutation of a valid case file parses or is refused naming a line of it, and never
+/// panics (regression 017: a mutant whose op line lost its path to a `#` panicked the parser).
+mod any_mutation {
+    use super::*;
+    use proptest::prelude::*;
+    use proptest::sample::Index;
+
+    /// A default-profile case listing its operations, and a check case with its parameters
+    /// and crash state: between them, every kind of line a case file holds.
+    fn bases() -> [String; 2] {
+        let listed = Case {
+            run: RunConfig::from_seed(5, 60, Profile::Default),
+            expect: Expect::Ok,
+            explicit_ops: true,
+            check: None,
+            crash_state: None,
+        };
+        let check = Case {
+            run: RunConfig::from_seed(7, 20, Profile::None),
+            expect: Expect::Violation,
+            explicit_ops: true,
+            check: Some(
+                "batched=true control=no-barrier sector_size=64"
+                    .parse()
+                    .unwrap(),
+            ),
+            crash_state: Some("call=9 keep=1,3".parse().unwrap()),
+        };
+        [listed.to_text(), check.to_text()]
+    }
+
+    /// What an edit inserts: the characters that separate a case file's words and numbers.
+    const INSERTED: [char; 14] = [
+        '#', '=', ' ', '/', '\n', '0', '9', 'x', 'é', '\0', '+', '-', '.', ',',
+    ];
+
+    #[derive(Clone, Debug)]
+    enum Edit {
+        Remove(Index),
+        Insert(Index, usize),
+        Truncate(Index),
+        DuplicateLine(Index),
+    }
+
+    fn edit() -> impl Strategy<Value = Edit> {
+        prop_oneof![
+            any::<Index>().prop_map(Edit::Remove),
+            (any::<Index>(), 0..INSERTED.len()).prop_map(|(at, c)| Edit::Insert(at, c)),
+            any::<Index>().prop_map(Edit::Truncate),
+            any::<Index>().prop_map(Edit::DuplicateLine),
+        ]
+    }
+
+    fn apply(text: &str, edits: &[Edit]) -> String {
+        let mut chars: Vec<char> = text.chars().collect();
+        for e in edits {
+            match e {
+                Edit::Remove(at) if !chars.is_empty() => {
+                    chars.remove(at.index(chars.len()));
+                }
+                Edit::Remove(_) => {}
+                Edit::Insert(at, c) => chars.insert(at.index(chars.len() + 1), INSERTED[*c]),
+                Edit::Truncate(at) => chars.truncate(at.index(chars.len() + 1)),
+                Edit::DuplicateLine(at) => {
+                    let s: String = chars.iter().collect();
+                    let mut lines: Vec<&str> = s.lines().collect();
+                    if !lines.is_empty() {
+                        let i = at.index(lines.len());
+                        lines.insert(i, lines[i]);
+                    }
+                    chars = lines.join("\n").chars().collect();
+                }
+            }
+        }
+        chars.into_iter().collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        #[test]
+        fn parses_or_refuses_naming_a_line(
+            base in 0..2usize,
+            edits in prop::collection::vec(edit(), 1..6),
+        ) {
+            let text = apply(&bases()[base], &edits);
+            let lines = text.lines().count();
+            for parsed in [Case::parse(&text, "m.case"), Case::parse_for_check(&text, "m.case")] {
+                if let Err(e) = parsed {
+                    prop_assert_eq!(e.file.as_str(), "m.case");
+                    prop_assert!(e.line <= lines + 1, "line {} of {}: {}", e.line, lines, e);
+                }
+            }
+        }
+    }
+}

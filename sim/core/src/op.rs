@@ -410,10 +410,12 @@ impl std::str::FromStr for Op {
         };
         match words.first().copied() {
             Some("create") => {
-                want(2, "create PATH").and(Ok(Op::CreateBucket(parse_path(words[1])?)))
+                want(2, "create PATH")?;
+                Ok(Op::CreateBucket(parse_path(words[1])?))
             }
             Some("delete-bucket") => {
-                want(2, "delete-bucket PATH").and(Ok(Op::DeleteBucket(parse_path(words[1])?)))
+                want(2, "delete-bucket PATH")?;
+                Ok(Op::DeleteBucket(parse_path(words[1])?))
             }
             Some("put") => {
                 want(5, "put PATH KEY len=N v=N")?;
@@ -440,9 +442,12 @@ impl std::str::FromStr for Op {
                     key: Name::parse(words[2])?,
                 })
             }
-            Some("scan") => want(2, "scan PATH").and(Ok(Op::Scan {
-                path: parse_path(words[1])?,
-            })),
+            Some("scan") => {
+                want(2, "scan PATH")?;
+                Ok(Op::Scan {
+                    path: parse_path(words[1])?,
+                })
+            }
             Some("range") if words.len() >= 2 => Ok(Op::Range {
                 path: parse_path(words[1])?,
                 range: KeyRange::parse(&words[2..])?,
@@ -450,9 +455,12 @@ impl std::str::FromStr for Op {
             Some("range") => Err(format!(
                 "expected `range PATH [from=KEY] [to=KEY] [rev] [limit=N]`, found `{line}`"
             )),
-            Some("next-seq") => want(2, "next-seq PATH").and(Ok(Op::NextSequence {
-                path: parse_path(words[1])?,
-            })),
+            Some("next-seq") => {
+                want(2, "next-seq PATH")?;
+                Ok(Op::NextSequence {
+                    path: parse_path(words[1])?,
+                })
+            }
             Some("set-seq") => {
                 want(3, "set-seq PATH N")?;
                 let value = words[2]
