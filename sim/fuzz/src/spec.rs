@@ -114,9 +114,19 @@ pub struct Saved {
     pub spec: Spec,
 }
 
+/// The most bytes a saved input may hold: the corpus's are a few KiB, and minimising only
+/// shortens them.
+pub const SAVED_INPUT_BYTES_MAX: u64 = 1 << 24;
+
 impl Saved {
+    /// The saved input at `path`, or why it is not one: the file (and where serde stopped, or
+    /// the line of invalid UTF-8), never reading a FIFO, a device or more than the limit.
     pub fn load(path: &std::path::Path) -> Result<Saved, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = crashlab_sim::input::read_text(path, SAVED_INPUT_BYTES_MAX, "a saved input")
+            .map_err(|e| match e.line {
+                0 => format!("{}: {}", path.display(), e.message),
+                n => format!("{}:{n}: {}", path.display(), e.message),
+            })?;
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
     }
 }

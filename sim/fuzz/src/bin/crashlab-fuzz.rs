@@ -106,6 +106,7 @@ enum Command {
     },
     /// Replay saved inputs, each in a worker with the cap and the deadline.
     Replay {
+        #[arg(required = true)]
         files: Vec<PathBuf>,
         /// Print each result as JSON on stdout.
         #[arg(long)]

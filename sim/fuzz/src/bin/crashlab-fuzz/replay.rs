@@ -11,7 +11,8 @@ use std::process::ExitCode;
 use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-/// Replay saved inputs, one worker each; exit 1 when any fails.
+/// Replay saved inputs, one worker each; exit 1 when any fails, and 2, replaying none, when a
+/// file is not a saved input (bad input, not a failure of what it would have replayed).
 pub fn replay(
     files: &[PathBuf],
     timeout: Duration,
@@ -19,6 +20,13 @@ pub fn replay(
     fixtures: &Path,
     json: bool,
 ) -> ExitCode {
+    let refused: Vec<String> = files.iter().filter_map(|f| Saved::load(f).err()).collect();
+    if !refused.is_empty() {
+        for why in refused {
+            eprintln!("crashlab-fuzz replay: {why}");
+        }
+        return ExitCode::from(2);
+    }
     let exe = exe();
     let mut failed = 0;
     for file in files {
