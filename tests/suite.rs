@@ -12,6 +12,7 @@ mod check_controls;
 mod check_interleavings;
 mod check_live;
 mod check_variants;
+mod commit_reference_check;
 mod compare;
 mod corpus_replay;
 mod corruption;

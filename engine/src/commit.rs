@@ -322,6 +322,9 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     if let Some(old) = writer.freelist_span.take() {
         sink.free(old)?;
     }
+    if opts.hooks().free_referenced_child {
+        free_referenced_child(&mut sink)?;
+    }
     // Every page is freed now: nothing written may still point at one.
     check_references(&sink)?;
     let freelist_page = if opts.no_freelist_sync {
@@ -479,6 +482,23 @@ fn check_references(sink: &Sink<'_>) -> Result<()> {
         FreeFilter::Pages(bits) => references_to_free(sink, |id| bits.may_hold(id) && held(id)),
         FreeFilter::Runs(runs) => references_to_free(sink, |id| runs.may_hold(id) && held(id)),
         FreeFilter::All => references_to_free(sink, held),
+    }
+}
+
+/// The negative control `DebugHooks::free_referenced_child`: free a page child of a branch
+/// this commit writes, one the commit does not rewrite (so the branch still points at it).
+fn free_referenced_child(sink: &mut Sink<'_>) -> Result<()> {
+    let written = |id: PageId| sink.nodes.iter().any(|(at, _, _)| *at == id);
+    let child = sink.nodes.iter().find_map(|(_, node, _)| match &node.body {
+        Body::Branch(items) => items.iter().find_map(|it| match it.child {
+            Child::Page(id) if !written(id) => Some(id),
+            _ => None,
+        }),
+        Body::Leaf(_) => None,
+    });
+    match child {
+        Some(id) => sink.free(PageSpan::new(id, 1)),
+        None => Ok(()),
     }
 }
 

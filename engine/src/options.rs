@@ -89,6 +89,11 @@ pub struct DebugHooks {
     /// count field holds the count truncated, so the next open reads only the ids that fit
     /// and every other free page leaks (a file too small for 0xFFFF free ids never shows it).
     pub freelist_count_wraps: bool,
+    /// After spilling, the commit frees a page that a branch it writes still references (the
+    /// first child of the first such branch that this commit does not rewrite), as a rebalance
+    /// that freed the wrong child would: the commit's reference check must refuse it before
+    /// anything is written, or the page would be handed out again while the tree points at it.
+    pub free_referenced_child: bool,
 }
 
 impl Default for Options {

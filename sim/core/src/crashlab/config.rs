@@ -95,6 +95,10 @@ impl EngineConfig for Options {
             },
             lone_call_skips_data_sync: control == Control::LoneCallSkipsDataSync,
             freelist_count_wraps: control == Control::FreelistCountWraps,
+            // The commit's reference check refuses this one before anything is written, so no
+            // sweep could tell its refusal from a damaged file's: its test is the engine's own
+            // (`tests/commit_reference_check.rs`).
+            free_referenced_child: false,
         };
         Ok(Options {
             debug,
