@@ -120,13 +120,26 @@ pub const SAVED_INPUT_BYTES_MAX: u64 = 1 << 24;
 
 impl Saved {
     /// The saved input at `path`, or why it is not one: the file (and where serde stopped, or
-    /// the line of invalid UTF-8), never reading a FIFO, a device or more than the limit.
+    /// the line of invalid UTF-8), never reading a FIFO, a device or more than the limit. Its
+    /// base must be one of [`FIXTURES`] by name (a name is joined to the fixture directory, so
+    /// any other could reach any `.db` file).
     pub fn load(path: &std::path::Path) -> Result<Saved, String> {
         let text = crashlab_sim::input::read_text(path, SAVED_INPUT_BYTES_MAX, "a saved input")
             .map_err(|e| match e.line {
                 0 => format!("{}: {}", path.display(), e.message),
                 n => format!("{}:{n}: {}", path.display(), e.message),
             })?;
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+        let saved: Saved =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        if let Base::Fixture { name } = &saved.spec.base {
+            if !FIXTURES.contains(&name.as_str()) {
+                return Err(format!(
+                    "{}: base fixture `{name}` is not one of {}",
+                    path.display(),
+                    FIXTURES.join(", ")
+                ));
+            }
+        }
+        Ok(saved)
     }
 }

@@ -66,7 +66,8 @@ fn every_saved_input_replays_clean() {
 /// A file that is not a saved input is bad input: `replay` and `minimize` exit 2 naming it and
 /// where it stops being one, and replay nothing. `replay` had started a worker per file and
 /// reported a malformed one as "FAIL crash in replay: the worker stopped", exit 1, as though
-/// the engine had failed (found by replaying 600 mutated corpus inputs).
+/// the engine had failed (found by replaying 600 mutated corpus inputs). A base fixture is one
+/// of the seven by name: any other name was joined to the fixture directory and read.
 #[test]
 fn a_file_that_is_not_a_saved_input_exits_2_naming_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -88,6 +89,11 @@ fn a_file_that_is_not_a_saved_input_exits_2_naming_it() {
             "garbage.json",
             "hello".to_string(),
             "expected value at line 1 column 1",
+        ),
+        (
+            "elsewhere.json",
+            text.replacen("\"name\": \"", "\"name\": \"../", 1),
+            "base fixture `../",
         ),
     ];
     for (name, body, _) in &cases {
