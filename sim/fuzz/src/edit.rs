@@ -174,6 +174,18 @@ fn clip(at: u64, n: u64, len: u64) -> u64 {
     len.saturating_sub(at).min(n)
 }
 
+/// `Err` naming `what` unless `hex` is bytes in hex, which [`unhex`] reads without loss: a
+/// saved input is checked with it when it is loaded.
+pub fn check_hex(what: &str, hex: &str) -> Result<(), String> {
+    if let Some(c) = hex.chars().find(|c| !c.is_ascii_hexdigit()) {
+        return Err(format!("{what}: `{c}` is not a hex digit"));
+    }
+    if !hex.len().is_multiple_of(2) {
+        return Err(format!("{what}: {} hex digits, an odd number", hex.len()));
+    }
+    Ok(())
+}
+
 /// Bytes of lower- or upper-case hex (a stray digit reads as 0; an odd one out is dropped).
 pub fn unhex(hex: &str) -> Vec<u8> {
     let digit = |c: u8| match c {

@@ -3,7 +3,7 @@
 //! drawn from what the file was read to hold. [`Plan::apply_to`] is the model's side of the
 //! same writes.
 
-use crate::edit::unhex;
+use crate::edit::{check_hex, unhex};
 use crate::model::{Contents, Path};
 use crate::rng::FuzzRng;
 use crashlab_engine::limits::MAX_KEY_SIZE;
@@ -157,6 +157,38 @@ impl From<&PlanText> for Plan {
             deletes: t.deletes.iter().map(|k| unhex(k)).collect(),
         }
     }
+}
+
+impl PlanText {
+    /// Why write `n` is not one the API takes (a hand-edited or damaged saved input): hex that
+    /// is not bytes, no bucket, an empty name or key, or one past `MAX_KEY_SIZE`.
+    pub fn check(&self, n: usize) -> Result<(), String> {
+        let at = |what: String| format!("writes[{n}].{what}");
+        if self.path.is_empty() {
+            return Err(at("path: no bucket named".into()));
+        }
+        for (i, name) in self.path.iter().enumerate() {
+            check_name(&at(format!("path[{i}]")), name)?;
+        }
+        check_name(&at("key".into()), &self.key)?;
+        check_hex(&at("value".into()), &self.value)?;
+        for (i, key) in self.deletes.iter().enumerate() {
+            check_name(&at(format!("deletes[{i}]")), key)?;
+        }
+        Ok(())
+    }
+}
+
+/// A bucket name or key in hex: bytes, at least one and at most `MAX_KEY_SIZE`.
+fn check_name(what: &str, hex: &str) -> Result<(), String> {
+    check_hex(what, hex)?;
+    let len = hex.len() / 2;
+    if len == 0 || len > MAX_KEY_SIZE {
+        return Err(format!(
+            "{what}: {len} bytes, where a name or key takes 1 to {MAX_KEY_SIZE}"
+        ));
+    }
+    Ok(())
 }
 
 /// Whether a write may name `key`.

@@ -3,7 +3,7 @@
 //! without any random draw.
 
 use crate::bases::{Base, BasePool, FIXTURES};
-use crate::edit::{apply_all, Edit};
+use crate::edit::{apply_all, check_hex, Edit, Op};
 use crate::image::FileImage;
 use crate::mutate::mutate;
 use crate::pipeline::RunConfig;
@@ -131,15 +131,37 @@ impl Saved {
             })?;
         let saved: Saved =
             serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        if let Base::Fixture { name } = &saved.spec.base {
+        saved
+            .spec
+            .check()
+            .map_err(|e| format!("{}: spec.{e}", path.display()))?;
+        Ok(saved)
+    }
+}
+
+impl Spec {
+    /// Why this spec is not one a replay can run as written: a base fixture not among
+    /// [`FIXTURES`], hex that is not bytes, or writes the API refuses ([`PlanText::check`]).
+    /// Drawn specs always pass; a hand-edited or damaged file may not.
+    ///
+    /// [`PlanText::check`]: crate::plan::PlanText::check
+    pub fn check(&self) -> Result<(), String> {
+        if let Base::Fixture { name } = &self.base {
             if !FIXTURES.contains(&name.as_str()) {
-                return Err(format!(
-                    "{}: base fixture `{name}` is not one of {}",
-                    path.display(),
-                    FIXTURES.join(", ")
-                ));
+                let all = FIXTURES.join(", ");
+                return Err(format!("base: fixture `{name}` is not one of {all}"));
             }
         }
-        Ok(saved)
+        for (i, edit) in self.edits.iter().enumerate() {
+            for (j, op) in edit.ops.iter().enumerate() {
+                if let Op::Write { hex, .. } = op {
+                    check_hex(&format!("edits[{i}].ops[{j}].hex"), hex)?;
+                }
+            }
+        }
+        for (n, write) in self.config.writes.iter().flatten().enumerate() {
+            write.check(n)?;
+        }
+        Ok(())
     }
 }

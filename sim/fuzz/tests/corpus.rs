@@ -67,13 +67,30 @@ fn every_saved_input_replays_clean() {
 /// where it stops being one, and replay nothing. `replay` had started a worker per file and
 /// reported a malformed one as "FAIL crash in replay: the worker stopped", exit 1, as though
 /// the engine had failed (found by replaying 600 mutated corpus inputs). A base fixture is one
-/// of the seven by name: any other name was joined to the fixture directory and read.
+/// of the seven by name: any other name was joined to the fixture directory and read. Hex
+/// that is not bytes was read with its stray digits as zeros, and a write with an empty bucket
+/// name reached the engine and came back as an "unexpected error" failure, exit 1.
 #[test]
 fn a_file_that_is_not_a_saved_input_exits_2_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let good = &corpus()[0];
     let text = std::fs::read_to_string(good).unwrap();
     let cut = text.find("\"spec\"").expect("a saved input has a spec");
+    // Corpus inputs with a write op and with exact writes, to damage.
+    let with = |needle: &str| {
+        let file = corpus()
+            .into_iter()
+            .find(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains(needle)));
+        std::fs::read_to_string(file.expect(needle)).unwrap()
+    };
+    let with_ops = with("\"op\": \"write\"");
+    let with_writes = with("\"writes\": [");
+    let first_name = with_writes
+        .split("\"path\": [")
+        .nth(1)
+        .and_then(|rest| rest.split('"').nth(1))
+        .expect("a write names its bucket")
+        .to_string();
     let cases = [
         (
             "truncated.json",
@@ -93,7 +110,17 @@ fn a_file_that_is_not_a_saved_input_exits_2_naming_it() {
         (
             "elsewhere.json",
             text.replacen("\"name\": \"", "\"name\": \"../", 1),
-            "base fixture `../",
+            "spec.base: fixture `../",
+        ),
+        (
+            "oddhex.json",
+            with_ops.replacen("\"hex\": \"", "\"hex\": \"0", 1),
+            "spec.edits[0].ops[0].hex: ",
+        ),
+        (
+            "nobucket.json",
+            with_writes.replacen(&format!("\"{first_name}\""), "\"\"", 1),
+            "spec.writes[0].path[0]: 0 bytes, where a name or key takes 1 to 32768",
         ),
     ];
     for (name, body, _) in &cases {
