@@ -22,11 +22,11 @@ fn a_case_round_trips_with_and_without_explicit_ops() {
     }
 }
 
-#[test]
-fn a_check_case_round_trips_with_its_parameters_and_crash_state() {
+/// A check case with its parameters and a crash state, its engine pre-sizing by growth.
+fn check_case() -> Case {
     let mut run = RunConfig::from_seed(5, 20, Profile::None);
     run.engine.presize = PresizePolicy::Grow;
-    let case = Case {
+    Case {
         run,
         expect: Expect::Violation,
         explicit_ops: true,
@@ -36,7 +36,12 @@ fn a_check_case_round_trips_with_its_parameters_and_crash_state() {
                 .unwrap(),
         ),
         crash_state: Some("call=9 keep=1,3".parse().unwrap()),
-    };
+    }
+}
+
+#[test]
+fn a_check_case_round_trips_with_its_parameters_and_crash_state() {
+    let case = check_case();
     let text = case.to_text();
     assert!(text.contains("presize=grow"), "{text}");
     assert_eq!(Case::parse(&text, "t.case").unwrap(), case);
@@ -296,18 +301,7 @@ mod any_mutation {
             check: None,
             crash_state: None,
         };
-        let check = Case {
-            run: RunConfig::from_seed(7, 20, Profile::None),
-            expect: Expect::Violation,
-            explicit_ops: true,
-            check: Some(
-                "batched=true control=no-barrier sector_size=64"
-                    .parse()
-                    .unwrap(),
-            ),
-            crash_state: Some("call=9 keep=1,3".parse().unwrap()),
-        };
-        [listed.to_text(), check.to_text()]
+        [listed.to_text(), check_case().to_text()]
     }
 
     /// What an edit inserts: the characters that separate a case file's words and numbers.

@@ -396,6 +396,28 @@ fn number(v: &str, name: &str) -> Result<u32, String> {
     })
 }
 
+/// Every operation's name, as a case file spells it (the first word of its line).
+pub const OP_NAMES: [&str; 18] = [
+    "create",
+    "delete-bucket",
+    "put",
+    "delete",
+    "get",
+    "scan",
+    "range",
+    "next-seq",
+    "set-seq",
+    "check",
+    "commit",
+    "rollback",
+    "begin-reader",
+    "end-reader",
+    "reopen",
+    "crash",
+    "power-cut-in",
+    "group",
+];
+
 impl std::str::FromStr for Op {
     type Err = String;
 
@@ -542,11 +564,13 @@ impl std::str::FromStr for Op {
                     schedule,
                 })
             }
-            _ => Err(format!(
-                "unknown operation `{line}` (expected create, delete-bucket, put, delete, get, \
-                 scan, range, next-seq, set-seq, check, commit, rollback, begin-reader, \
-                 end-reader, reopen, crash, power-cut-in or group)"
-            )),
+            _ => {
+                let (last, rest) = OP_NAMES.split_last().expect("operations have names");
+                let rest = rest.join(", ");
+                Err(format!(
+                    "unknown operation `{line}` (expected {rest} or {last})"
+                ))
+            }
         }
     }
 }
