@@ -1,8 +1,11 @@
 //! `Db::batch` and `Db::write` from concurrent threads: one transaction and one sync for many
 //! callers; a failing call gets its own error and nothing of it is committed; the others commit
-//! exactly once; Append and Rebuild merges give identical databases.
+//! exactly once; Append and Rebuild merges give identical databases; a failing record of a
+//! merged run is blamed on the call it came from.
 
-use crashlab_engine::batch::{MergeStrategy, WriteBatch};
+use crashlab_engine::batch::apply::{run_batch, Call};
+use crashlab_engine::batch::core::BatchOutcome;
+use crashlab_engine::batch::{MergeStrategy, MergeWork, WriteBatch};
 use crashlab_engine::{Db, Error, MemStorage, Options};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
@@ -194,6 +197,43 @@ fn a_failing_record_fails_only_its_write() {
         }
     }
     assert!(db.check().unwrap().is_empty());
+}
+
+/// A merged run of write calls whose record fails names the call that record came from, for
+/// the first and the last record of every call, under both merge strategies. Blaming the call
+/// before it would still end right for every caller (the blamed call runs alone and commits;
+/// the guilty one fails again on the retry), so only the outcome itself shows it: the mutant
+/// that blamed a call's first record on its neighbour passed every other test, at the cost of
+/// an extra commit per failure.
+#[test]
+fn a_failing_record_blames_the_call_it_came_from() {
+    for strategy in [MergeStrategy::Append, MergeStrategy::Rebuild] {
+        for guilty in 0..3u8 {
+            for bad_record in 0..2u8 {
+                let db = Db::open(MemStorage::new(), opts(strategy)).unwrap();
+                db.update(|tx| tx.create_bucket(b"b")?.create_bucket(b"sub").map(|_| ()))
+                    .unwrap();
+                let calls: Vec<Call> = (0..3u8)
+                    .map(|call| {
+                        let mut b = WriteBatch::new();
+                        for record in 0..2u8 {
+                            // A value put over the sub-bucket: incompatible.
+                            let key = if (call, record) == (guilty, bad_record) {
+                                b"sub".to_vec()
+                            } else {
+                                vec![b'k', call, record]
+                            };
+                            b.put(&[b"b"], &key, b"v");
+                        }
+                        Call::Write(b)
+                    })
+                    .collect();
+                let (outcome, error) = run_batch(&db, &calls, &mut MergeWork::default());
+                let case = format!("{strategy:?}, call {guilty}, record {bad_record}: {error:?}");
+                assert_eq!(outcome, BatchOutcome::CallFailed(guilty.into()), "{case}");
+            }
+        }
+    }
 }
 
 #[test]
