@@ -213,15 +213,8 @@ impl Name {
                     "hex name `{s}` needs an even, non-zero number of digits"
                 ));
             }
-            // Checked first: slicing two bytes at a time is only sound on ASCII.
-            if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(format!("`{s}` is not valid hex"));
-            }
-            let bytes = (0..hex.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16))
-                .collect::<Result<Vec<u8>, _>>()
-                .map_err(|_| format!("`{s}` is not valid hex"))?;
+            let bytes = crashlab_format::inspect::unhex(hex)
+                .ok_or_else(|| format!("`{s}` is not valid hex"))?;
             Name(bytes)
         } else {
             let n = Name(s.as_bytes().to_vec());

@@ -55,13 +55,5 @@ fn print_text(dump: &Dump, out: &mut dyn Write) -> io::Result<()> {
 
 /// The bytes of a hex string `inspect::hex` wrote.
 fn unhex(s: &str) -> Vec<u8> {
-    let digit = |c: u8| {
-        (c as char)
-            .to_digit(16)
-            .expect("inspect::hex writes hex digits") as u8
-    };
-    s.as_bytes()
-        .chunks(2)
-        .map(|p| digit(p[0]) << 4 | digit(p[1]))
-        .collect()
+    inspect::unhex(s).expect("inspect::hex writes hex digits")
 }

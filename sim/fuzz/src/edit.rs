@@ -3,6 +3,7 @@
 //! mutators change, and a person can read what was damaged.
 
 use crate::image::FileImage;
+use crashlab_format::inspect;
 use serde::{Deserialize, Serialize};
 
 /// The kinds of mutation, for counting what a campaign exercised.
@@ -117,7 +118,7 @@ impl Op {
     pub fn write(at: u64, bytes: &[u8]) -> Op {
         Op::Write {
             at,
-            hex: crashlab_format::inspect::hex(bytes),
+            hex: inspect::hex(bytes),
         }
     }
 
@@ -174,30 +175,20 @@ fn clip(at: u64, n: u64, len: u64) -> u64 {
     len.saturating_sub(at).min(n)
 }
 
-/// `Err` naming `what` unless `hex` is bytes in hex, which [`unhex`] reads without loss: a
-/// saved input is checked with it when it is loaded.
+/// `Err` naming `what` unless `hex` is bytes in hex: a saved input is checked with it when it
+/// is loaded, so that [`unhex`] never meets anything else.
 pub fn check_hex(what: &str, hex: &str) -> Result<(), String> {
-    if let Some(c) = hex.chars().find(|c| !c.is_ascii_hexdigit()) {
-        return Err(format!("{what}: `{c}` is not a hex digit"));
+    match inspect::unhex(hex) {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "{what}: not bytes in hex (an even number of hex digits)"
+        )),
     }
-    if !hex.len().is_multiple_of(2) {
-        return Err(format!("{what}: {} hex digits, an odd number", hex.len()));
-    }
-    Ok(())
 }
 
-/// Bytes of lower- or upper-case hex (a stray digit reads as 0; an odd one out is dropped).
+/// The bytes of hex that [`inspect::hex`] wrote or a loaded saved input held ([`check_hex`]).
 pub fn unhex(hex: &str) -> Vec<u8> {
-    let digit = |c: u8| match c {
-        b'0'..=b'9' => c - b'0',
-        b'a'..=b'f' => c - b'a' + 10,
-        b'A'..=b'F' => c - b'A' + 10,
-        _ => 0,
-    };
-    hex.as_bytes()
-        .chunks_exact(2)
-        .map(|p| digit(p[0]) << 4 | digit(p[1]))
-        .collect()
+    inspect::unhex(hex).expect("hex written by inspect::hex or checked when loaded")
 }
 
 pub fn apply_all(image: &mut FileImage, edits: &[Edit]) {

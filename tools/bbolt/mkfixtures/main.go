@@ -529,7 +529,7 @@ func escapedDB(outDir string) {
 		for i := 0; i < 100; i++ {
 			w.put(p("b"), be64(uint64(i)), text(fmt.Sprintf("<%d>", i), 50))
 		}
-		// Put and deleted unrecorded: it is in no expected contents, and its 144 MB of
+		// Put and deleted without being recorded: it is in no expected contents, and its 144 MB of
 		// hex would only be built to be dropped.
 		must(w.bucket(p("b")).Put([]byte("huge"), pattern(7, 72<<20)), "put huge")
 	})

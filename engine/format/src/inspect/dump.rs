@@ -33,6 +33,19 @@ pub fn hex(bytes: &[u8]) -> String {
     s
 }
 
+/// The bytes of `s` when it is hex, two digits a byte in either case (what [`hex`] writes);
+/// `None` for an odd number of digits or anything that is not one.
+pub fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    // All ASCII, so slicing two bytes at a time is sound.
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).ok())
+        .collect()
+}
+
 /// Plain keys by bucket index, as the walk finds them.
 #[derive(Default)]
 struct Keys(BTreeMap<usize, BTreeMap<String, String>>);
@@ -71,4 +84,20 @@ pub fn dump(image: &Image) -> Result<(Dump, Vec<Problem>)> {
 fn path_hex(walk: &Walk, index: usize) -> String {
     let names: Vec<String> = walk.buckets.path(index).into_iter().map(hex).collect();
     names.join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{hex, unhex};
+
+    #[test]
+    fn unhex_reads_what_hex_writes_and_nothing_else() {
+        let every_byte: Vec<u8> = (0..=255).collect();
+        assert_eq!(unhex(&hex(&every_byte)), Some(every_byte));
+        assert_eq!(unhex(""), Some(Vec::new()));
+        assert_eq!(unhex("0aFf"), Some(vec![0x0a, 0xff]));
+        for bad in ["0", "abc", "0g", "zz", "0x00", " 00", "é0"] {
+            assert_eq!(unhex(bad), None, "{bad:?}");
+        }
+    }
 }

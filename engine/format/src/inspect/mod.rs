@@ -29,7 +29,7 @@ mod stats;
 mod survey;
 mod walk;
 
-pub use dump::{dump, hex, Dump};
+pub use dump::{dump, hex, unhex, Dump};
 pub use pages::{page_detail, page_map, PageBody, PageDetail, PageMap, PageRun, PageUse};
 pub use stats::{stats, NodeUsage, Stats};
 pub use walk::{unreached, walk, BucketInfo, Buckets, PageVisit, Visitor, Walk};
