@@ -94,6 +94,10 @@ pub struct DebugHooks {
     /// that freed the wrong child would: the commit's reference check must refuse it before
     /// anything is written, or the page would be handed out again while the tree points at it.
     pub free_referenced_child: bool,
+    /// The `Rebuild` merge of a run of write calls leaves out the last call's records, while
+    /// that caller is told its call committed. Only a group that merges two or more write calls
+    /// under `MergeStrategy::Rebuild` shows it: `Append` and a call applied alone are right.
+    pub rebuild_drops_last_call: bool,
 }
 
 impl Default for Options {

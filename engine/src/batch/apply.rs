@@ -128,7 +128,11 @@ pub fn run_batch_observed(
                     .take_while(|c| matches!(c, Call::Write(_)))
                     .count();
                 let opts = db.options();
-                let how = (opts.merge_strategy, opts.presize);
+                let how = MergeHow {
+                    strategy: opts.merge_strategy,
+                    policy: opts.presize,
+                    drop_last: opts.hooks().rebuild_drops_last_call,
+                };
                 let r = apply_merged(&mut tx, &calls[i..end], how, work)
                     .err()
                     .map(|(k, e)| (i + k, e));
@@ -156,12 +160,24 @@ pub fn run_batch_observed(
     }
 }
 
+/// How a run of write calls is merged: the database's options, read once per run.
+struct MergeHow {
+    strategy: MergeStrategy,
+    policy: PresizePolicy,
+    /// `DebugHooks::rebuild_drops_last_call`.
+    drop_last: bool,
+}
+
 /// Merge a run of write calls and apply the result; on failure, the offset of the failing call
 /// and its error.
 fn apply_merged(
     tx: &mut WriteTx<'_>,
     calls: &[Call],
-    (strategy, policy): (MergeStrategy, PresizePolicy),
+    MergeHow {
+        strategy,
+        policy,
+        drop_last,
+    }: MergeHow,
     work: &mut MergeWork,
 ) -> Result<(), (usize, Error)> {
     let batches: Vec<&WriteBatch> = calls
@@ -175,7 +191,14 @@ fn apply_merged(
         // Nothing to merge: apply the caller's batch as it is, with no copy.
         return apply_records(tx, only).map_err(|(_, e)| (0, e));
     }
-    let (merged, w) = WriteBatch::merge_with_policy(&batches, strategy, policy)
+    let merged_calls = if strategy == MergeStrategy::Rebuild && drop_last {
+        // A negative control (see `DebugHooks::rebuild_drops_last_call`); `batches` holds two
+        // or more here.
+        &batches[..batches.len() - 1]
+    } else {
+        &batches[..]
+    };
+    let (merged, w) = WriteBatch::merge_with_policy(merged_calls, strategy, policy)
         .map_err(|e| (0, Error::MalformedBatch(e.to_string())))?;
     work.bytes_copied += w.bytes_copied;
     work.records_decoded += w.records_decoded;

@@ -56,6 +56,32 @@ fn a_check_case_round_trips_with_its_parameters_and_crash_state() {
     assert!(e.message.contains("not a valid value for `keep`"), "{e}");
 }
 
+/// The merge strategy is written only when it is `Rebuild`: a case saved before the strategy
+/// was drawn (no `merge` setting) replays with `Append`, as it ran.
+#[test]
+fn the_merge_strategy_round_trips_and_defaults_to_append() {
+    use crashlab_engine::batch::MergeStrategy;
+    let mut case = check_case();
+    for strategy in [MergeStrategy::Append, MergeStrategy::Rebuild] {
+        case.run.engine.merge_strategy = strategy;
+        let text = case.to_text();
+        let named = text.contains(" merge=rebuild");
+        assert_eq!(named, strategy == MergeStrategy::Rebuild, "{text}");
+        assert!(!text.contains("merge=append"), "{text}");
+        assert_eq!(Case::parse(&text, "t.case").unwrap(), case);
+    }
+    let bad = case.to_text().replace("merge=rebuild", "merge=sorted");
+    let e = Case::parse(&bad, "t.case").unwrap_err();
+    assert!(
+        bad.lines().nth(e.line - 1).unwrap().starts_with("options"),
+        "{e}"
+    );
+    assert!(
+        e.message.contains("expected append or rebuild for `merge`"),
+        "{e}"
+    );
+}
+
 #[test]
 fn the_disk_line_names_the_sector_size_and_length_model_and_defaults_to_todays_disk() {
     let text = "seed = 3\nops = 5\nfaults = sub_sector_tear=0.25\ndisk = sector_size=128 length=own-barrier\n";

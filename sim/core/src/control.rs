@@ -19,6 +19,7 @@
 //! | `panic-in-commit` (l) | the engine panics in the commit of txid [`PANIC_IN_COMMIT_TXID`] | `DebugHooks::panic_in_commit_txid` |
 //! | `lone-call-skips-data-sync` (m) | a batch commit of a single call writes its meta without syncing its data first | `DebugHooks::lone_call_skips_data_sync` |
 //! | `freelist-count-wraps` (n) | a freelist of 0xFFFF ids or more is written without the count escape (its count truncated to 16 bits) | `DebugHooks::freelist_count_wraps` |
+//! | `rebuild-drops-last-call` (o) | the `Rebuild` merge of a group's write calls leaves out the last call's records | `DebugHooks::rebuild_drops_last_call` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -54,11 +55,12 @@ pub enum Control {
     PanicInCommit,
     LoneCallSkipsDataSync,
     FreelistCountWraps,
+    RebuildDropsLastCall,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 16] = [
+    pub const ALL: [Control; 17] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -74,6 +76,7 @@ impl Control {
         Control::PanicInCommit,
         Control::LoneCallSkipsDataSync,
         Control::FreelistCountWraps,
+        Control::RebuildDropsLastCall,
         Control::FdatasyncDisk,
     ];
 
@@ -94,6 +97,7 @@ impl Control {
             Control::PanicInCommit => "panic-in-commit",
             Control::LoneCallSkipsDataSync => "lone-call-skips-data-sync",
             Control::FreelistCountWraps => "freelist-count-wraps",
+            Control::RebuildDropsLastCall => "rebuild-drops-last-call",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

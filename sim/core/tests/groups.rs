@@ -2,10 +2,13 @@
 //! batches and batch functions through crashlab's own coalescer, some failing by design. Every
 //! caller's answer must be true of the commits the engine made (the call oracle) and of the
 //! recovered state (the durability oracle); and a coalescer that commits a batch whose call
-//! failed — the negative control only groups of callers can see — is caught.
+//! failed — the negative control only groups of callers can see — is caught. The merge
+//! strategy is drawn per seed, and a `Rebuild` merge that drops a call (control (o)) is caught.
 
+use crashlab_engine::batch::MergeStrategy;
 use crashlab_engine::Options;
 use crashlab_sim::adapter::EngineConfig;
+use crashlab_sim::case::Case;
 use crashlab_sim::config::RunConfig;
 use crashlab_sim::control::Control;
 use crashlab_sim::crashlab::CrashlabDb;
@@ -67,4 +70,64 @@ fn a_batch_committed_with_its_failed_call_is_caught_and_the_clean_twin_passes() 
     let (seed, v) = found.expect("the control is caught within 300 seeds");
     assert_eq!(v.verdict, Verdict::ModelMismatch, "seed {seed}: {v}");
     assert!(v.detail.starts_with("group: call "), "seed {seed}: {v}");
+}
+
+/// Control (o): the seed draws the merge strategy, so a bug in one strategy's merge is reached
+/// by the seeds that draw it; on the other strategy's seeds the hook changes nothing at all.
+#[test]
+fn both_merge_strategies_are_drawn_and_a_rebuild_merge_that_drops_a_call_is_caught() {
+    let drawn = |seed| RunConfig::<Options>::from_seed(seed, 300, Profile::Default);
+    let rebuild = (0..400)
+        .filter(|&s| drawn(s).engine.merge_strategy == MergeStrategy::Rebuild)
+        .count();
+    assert!(
+        (120..=280).contains(&rebuild),
+        "{rebuild} of 400 draw Rebuild"
+    );
+
+    let (mut caught, mut inert) = (0, 0);
+    for seed in 0..150 {
+        let cfg = RunConfig::<Options>::from_seed(seed, 300, Profile::None);
+        if !has_groups(&cfg) {
+            continue;
+        }
+        let clean = run::<CrashlabDb>(&cfg);
+        assert!(
+            !clean.outcome.is_violation(),
+            "seed {seed}: the twin passes"
+        );
+        let mut bug = cfg.clone();
+        bug.engine = bug
+            .engine
+            .with_control(Control::RebuildDropsLastCall)
+            .unwrap();
+        let r = run::<CrashlabDb>(&bug);
+        if cfg.engine.merge_strategy == MergeStrategy::Append {
+            assert_eq!(r.trace_hash, clean.trace_hash, "seed {seed}: inert");
+            assert_eq!(r.image_hash, clean.image_hash, "seed {seed}: inert");
+            inert += 1;
+        } else {
+            caught += u32::from(r.outcome.is_violation());
+        }
+    }
+    assert!(inert >= 10, "{inert} Append seeds with groups");
+    assert!(caught >= 10, "{caught} Rebuild seeds caught");
+}
+
+/// The saved case of control (o) fails, and both its twins pass: the same group merged by
+/// `Append`, and by `Rebuild` without the hook.
+#[test]
+fn the_saved_rebuild_drops_last_call_case_fails_and_its_twins_pass() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../corpus/negative/rebuild-drops-last-call.case");
+    let case = Case::<Options>::load(&path).unwrap();
+    assert_eq!(case.run.engine.merge_strategy, MergeStrategy::Rebuild);
+    assert!(run::<CrashlabDb>(&case.run).outcome.is_violation());
+
+    let mut append = case.run.clone();
+    append.engine.merge_strategy = MergeStrategy::Append;
+    assert!(!run::<CrashlabDb>(&append).outcome.is_violation());
+    let mut clean = case.run.clone();
+    clean.engine.debug = Default::default();
+    assert!(!run::<CrashlabDb>(&clean).outcome.is_violation());
 }

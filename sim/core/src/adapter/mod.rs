@@ -53,6 +53,11 @@ pub trait EngineConfig: Clone + fmt::Debug + PartialEq + Send + Sync + 'static {
     fn to_case_text(&self) -> Option<String>;
     /// Parse what [`EngineConfig::to_case_text`] wrote; `seed` and `profile` are the case's.
     fn parse_case_text(text: &str, seed: u64, profile: Profile) -> Result<Self, String>;
+    /// The negative control whose debug hook this configuration has on (a case found under an
+    /// engine-hook control says so in its options), or `Control::None`.
+    fn control(&self) -> Control {
+        Control::None
+    }
     /// This configuration with a negative control that is a debug hook in the engine turned on,
     /// or why the engine has no such hook. Storage-wrapper controls need nothing from the engine.
     fn with_control(&self, control: Control) -> Result<Self, String> {

@@ -8,6 +8,7 @@ use crate::limits::{at_most, PAGE_CACHE_PAGES_MAX};
 use crate::profile::Profile;
 use crate::rng::SimRng;
 use crate::words::{flag, num, settings};
+use crashlab_engine::batch::MergeStrategy;
 use crashlab_engine::{DebugHooks, FreelistKind, Options, PresizePolicy};
 
 impl EngineConfig for Options {
@@ -25,13 +26,18 @@ impl EngineConfig for Options {
             freelist: *r.pick(&[FreelistKind::Array, FreelistKind::Hashmap]),
             page_cache_pages: *r.pick(&[0usize, 8, 1024]),
             read_only: false,
-            // Drawn last, so adding it left every earlier choice of a seed unchanged.
+            // Drawn after the others, so adding it left every earlier choice of a seed unchanged.
             presize: *r.pick(&[
                 PresizePolicy::Grow,
                 PresizePolicy::Exact,
                 PresizePolicy::Estimate,
             ]),
             ..Options::default()
+        };
+        // Drawn last, for the same reason: a group's merged calls go through either strategy.
+        let drawn = Options {
+            merge_strategy: *r.pick(&MERGE),
+            ..drawn
         };
         if profile.reaches_scale() {
             // A page cache: without one, every reader's whole-snapshot check decodes every page
@@ -77,6 +83,10 @@ impl EngineConfig for Options {
         parse_options(text)
     }
 
+    fn control(&self) -> Control {
+        hooks_control(&self.debug).unwrap_or_default()
+    }
+
     fn with_control(&self, control: Control) -> Result<Options, String> {
         let debug = DebugHooks {
             meta_same_slot: control == Control::MetaSameSlot,
@@ -99,6 +109,7 @@ impl EngineConfig for Options {
             // sweep could tell its refusal from a damaged file's: its test is the engine's own
             // (`tests/commit_reference_check.rs`).
             free_referenced_child: false,
+            rebuild_drops_last_call: control == Control::RebuildDropsLastCall,
         };
         Ok(Options {
             debug,
@@ -126,6 +137,8 @@ impl EngineConfig for Options {
     }
 }
 
+const MERGE: [MergeStrategy; 2] = [MergeStrategy::Append, MergeStrategy::Rebuild];
+
 const PRESIZE: [PresizePolicy; 3] = [
     PresizePolicy::Grow,
     PresizePolicy::Exact,
@@ -142,6 +155,11 @@ pub fn format_options(o: &Options) -> String {
         o.page_size, o.fill_percent, o.no_sync, o.no_freelist_sync, o.page_cache_pages,
         presize_name(o.presize)
     );
+    if o.merge_strategy != MergeStrategy::Append {
+        // Written only when not the default, so case files from before the draw still say
+        // what they ran.
+        text.push_str(&format!(" merge={}", merge_name(o.merge_strategy)));
+    }
     if let Some(control) = hooks_control(&o.debug) {
         // Only a negative control turns a hook on; its case must replay with it on.
         text.push_str(&format!(" debug={control}"));
@@ -170,6 +188,20 @@ pub fn presize_name(p: PresizePolicy) -> &'static str {
     }
 }
 
+pub fn merge_name(m: MergeStrategy) -> &'static str {
+    match m {
+        MergeStrategy::Append => "append",
+        MergeStrategy::Rebuild => "rebuild",
+    }
+}
+
+fn parse_merge(v: &str) -> Result<MergeStrategy, String> {
+    MERGE
+        .into_iter()
+        .find(|m| merge_name(*m) == v)
+        .ok_or_else(|| format!("expected append or rebuild for `merge`, found `{v}`"))
+}
+
 fn parse_presize(v: &str) -> Result<PresizePolicy, String> {
     PRESIZE
         .into_iter()
@@ -191,6 +223,7 @@ fn parse_options(s: &str) -> Result<Options, String> {
                     at_most(k, pages, PAGE_CACHE_PAGES_MAX, "PAGE_CACHE_PAGES_MAX")?;
             }
             "presize" => o.presize = parse_presize(v)?,
+            "merge" => o.merge_strategy = parse_merge(v)?,
             "debug" => o.debug = o.with_control(v.parse::<Control>()?)?.debug,
             "freelist" => {
                 o.freelist = match v {
