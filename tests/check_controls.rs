@@ -151,3 +151,25 @@ fn the_checkers_default_disk_tears_a_meta_and_its_length_model_comes_from_the_se
         assert_eq!(text.parse::<CheckParams>(), Ok(p));
     }
 }
+
+/// A run case found under an engine-hook control says so only in its options (`debug=`), and
+/// the checker turns hooks on from its own control alone: `check --case` of such a case ran the
+/// clean engine and passed. It now takes the control from the options, finds control (o)'s
+/// saved case, and passes its clean twin.
+#[test]
+fn a_run_case_of_an_engine_hook_control_is_checked_with_the_hook_on() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/negative/rebuild-drops-last-call.case");
+    let case = Case::<Options>::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let cfg = CheckConfig::from_case(&case);
+    assert_eq!(cfg.params.control, Control::RebuildDropsLastCall);
+    let r = check(&cfg);
+    assert!(r.violating_states > 0, "{}", r.text(None));
+
+    let mut twin = case.clone();
+    twin.run.engine.debug = Default::default();
+    let cfg = CheckConfig::from_case(&twin);
+    assert_eq!(cfg.params.control, Control::None);
+    let r = check(&cfg);
+    assert_eq!(r.violating_states, 0, "{}", r.text(None));
+}

@@ -170,6 +170,8 @@ impl<C: EngineConfig> CheckConfig<C> {
     /// The check a case describes: its `check` line, or without one the checker's defaults on
     /// the length model of the case's disk. Its fault profile is not used (the checker's disk
     /// has no faults), except the storage controls `no-barrier` (a) and `no-growth-sync` (d).
+    /// A run case found under an engine-hook control (its options' `debug=`) is checked with
+    /// that control on, as it ran: the checker turns hooks on from its control alone.
     pub fn from_case(case: &Case<C>) -> CheckConfig<C> {
         let mut cfg =
             CheckConfig::new(case.run.seed, case.run.engine.clone(), case.run.ops.clone());
@@ -177,7 +179,10 @@ impl<C: EngineConfig> CheckConfig<C> {
             length: case.run.disk.length,
             ..CheckParams::default()
         });
-        let control = case.run.profile.control();
+        let control = match case.run.profile.control() {
+            Control::None => case.run.engine.control(),
+            storage => storage,
+        };
         if control != Control::None && cfg.params.control == Control::None {
             cfg.params = cfg.params.with_control(control);
         }
