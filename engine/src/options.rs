@@ -98,6 +98,11 @@ pub struct DebugHooks {
     /// that caller is told its call committed. Only a group that merges two or more write calls
     /// under `MergeStrategy::Rebuild` shows it: `Append` and a call applied alone are right.
     pub rebuild_drops_last_call: bool,
+    /// A Get finds its key in the leaf by comparing only the first 16 bytes of each key, as a
+    /// search on a fixed-size key buffer would: a Get of a key that shares its first 16 bytes
+    /// with another key of the same leaf can answer with that key's value (or none). Keys of
+    /// 16 bytes or fewer, and keys that differ within them, are found right.
+    pub get_compares_16_bytes: bool,
 }
 
 impl Default for Options {

@@ -286,7 +286,14 @@ pub fn find<'a>(
                 debug_assert_eq!(i, child_index(items, key));
                 node = node.child(i, rd)?;
             }
-            Body::Leaf(_) => {
+            Body::Leaf(items) => {
+                if rd.debug.get_compares_16_bytes {
+                    // A negative control (see `DebugHooks::get_compares_16_bytes`).
+                    let head = |k: &[u8]| k.len().min(16);
+                    let same = |k: &[u8]| k[..head(k)] == key[..head(key)];
+                    let found = items.iter().position(|it| same(it.key()));
+                    return Ok(found.map(|i| (node, i)));
+                }
                 let found = node.position(key, rd.build_indexes);
                 return Ok(found.map(|i| (node, i)));
             }

@@ -20,6 +20,7 @@
 //! | `lone-call-skips-data-sync` (m) | a batch commit of a single call writes its meta without syncing its data first | `DebugHooks::lone_call_skips_data_sync` |
 //! | `freelist-count-wraps` (n) | a freelist of 0xFFFF ids or more is written without the count escape (its count truncated to 16 bits) | `DebugHooks::freelist_count_wraps` |
 //! | `rebuild-drops-last-call` (o) | the `Rebuild` merge of a group's write calls leaves out the last call's records | `DebugHooks::rebuild_drops_last_call` |
+//! | `get-compares-16-bytes` (p) | a Get compares only the first 16 bytes of the keys in its leaf | `DebugHooks::get_compares_16_bytes` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -56,11 +57,12 @@ pub enum Control {
     LoneCallSkipsDataSync,
     FreelistCountWraps,
     RebuildDropsLastCall,
+    GetCompares16Bytes,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 17] = [
+    pub const ALL: [Control; 18] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -77,6 +79,7 @@ impl Control {
         Control::LoneCallSkipsDataSync,
         Control::FreelistCountWraps,
         Control::RebuildDropsLastCall,
+        Control::GetCompares16Bytes,
         Control::FdatasyncDisk,
     ];
 
@@ -98,6 +101,7 @@ impl Control {
             Control::LoneCallSkipsDataSync => "lone-call-skips-data-sync",
             Control::FreelistCountWraps => "freelist-count-wraps",
             Control::RebuildDropsLastCall => "rebuild-drops-last-call",
+            Control::GetCompares16Bytes => "get-compares-16-bytes",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

@@ -110,6 +110,7 @@ impl EngineConfig for Options {
             // (`tests/commit_reference_check.rs`).
             free_referenced_child: false,
             rebuild_drops_last_call: control == Control::RebuildDropsLastCall,
+            get_compares_16_bytes: control == Control::GetCompares16Bytes,
         };
         Ok(Options {
             debug,

@@ -5,26 +5,27 @@
 //! (overflow). Bursts of fill-then-delete fragment the freelist. Commits are frequent; rollbacks,
 //! long-lived readers, reopens and power cuts are sprinkled in.
 
+pub mod keys;
 pub mod scale;
 mod surface;
 
 use crate::adapter::Capabilities;
 use crate::op::{Name, Op, Path};
 use crate::rng::SimRng;
+use keys::{KeyShape, KEYS};
 
 /// Bucket paths for engines with nested buckets.
 const BUCKETS: [&[&str]; 5] = [&["a"], &["b"], &["a", "x"], &["b", "y"], &["b", "y", "z"]];
 /// Bucket paths for engines whose buckets (tables) are all top-level: as many paths, so the
 /// mix of operations per bucket is the same shape; "c" is created on demand.
 const FLAT_BUCKETS: [&[&str]; 5] = [&["a"], &["b"], &["c"], &["a"], &["b"]];
-const KEYS: u64 = 48;
 
 fn path(r: &mut SimRng, buckets: &[&[&str]]) -> Path {
     r.pick(buckets).iter().map(|s| Name::new(*s)).collect()
 }
 
-fn key(r: &mut SimRng) -> Name {
-    Name::new(format!("k{}", r.below(KEYS)))
+fn key(r: &mut SimRng, shape: &KeyShape) -> Name {
+    shape.key(r.below(KEYS))
 }
 
 fn value_len(r: &mut SimRng) -> u32 {
@@ -45,6 +46,7 @@ pub fn generate(seed: u64, count: usize, crashes: bool, caps: &Capabilities) -> 
         &FLAT_BUCKETS
     };
     let mut r = SimRng::derive(seed, "workload");
+    let shape = KeyShape::of_seed(seed);
     let mut ops = vec![
         Op::CreateBucket(vec![Name::new("a")]),
         Op::CreateBucket(vec![Name::new("b")]),
@@ -57,17 +59,17 @@ pub fn generate(seed: u64, count: usize, crashes: bool, caps: &Capabilities) -> 
         match roll {
             0..=34 => ops.push(Op::Put {
                 path: path(&mut r, buckets),
-                key: key(&mut r),
+                key: key(&mut r, &shape),
                 len: value_len(&mut r),
                 version,
             }),
             35..=46 => ops.push(Op::Delete {
                 path: path(&mut r, buckets),
-                key: key(&mut r),
+                key: key(&mut r, &shape),
             }),
             47..=56 => ops.push(Op::Get {
                 path: path(&mut r, buckets),
-                key: key(&mut r),
+                key: key(&mut r, &shape),
             }),
             57..=59 => ops.push(Op::Scan {
                 path: path(&mut r, buckets),
@@ -94,7 +96,7 @@ pub fn generate(seed: u64, count: usize, crashes: bool, caps: &Capabilities) -> 
     if caps.concurrent_callers {
         add_groups(seed, &mut ops);
     }
-    surface::add(seed, &mut ops, buckets, caps);
+    surface::add(seed, &mut ops, buckets, caps, &shape);
     add_live_checks(seed, &mut ops);
     ops.truncate(count);
     ops

@@ -3,6 +3,7 @@
 //! the limit. Each from a stream of its own, inserted into the generated operations, so the
 //! operations a seed drew before these existed keep their order.
 
+use super::keys::KeyShape;
 use super::{key, path};
 use crate::adapter::Capabilities;
 use crate::op::{KeyRange, Name, Op, Path};
@@ -10,8 +11,14 @@ use crate::rng::SimRng;
 use crashlab_models::BUCKET_DEPTH_MAX;
 
 /// Insert the surface operations an engine with `caps` supports.
-pub(super) fn add(seed: u64, ops: &mut Vec<Op>, buckets: &[&[&str]], caps: &Capabilities) {
-    add_ranges(seed, ops, buckets);
+pub(super) fn add(
+    seed: u64,
+    ops: &mut Vec<Op>,
+    buckets: &[&[&str]],
+    caps: &Capabilities,
+    shape: &KeyShape,
+) {
+    add_ranges(seed, ops, buckets, shape);
     if caps.sequences {
         add_sequences(seed, ops);
     }
@@ -21,7 +28,7 @@ pub(super) fn add(seed: u64, ops: &mut Vec<Op>, buckets: &[&[&str]], caps: &Capa
 }
 
 /// A range read after some reads and writes, over the same bucket or another.
-fn add_ranges(seed: u64, ops: &mut Vec<Op>, buckets: &[&[&str]]) {
+fn add_ranges(seed: u64, ops: &mut Vec<Op>, buckets: &[&[&str]], shape: &KeyShape) {
     let mut r = SimRng::derive(seed, "ranges");
     let mut out = Vec::with_capacity(ops.len() + ops.len() / 8);
     for op in ops.drain(..) {
@@ -30,7 +37,7 @@ fn add_ranges(seed: u64, ops: &mut Vec<Op>, buckets: &[&[&str]]) {
         if after && r.chance(0.25) {
             out.push(Op::Range {
                 path: path(&mut r, buckets),
-                range: key_range(&mut r),
+                range: key_range(&mut r, shape),
             });
         }
     }
@@ -39,16 +46,20 @@ fn add_ranges(seed: u64, ops: &mut Vec<Op>, buckets: &[&[&str]]) {
 
 /// A bound that names a key of the workload's universe (often present) or a key between two of
 /// them (never present: a seek lands on the next key).
-fn bound(r: &mut SimRng) -> Option<Name> {
+fn bound(r: &mut SimRng, shape: &KeyShape) -> Option<Name> {
     match r.below(3) {
         0 => None,
-        1 => Some(key(r)),
-        _ => Some(Name::new(format!("{}x", key(r)))),
+        1 => Some(key(r, shape)),
+        _ => {
+            let mut between = key(r, shape);
+            between.0.push(b'x');
+            Some(between)
+        }
     }
 }
 
-fn key_range(r: &mut SimRng) -> KeyRange {
-    let (a, b) = (bound(r), bound(r));
+fn key_range(r: &mut SimRng, shape: &KeyShape) -> KeyRange {
+    let (a, b) = (bound(r, shape), bound(r, shape));
     // Ordered, so most ranges hold something; an inverted range is kept now and then.
     let (from, to) = match (&a, &b) {
         (Some(x), Some(y)) if x.0 > y.0 && !r.chance(0.1) => (b, a),

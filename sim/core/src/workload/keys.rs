@@ -1,0 +1,140 @@
+//! How a seed spells its keys. The workload picks key numbers from a small universe (so
+//! operations collide); the seed's key shape turns each number into bytes. Short keys alone
+//! (`k0` to `k47`, two or three bytes) never reach what an engine does with longer ones: keys
+//! that share a long prefix (prefix compression, a search that skips the shared bytes), keys
+//! that tie in their first eight bytes after it and differ later (a word-sized key index),
+//! keys of one more byte than a boundary, and binary keys with 0x00 and 0xFF bytes, one the
+//! proper prefix of another (`x` and `x\0`). The shape is drawn from a stream of its own, so
+//! a seed's operations are the same under every shape; only their keys' bytes differ.
+
+use crate::op::Name;
+use crate::rng::SimRng;
+
+/// Key numbers the workload draws from: `0..KEYS`.
+pub const KEYS: u64 = 48;
+
+/// Most bytes of a drawn prefix or middle: the longest key is `1 + PART_MAX + 3` bytes.
+const PART_MAX: u64 = 40;
+
+/// Most bytes of a short drawn prefix or middle.
+const PART_SHORT: u64 = 12;
+
+/// The bytes a drawn prefix or middle is made of: printable, so a case file shows the keys as
+/// text, and ordered against the digits and `k` both ways.
+const PART_BYTES: &[u8] = b"0123456789_-.abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeyShape {
+    /// `k7`: two or three bytes.
+    Short,
+    /// One prefix every key shares, then `k7`.
+    Prefixed { prefix: Vec<u8> },
+    /// One of a few one-byte tags, a middle every key shares, then `k7`: keys of different tags
+    /// differ in their first byte, keys of one tag tie for `1 + middle` bytes.
+    Composite { tags: u8, middle: Vec<u8> },
+    /// Up to two 0xFF bytes, one small byte, and for odd numbers a trailing 0x00: binary keys,
+    /// each even one the proper prefix of the next.
+    Binary,
+}
+
+impl KeyShape {
+    /// The shape `seed` draws: short for two seeds in five, each other shape for one in five.
+    pub fn of_seed(seed: u64) -> KeyShape {
+        let mut r = SimRng::derive(seed, "key shape");
+        match r.below(5) {
+            0 | 1 => KeyShape::Short,
+            2 => KeyShape::Prefixed {
+                prefix: part(&mut r, 1),
+            },
+            3 => KeyShape::Composite {
+                tags: r.range(2, 4) as u8,
+                middle: part(&mut r, 0),
+            },
+            _ => KeyShape::Binary,
+        }
+    }
+
+    /// Key number `n` (below [`KEYS`]) in this shape. Distinct numbers give distinct keys, and
+    /// no key is empty.
+    pub fn key(&self, n: u64) -> Name {
+        debug_assert!(n < KEYS);
+        let short = format!("k{n}");
+        let bytes = match self {
+            KeyShape::Short => short.into_bytes(),
+            KeyShape::Prefixed { prefix } => [prefix.as_slice(), short.as_bytes()].concat(),
+            KeyShape::Composite { tags, middle } => {
+                let tag = b'a' + (n % u64::from(*tags)) as u8;
+                [&[tag][..], middle, short.as_bytes()].concat()
+            }
+            KeyShape::Binary => {
+                // n = 6a + 2b + c (b < 3, c < 2): b bytes of 0xFF, then a, then 0x00 when c is 1.
+                let (a, b, c) = (n / 6, (n / 2) % 3, n % 2);
+                let mut key = vec![0xFF; b as usize];
+                key.push(a as u8);
+                key.extend(std::iter::repeat_n(0u8, c as usize));
+                key
+            }
+        };
+        Name::new(bytes)
+    }
+
+    /// The shape's name, for a run's header.
+    pub fn describe(&self) -> String {
+        match self {
+            KeyShape::Short => "short".into(),
+            KeyShape::Prefixed { prefix } => format!("prefixed prefix_len={}", prefix.len()),
+            KeyShape::Composite { tags, middle } => {
+                format!("composite tags={tags} middle_len={}", middle.len())
+            }
+            KeyShape::Binary => "binary".into(),
+        }
+    }
+}
+
+/// A drawn run of `min..=PART_MAX` printable bytes, half the time at most `PART_SHORT`: a
+/// key's length past a word boundary (8 bytes, 16) matters more than its length in general.
+fn part(r: &mut SimRng, min: u64) -> Vec<u8> {
+    let max = if r.chance(0.5) { PART_SHORT } else { PART_MAX };
+    let len = r.range(min, max);
+    (0..len).map(|_| *r.pick(PART_BYTES)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn every_shape_gives_distinct_non_empty_keys() {
+        let mut kinds = BTreeSet::new();
+        for seed in 0..200 {
+            let shape = KeyShape::of_seed(seed);
+            kinds.insert(shape.describe().split(' ').next().unwrap().to_string());
+            let keys: BTreeSet<Vec<u8>> = (0..KEYS).map(|n| shape.key(n).0).collect();
+            assert_eq!(keys.len() as u64, KEYS, "{shape:?}");
+            assert!(keys.iter().all(|k| !k.is_empty()), "{shape:?}");
+        }
+        assert_eq!(kinds.len(), 4, "every shape is drawn");
+    }
+
+    #[test]
+    fn binary_keys_hold_ff_and_zero_bytes_and_prefix_pairs() {
+        let keys: Vec<Vec<u8>> = (0..KEYS).map(|n| KeyShape::Binary.key(n).0).collect();
+        assert_eq!(keys[0], [0x00]);
+        assert_eq!(keys[1], [0x00, 0x00]);
+        assert_eq!(keys[47], [0xFF, 0xFF, 7, 0x00]);
+        assert!(keys.iter().any(|k| k.starts_with(&[0xFF, 0xFF])));
+    }
+
+    #[test]
+    fn composite_keys_of_one_tag_tie_past_their_first_eight_bytes() {
+        let shape = KeyShape::Composite {
+            tags: 2,
+            middle: b"0123456789".to_vec(),
+        };
+        let (a, b) = (shape.key(2).0, shape.key(4).0);
+        assert_eq!((a[0], b[0]), (b'a', b'a'));
+        assert_eq!(a[..12], b[..12]);
+        assert_ne!(shape.key(3).0[0], b'a');
+    }
+}

@@ -1,0 +1,132 @@
+//! Keys of every shape: a seed spells its workload's keys short (`k7`), behind a shared prefix,
+//! as composite keys (a tag, a shared middle, the number) or as binary keys with 0x00 and 0xFF
+//! bytes. Negative control (p), `get-compares-16-bytes`, makes a Get compare only the first 16
+//! bytes of the keys in its leaf: only keys that share 16 bytes show it, which short keys never
+//! do, so the seeds of the other shapes run as if it were off.
+
+use crashlab_engine::Options;
+use crashlab_sim::adapter::EngineConfig;
+use crashlab_sim::case::Case;
+use crashlab_sim::config::RunConfig;
+use crashlab_sim::control::Control;
+use crashlab_sim::crashlab::CrashlabDb;
+use crashlab_sim::op::{Name, Op};
+use crashlab_sim::profile::Profile;
+use crashlab_sim::runner::run;
+use crashlab_sim::workload::keys::{KeyShape, KEYS};
+use std::collections::BTreeMap;
+
+/// Whether two keys of `shape` share their first 16 bytes.
+fn keys_share_16_bytes(shape: &KeyShape) -> bool {
+    let mut heads = BTreeMap::new();
+    (0..KEYS).any(|n| {
+        let key = shape.key(n).0;
+        key.len() >= 16 && heads.insert(key[..16].to_vec(), n).is_some()
+    })
+}
+
+fn put_keys(cfg: &RunConfig<Options>) -> Vec<Vec<u8>> {
+    cfg.ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::Put { key, .. } => Some(key.0.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_workload_spells_its_keys_in_the_shape_its_seed_draws() {
+    let mut shapes: BTreeMap<&str, u64> = BTreeMap::new();
+    for seed in 0..200 {
+        let cfg = RunConfig::<Options>::from_seed(seed, 300, Profile::Default);
+        let shape = KeyShape::of_seed(seed);
+        let universe: Vec<Vec<u8>> = (0..KEYS).map(|n| shape.key(n).0).collect();
+        let keys = put_keys(&cfg);
+        // Fragmenting bursts put `f0`, `f1`, ... and deep nesting puts `bottom` in every shape;
+        // every other key is the shape's.
+        let extras: Vec<Vec<u8>> = (0..40)
+            .map(|i| format!("f{i}").into_bytes())
+            .chain([b"bottom".to_vec()])
+            .collect();
+        let shaped = keys.iter().filter(|k| universe.contains(k)).count();
+        assert!(shaped > 20, "seed {seed}: {shaped} shaped puts");
+        let kind = match &shape {
+            KeyShape::Short => "short",
+            KeyShape::Prefixed { prefix } => {
+                assert!(universe.iter().all(|k| k.starts_with(prefix)));
+                "prefixed"
+            }
+            KeyShape::Composite { .. } => "composite",
+            KeyShape::Binary => {
+                assert!(keys.iter().any(|k| k.contains(&0xFF)), "seed {seed}");
+                "binary"
+            }
+        };
+        let known = keys
+            .iter()
+            .filter(|k| universe.contains(k) || extras.contains(k))
+            .count();
+        assert_eq!(
+            known,
+            keys.len(),
+            "seed {seed}: every put key is the shape's"
+        );
+        *shapes.entry(kind).or_default() += 1;
+    }
+    assert_eq!(shapes.len(), 4, "{shapes:?}");
+    assert!(shapes.values().all(|&n| n >= 20), "{shapes:?}");
+}
+
+#[test]
+fn a_get_comparing_16_bytes_is_caught_on_long_keys_only_and_the_twin_passes() {
+    let (mut caught, mut long, mut inert) = (0, 0, 0);
+    for seed in 0..160 {
+        let cfg = RunConfig::<Options>::from_seed(seed, 300, Profile::None);
+        let clean = run::<CrashlabDb>(&cfg);
+        assert!(
+            !clean.outcome.is_violation(),
+            "seed {seed}: the twin passes"
+        );
+        let mut bug = cfg.clone();
+        bug.engine = bug
+            .engine
+            .with_control(Control::GetCompares16Bytes)
+            .unwrap();
+        let r = run::<CrashlabDb>(&bug);
+        if keys_share_16_bytes(&KeyShape::of_seed(seed)) {
+            long += 1;
+            caught += u32::from(r.outcome.is_violation());
+        } else {
+            // Short keys (what every seed had before key shapes) cannot show it.
+            assert_eq!(r.trace_hash, clean.trace_hash, "seed {seed}: inert");
+            inert += 1;
+        }
+    }
+    assert!(inert >= 80, "{inert} seeds without long shared keys");
+    assert!(long >= 10, "{long} seeds with long shared keys");
+    assert!(caught * 2 >= long, "{caught} of {long} caught");
+}
+
+/// The saved case of control (p) fails; its clean twin passes, and so does the same case with
+/// the keys every seed had before key shapes (`k2`, `k4`).
+#[test]
+fn the_saved_get_compares_16_bytes_case_fails_only_with_long_keys() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../corpus/negative/get-compares-16-bytes.case");
+    let case = Case::<Options>::load(&path).unwrap();
+    assert!(run::<CrashlabDb>(&case.run).outcome.is_violation());
+
+    let mut clean = case.run.clone();
+    clean.engine.debug = Default::default();
+    assert!(!run::<CrashlabDb>(&clean).outcome.is_violation());
+
+    let mut short = case.run.clone();
+    for op in &mut short.ops {
+        if let Op::Put { key, .. } | Op::Get { key, .. } = op {
+            let n = *key.0.last().unwrap();
+            *key = Name::new(vec![b'k', n]);
+        }
+    }
+    assert!(!run::<CrashlabDb>(&short).outcome.is_violation());
+}
