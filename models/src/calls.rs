@@ -14,7 +14,8 @@
 //!   the batch's calls are present or absent together, which the durability oracle's failed
 //!   commit already allows);
 //! - every call is answered exactly once, and a call that fails by design is never answered
-//!   `Committed`, one that cannot fail never its own error.
+//!   `Committed`, one that cannot fail never its own error;
+//! - no commit holds more calls than the engine's batch limit, when it has one.
 
 use std::collections::BTreeMap;
 
@@ -51,6 +52,10 @@ pub struct CallOracle {
     pub merged_commits: u64,
     /// Calls held by each successful commit, summed.
     pub calls_committed: u64,
+    /// The engine's batch limit (0: none).
+    limit: usize,
+    /// The first commit that held more calls than `limit`: its number and its size.
+    over_limit: Option<(usize, usize)>,
 }
 
 impl CallOracle {
@@ -73,10 +78,18 @@ impl CallOracle {
         }
     }
 
+    /// This group's engine promises at most `limit` calls per commit (0: no limit).
+    pub fn with_batch_limit(self, limit: usize) -> CallOracle {
+        CallOracle { limit, ..self }
+    }
+
     /// A commit holding `calls` (in the order they were applied) ended; `ok` when it succeeded.
     pub fn commit(&mut self, calls: &[CallIndex], ok: bool) {
         let id = self.commits;
         self.commits += 1;
+        if self.limit > 0 && calls.len() > self.limit && self.over_limit.is_none() {
+            self.over_limit = Some((id, calls.len()));
+        }
         if !ok {
             return;
         }
@@ -98,6 +111,13 @@ impl CallOracle {
 
     /// The first broken rule, if any.
     pub fn check(&self) -> Result<(), String> {
+        if let Some((commit, n)) = self.over_limit {
+            return Err(format!(
+                "commit {commit} of the group held {n} calls, more than the engine's batch \
+                 limit of {}",
+                self.limit
+            ));
+        }
         for (i, log) in &self.calls {
             let committed = log.committed_in.len();
             if committed > 1 {
@@ -146,6 +166,25 @@ impl CallOracle {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_commit_past_the_batch_limit_is_refused_whatever_its_answers() {
+        let run = |limit: usize| {
+            let mut o = CallOracle::new(&[false, false, false]).with_batch_limit(limit);
+            o.commit(&[0, 1], true);
+            o.commit(&[2], false);
+            o.commit(&[2], true);
+            for i in 0..3 {
+                o.answered(i, Answer::Committed);
+            }
+            o.check()
+        };
+        assert_eq!(run(0), Ok(()), "no limit");
+        assert_eq!(run(2), Ok(()), "at the limit");
+        let e = run(1).unwrap_err();
+        assert!(e.contains("commit 0 of the group held 2 calls"), "{e}");
+        assert!(e.contains("batch limit of 1"), "{e}");
+    }
 
     #[test]
     fn answers_must_match_the_commits() {
