@@ -6,6 +6,7 @@
 //! [`Error::Latched`] until it is reopened. Readers keep working on their snapshots.
 
 use crate::batch::call::Call;
+use crate::batch::core::Coalescer;
 use crate::batch::group::GroupCommit;
 use crate::batch::MergeWork;
 use crate::counters::Counters;
@@ -78,7 +79,8 @@ impl Db {
         } else {
             load_freelist(&pager, &meta, &options, &mut counters)?
         };
-        let group = GroupCommit::new(options.max_batch_size, options.max_batch_delay);
+        let group =
+            GroupCommit::with_core(Coalescer::for_options(&options), options.max_batch_delay);
         let db = Db {
             shared: Shared {
                 pager,

@@ -103,6 +103,14 @@ pub struct DebugHooks {
     /// with another key of the same leaf can answer with that key's value (or none). Keys of
     /// 16 bytes or fewer, and keys that differ within them, are found right.
     pub get_compares_16_bytes: bool,
+    /// A batch that holds `max_batch_size` calls runs all but its last, and that caller is
+    /// told its call committed, as an off-by-one in a fixed-size table of a batch's calls
+    /// would: only a batch that reaches the limit shows it.
+    pub full_batch_drops_last_call: bool,
+    /// The coalescer takes one call more than `max_batch_size` into a batch when that many
+    /// wait: every call is still committed once and told so, but a batch holds more calls
+    /// than the limit promises.
+    pub batch_exceeds_limit: bool,
 }
 
 impl Default for Options {

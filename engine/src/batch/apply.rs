@@ -110,6 +110,13 @@ pub fn run_batch_observed(
     work: &mut MergeWork,
     before_commit: &mut dyn FnMut(),
 ) -> (BatchOutcome, Option<Error>) {
+    let full = calls.len() == db.options().max_batch_size;
+    let calls = if full && db.options().hooks().full_batch_drops_last_call {
+        // A negative control (see `DebugHooks::full_batch_drops_last_call`).
+        &calls[..calls.len() - 1]
+    } else {
+        calls
+    };
     let mut tx = match db.begin_write() {
         Ok(tx) => tx,
         Err(e) => return (BatchOutcome::CommitFailed, Some(e)),

@@ -12,6 +12,7 @@
 //! Invariants: a call id is in exactly one of queued, running, or delivered; a batch is never
 //! empty; only one batch runs at a time.
 
+use crate::options::Options;
 use std::collections::VecDeque;
 
 /// A call's identity.
@@ -51,6 +52,9 @@ pub struct Coalescer {
     running: Option<Vec<CallId>>,
     next_id: CallId,
     max_batch_size: usize,
+    /// Calls a batch may take past `max_batch_size`: 0, or 1 under the negative control
+    /// `DebugHooks::batch_exceeds_limit`.
+    overfill: usize,
     stats: CoalescerStats,
 }
 
@@ -61,7 +65,17 @@ impl Coalescer {
             running: None,
             next_id: 0,
             max_batch_size: max_batch_size.max(1),
+            overfill: 0,
             stats: CoalescerStats::default(),
+        }
+    }
+
+    /// The coalescer of a database opened with `opts`: its batch limit (and the negative
+    /// control that exceeds it).
+    pub fn for_options(opts: &Options) -> Coalescer {
+        Coalescer {
+            overfill: usize::from(opts.hooks().batch_exceeds_limit),
+            ..Coalescer::new(opts.max_batch_size)
         }
     }
 
@@ -91,7 +105,7 @@ impl Coalescer {
         if self.running.is_some() || self.queue.is_empty() {
             return None;
         }
-        let n = self.queue.len().min(self.max_batch_size);
+        let n = self.queue.len().min(self.max_batch_size + self.overfill);
         let batch: Vec<CallId> = self.queue.drain(..n).collect();
         debug_assert!(!batch.is_empty());
         self.stats.batches += 1;

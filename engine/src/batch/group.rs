@@ -42,9 +42,14 @@ pub struct GroupCommit<C> {
 
 impl<C> GroupCommit<C> {
     pub fn new(max_batch_size: usize, max_delay: Duration) -> GroupCommit<C> {
+        GroupCommit::with_core(Coalescer::new(max_batch_size), max_delay)
+    }
+
+    /// A front end over `core` (a database's, from [`Coalescer::for_options`]).
+    pub fn with_core(core: Coalescer, max_delay: Duration) -> GroupCommit<C> {
         GroupCommit {
             state: Mutex::new(State {
-                core: Coalescer::new(max_batch_size),
+                core,
                 calls: BTreeMap::new(),
                 delivered: BTreeMap::new(),
                 leader: false,

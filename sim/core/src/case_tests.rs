@@ -56,10 +56,10 @@ fn a_check_case_round_trips_with_its_parameters_and_crash_state() {
     assert!(e.message.contains("not a valid value for `keep`"), "{e}");
 }
 
-/// The merge strategy is written only when it is `Rebuild`: a case saved before the strategy
-/// was drawn (no `merge` setting) replays with `Append`, as it ran.
+/// The merge strategy is written only when it is `Rebuild`, and the batch limit only when it is
+/// not the engine's default: a case saved before either was drawn replays as it ran.
 #[test]
-fn the_merge_strategy_round_trips_and_defaults_to_append() {
+fn the_merge_strategy_and_batch_limit_round_trip_and_default_to_the_engines() {
     use crashlab_engine::batch::MergeStrategy;
     let mut case = check_case();
     for strategy in [MergeStrategy::Append, MergeStrategy::Rebuild] {
@@ -69,6 +69,20 @@ fn the_merge_strategy_round_trips_and_defaults_to_append() {
         assert_eq!(named, strategy == MergeStrategy::Rebuild, "{text}");
         assert!(!text.contains("merge=append"), "{text}");
         assert_eq!(Case::parse(&text, "t.case").unwrap(), case);
+    }
+    case.run.engine.max_batch_size = 3;
+    let text = case.to_text();
+    assert!(text.contains(" max_batch=3"), "{text}");
+    assert_eq!(Case::parse(&text, "t.case").unwrap(), case);
+    for (bad, why) in [
+        ("max_batch=0", "a batch holds at least one call"),
+        (
+            "max_batch=65537",
+            "more than the limit of 65536 (MAX_BATCH_MAX)",
+        ),
+    ] {
+        let e = Case::parse(&text.replace("max_batch=3", bad), "t.case").unwrap_err();
+        assert!(e.message.contains(why), "{e}");
     }
     let bad = case.to_text().replace("merge=rebuild", "merge=sorted");
     let e = Case::parse(&bad, "t.case").unwrap_err();

@@ -21,6 +21,8 @@
 //! | `freelist-count-wraps` (n) | a freelist of 0xFFFF ids or more is written without the count escape (its count truncated to 16 bits) | `DebugHooks::freelist_count_wraps` |
 //! | `rebuild-drops-last-call` (o) | the `Rebuild` merge of a group's write calls leaves out the last call's records | `DebugHooks::rebuild_drops_last_call` |
 //! | `get-compares-16-bytes` (p) | a Get compares only the first 16 bytes of the keys in its leaf | `DebugHooks::get_compares_16_bytes` |
+//! | `full-batch-drops-last-call` (q) | a batch that reaches the batch limit runs all its calls but the last | `DebugHooks::full_batch_drops_last_call` |
+//! | `batch-exceeds-limit` (r) | the coalescer takes one call more than the batch limit into a batch | `DebugHooks::batch_exceeds_limit` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -58,11 +60,13 @@ pub enum Control {
     FreelistCountWraps,
     RebuildDropsLastCall,
     GetCompares16Bytes,
+    FullBatchDropsLastCall,
+    BatchExceedsLimit,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 18] = [
+    pub const ALL: [Control; 20] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -80,6 +84,8 @@ impl Control {
         Control::FreelistCountWraps,
         Control::RebuildDropsLastCall,
         Control::GetCompares16Bytes,
+        Control::FullBatchDropsLastCall,
+        Control::BatchExceedsLimit,
         Control::FdatasyncDisk,
     ];
 
@@ -102,6 +108,8 @@ impl Control {
             Control::FreelistCountWraps => "freelist-count-wraps",
             Control::RebuildDropsLastCall => "rebuild-drops-last-call",
             Control::GetCompares16Bytes => "get-compares-16-bytes",
+            Control::FullBatchDropsLastCall => "full-batch-drops-last-call",
+            Control::BatchExceedsLimit => "batch-exceeds-limit",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

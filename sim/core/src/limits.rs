@@ -97,6 +97,10 @@ pub const JOBS_MAX: usize = 1 << 10;
 /// disk here holds.
 pub const PAGE_CACHE_PAGES_MAX: usize = 1 << 16;
 
+/// Largest `max_batch` option in a case: the engine's default batch limit is 1,000 calls, and a
+/// group has at most 64 callers, so a larger limit only costs the coalescer's queue.
+pub const MAX_BATCH_MAX: usize = 1 << 16;
+
 /// Largest `enospc=` capacity in a case, in bytes: the simulated disk refuses lengths past
 /// `SIM_DISK_LEN_MAX` (1 TiB) anyway, so a larger capacity could never be reached.
 pub const ENOSPC_CAPACITY_MAX: u64 = crate::disk::SIM_DISK_LEN_MAX;

@@ -3,7 +3,9 @@
 //! caller's answer must be true of the commits the engine made (the call oracle) and of the
 //! recovered state (the durability oracle); and a coalescer that commits a batch whose call
 //! failed — the negative control only groups of callers can see — is caught. The merge
-//! strategy is drawn per seed, and a `Rebuild` merge that drops a call (control (o)) is caught.
+//! strategy is drawn per seed, and a `Rebuild` merge that drops a call (control (o)) is caught;
+//! so is the batch limit, and a full batch that drops a call (control (q)) and a batch past the
+//! limit (control (r), seen only by the call oracle's batch-limit rule) are caught.
 
 use crashlab_engine::batch::MergeStrategy;
 use crashlab_engine::Options;
@@ -127,6 +129,98 @@ fn the_saved_rebuild_drops_last_call_case_fails_and_its_twins_pass() {
     let mut append = case.run.clone();
     append.engine.merge_strategy = MergeStrategy::Append;
     assert!(!run::<CrashlabDb>(&append).outcome.is_violation());
+    let mut clean = case.run.clone();
+    clean.engine.debug = Default::default();
+    assert!(!run::<CrashlabDb>(&clean).outcome.is_violation());
+}
+
+/// Controls (q) and (r): the seed draws the batch limit, so batches that reach it exist; with
+/// the engine's default limit, which no group of at most 64 callers reaches, either hook
+/// changes nothing.
+#[test]
+fn small_batch_limits_are_drawn_and_bugs_at_the_limit_are_caught() {
+    let limit = |seed| RunConfig::<Options>::from_seed(seed, 300, Profile::Default);
+    let small = (0..400)
+        .filter(|&s| limit(s).engine.max_batch_size < 64)
+        .count();
+    assert!(
+        (60..=180).contains(&small),
+        "{small} of 400 draw a small limit"
+    );
+
+    for control in [Control::FullBatchDropsLastCall, Control::BatchExceedsLimit] {
+        let (mut caught, mut inert) = (0, 0);
+        for seed in 0..150 {
+            let cfg = RunConfig::<Options>::from_seed(seed, 300, Profile::None);
+            if !has_groups(&cfg) {
+                continue;
+            }
+            let clean = run::<CrashlabDb>(&cfg);
+            assert!(
+                !clean.outcome.is_violation(),
+                "seed {seed}: the twin passes"
+            );
+            let mut bug = cfg.clone();
+            bug.engine = bug.engine.with_control(control).unwrap();
+            let r = run::<CrashlabDb>(&bug);
+            if cfg.engine.max_batch_size >= 64 {
+                assert_eq!(
+                    r.trace_hash, clean.trace_hash,
+                    "{control}, seed {seed}: inert"
+                );
+                inert += 1;
+            } else if let Outcome::Violation(v) = r.outcome {
+                if control == Control::BatchExceedsLimit {
+                    assert!(v.detail.contains("batch limit"), "seed {seed}: {v}");
+                }
+                caught += 1;
+            }
+        }
+        assert!(
+            inert >= 20,
+            "{control}: {inert} seeds with the default limit"
+        );
+        assert!(
+            caught >= 10,
+            "{control}: {caught} seeds with a small limit caught"
+        );
+    }
+}
+
+/// The saved case of control (q) fails; its clean twin passes, and so does the same case with
+/// the engine's default batch limit.
+#[test]
+fn the_saved_full_batch_drops_last_call_case_fails_and_its_twins_pass() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../corpus/negative/full-batch-drops-last-call.case");
+    let case = Case::<Options>::load(&path).unwrap();
+    assert_eq!(case.run.engine.max_batch_size, 8);
+    assert!(run::<CrashlabDb>(&case.run).outcome.is_violation());
+
+    let mut default_limit = case.run.clone();
+    default_limit.engine.max_batch_size = Options::default().max_batch_size;
+    assert!(!run::<CrashlabDb>(&default_limit).outcome.is_violation());
+    let mut clean = case.run.clone();
+    clean.engine.debug = Default::default();
+    assert!(!run::<CrashlabDb>(&clean).outcome.is_violation());
+}
+
+/// The saved case of control (r) fails on the batch-limit rule alone; without the hook, or with
+/// the engine's default limit, it passes.
+#[test]
+fn the_saved_batch_exceeds_limit_case_fails_and_its_twins_pass() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../corpus/negative/batch-exceeds-limit.case");
+    let case = Case::<Options>::load(&path).unwrap();
+    match run::<CrashlabDb>(&case.run).outcome {
+        Outcome::Violation(v) => {
+            assert!(v.detail.contains("more than the engine's batch limit of 8"))
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut default_limit = case.run.clone();
+    default_limit.engine.max_batch_size = Options::default().max_batch_size;
+    assert!(!run::<CrashlabDb>(&default_limit).outcome.is_violation());
     let mut clean = case.run.clone();
     clean.engine.debug = Default::default();
     assert!(!run::<CrashlabDb>(&clean).outcome.is_violation());

@@ -62,7 +62,7 @@ pub(super) async fn run_group(
         calls,
         observer,
         work: MergeWork::default(),
-        core: Coalescer::new(opts.max_batch_size),
+        core: Coalescer::for_options(&opts),
         waiting: BTreeMap::new(),
     };
     // The queue is empty between batches: wait for the next call, give others the batch delay
@@ -116,7 +116,7 @@ pub(super) fn run_scheduled(
         calls,
         observer,
         work: MergeWork::default(),
-        core: Coalescer::new(db.db.options().max_batch_size),
+        core: Coalescer::for_options(db.db.options()),
         waiting: BTreeMap::new(),
     };
     let mut answers = Vec::with_capacity(calls.len());

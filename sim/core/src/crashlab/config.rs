@@ -4,7 +4,7 @@
 
 use crate::adapter::{Capabilities, EngineConfig};
 use crate::control::Control;
-use crate::limits::{at_most, PAGE_CACHE_PAGES_MAX};
+use crate::limits::{at_most, MAX_BATCH_MAX, PAGE_CACHE_PAGES_MAX};
 use crate::profile::Profile;
 use crate::rng::SimRng;
 use crate::words::{flag, num, settings};
@@ -37,6 +37,17 @@ impl EngineConfig for Options {
         // Drawn last, for the same reason: a group's merged calls go through either strategy.
         let drawn = Options {
             merge_strategy: *r.pick(&MERGE),
+            ..drawn
+        };
+        // Drawn after the merge strategy, for the same reason. The default limit is never
+        // reached by a group (at most 64 callers); a small one fills batches, splits a group's
+        // calls over several commits and leaves calls queued behind a running batch.
+        let drawn = Options {
+            max_batch_size: if r.chance(0.3) {
+                *r.pick(&[1, 2, 3, 8])
+            } else {
+                DEFAULT_MAX_BATCH
+            },
             ..drawn
         };
         if profile.reaches_scale() {
@@ -111,6 +122,8 @@ impl EngineConfig for Options {
             free_referenced_child: false,
             rebuild_drops_last_call: control == Control::RebuildDropsLastCall,
             get_compares_16_bytes: control == Control::GetCompares16Bytes,
+            full_batch_drops_last_call: control == Control::FullBatchDropsLastCall,
+            batch_exceeds_limit: control == Control::BatchExceedsLimit,
         };
         Ok(Options {
             debug,
@@ -138,6 +151,9 @@ impl EngineConfig for Options {
     }
 }
 
+/// The engine's default batch limit, which a case does not name.
+const DEFAULT_MAX_BATCH: usize = 1000;
+
 const MERGE: [MergeStrategy; 2] = [MergeStrategy::Append, MergeStrategy::Rebuild];
 
 const PRESIZE: [PresizePolicy; 3] = [
@@ -160,6 +176,9 @@ pub fn format_options(o: &Options) -> String {
         // Written only when not the default, so case files from before the draw still say
         // what they ran.
         text.push_str(&format!(" merge={}", merge_name(o.merge_strategy)));
+    }
+    if o.max_batch_size != DEFAULT_MAX_BATCH {
+        text.push_str(&format!(" max_batch={}", o.max_batch_size));
     }
     if let Some(control) = hooks_control(&o.debug) {
         // Only a negative control turns a hook on; its case must replay with it on.
@@ -225,6 +244,13 @@ fn parse_options(s: &str) -> Result<Options, String> {
             }
             "presize" => o.presize = parse_presize(v)?,
             "merge" => o.merge_strategy = parse_merge(v)?,
+            "max_batch" => {
+                let calls = num(k, v)?;
+                if calls == 0 {
+                    return Err("max_batch 0: a batch holds at least one call".into());
+                }
+                o.max_batch_size = at_most(k, calls, MAX_BATCH_MAX, "MAX_BATCH_MAX")?;
+            }
             "debug" => o.debug = o.with_control(v.parse::<Control>()?)?.debug,
             "freelist" => {
                 o.freelist = match v {

@@ -172,7 +172,8 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             hooks: &mut self.hooks,
             promised,
             calls: &calls,
-            call_oracle: CallOracle::new(&fails),
+            call_oracle: CallOracle::new(&fails)
+                .with_batch_limit(self.caps.max_batch_calls as usize),
             running: None,
             commits: 0,
             failed: None,
