@@ -10,7 +10,6 @@
 use crashlab_engine::batch::MergeStrategy;
 use crashlab_engine::Options;
 use crashlab_sim::adapter::EngineConfig;
-use crashlab_sim::case::Case;
 use crashlab_sim::config::RunConfig;
 use crashlab_sim::control::Control;
 use crashlab_sim::crashlab::CrashlabDb;
@@ -19,6 +18,8 @@ use crashlab_sim::profile::Profile;
 use crashlab_sim::runner::run;
 use crashlab_sim::sweep::{sweep, SweepConfig};
 use crashlab_sim::verdict::{Outcome, Verdict};
+
+use crate::seeded_control::{saved_case_and_twins, sweep_control};
 
 fn has_groups(cfg: &RunConfig<Options>) -> bool {
     cfg.ops.iter().any(|op| matches!(op, Op::Group { .. }))
@@ -87,31 +88,15 @@ fn both_merge_strategies_are_drawn_and_a_rebuild_merge_that_drops_a_call_is_caug
         "{rebuild} of 400 draw Rebuild"
     );
 
-    let (mut caught, mut inert) = (0, 0);
-    for seed in 0..150 {
-        let cfg = RunConfig::<Options>::from_seed(seed, 300, Profile::None);
-        if !has_groups(&cfg) {
-            continue;
-        }
-        let clean = run::<CrashlabDb>(&cfg);
-        assert!(
-            !clean.outcome.is_violation(),
-            "seed {seed}: the twin passes"
-        );
-        let mut bug = cfg.clone();
-        bug.engine = bug
-            .engine
-            .with_control(Control::RebuildDropsLastCall)
-            .unwrap();
-        let r = run::<CrashlabDb>(&bug);
-        if cfg.engine.merge_strategy == MergeStrategy::Append {
-            assert_eq!(r.trace_hash, clean.trace_hash, "seed {seed}: inert");
-            assert_eq!(r.image_hash, clean.image_hash, "seed {seed}: inert");
-            inert += 1;
-        } else {
-            caught += u32::from(r.outcome.is_violation());
-        }
-    }
+    let rebuild_groups = |cfg: &RunConfig<Options>| {
+        has_groups(cfg).then_some(cfg.engine.merge_strategy == MergeStrategy::Rebuild)
+    };
+    let (caught, _, inert) = sweep_control(
+        150,
+        Control::RebuildDropsLastCall,
+        rebuild_groups,
+        |_, _| {},
+    );
     assert!(inert >= 10, "{inert} Append seeds with groups");
     assert!(caught >= 10, "{caught} Rebuild seeds caught");
 }
@@ -120,18 +105,10 @@ fn both_merge_strategies_are_drawn_and_a_rebuild_merge_that_drops_a_call_is_caug
 /// `Append`, and by `Rebuild` without the hook.
 #[test]
 fn the_saved_rebuild_drops_last_call_case_fails_and_its_twins_pass() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../corpus/negative/rebuild-drops-last-call.case");
-    let case = Case::<Options>::load(&path).unwrap();
-    assert_eq!(case.run.engine.merge_strategy, MergeStrategy::Rebuild);
-    assert!(run::<CrashlabDb>(&case.run).outcome.is_violation());
-
-    let mut append = case.run.clone();
-    append.engine.merge_strategy = MergeStrategy::Append;
-    assert!(!run::<CrashlabDb>(&append).outcome.is_violation());
-    let mut clean = case.run.clone();
-    clean.engine.debug = Default::default();
-    assert!(!run::<CrashlabDb>(&clean).outcome.is_violation());
+    let (run, _) = saved_case_and_twins("rebuild-drops-last-call", |r| {
+        r.engine.merge_strategy = MergeStrategy::Append;
+    });
+    assert_eq!(run.engine.merge_strategy, MergeStrategy::Rebuild);
 }
 
 /// Controls (q) and (r): the seed draws the batch limit, so batches that reach it exist; with
@@ -148,34 +125,14 @@ fn small_batch_limits_are_drawn_and_bugs_at_the_limit_are_caught() {
         "{small} of 400 draw a small limit"
     );
 
+    let small_limit_groups =
+        |cfg: &RunConfig<Options>| has_groups(cfg).then_some(cfg.engine.max_batch_size < 64);
     for control in [Control::FullBatchDropsLastCall, Control::BatchExceedsLimit] {
-        let (mut caught, mut inert) = (0, 0);
-        for seed in 0..150 {
-            let cfg = RunConfig::<Options>::from_seed(seed, 300, Profile::None);
-            if !has_groups(&cfg) {
-                continue;
+        let (caught, _, inert) = sweep_control(150, control, small_limit_groups, |seed, v| {
+            if control == Control::BatchExceedsLimit {
+                assert!(v.detail.contains("batch limit"), "seed {seed}: {v}");
             }
-            let clean = run::<CrashlabDb>(&cfg);
-            assert!(
-                !clean.outcome.is_violation(),
-                "seed {seed}: the twin passes"
-            );
-            let mut bug = cfg.clone();
-            bug.engine = bug.engine.with_control(control).unwrap();
-            let r = run::<CrashlabDb>(&bug);
-            if cfg.engine.max_batch_size >= 64 {
-                assert_eq!(
-                    r.trace_hash, clean.trace_hash,
-                    "{control}, seed {seed}: inert"
-                );
-                inert += 1;
-            } else if let Outcome::Violation(v) = r.outcome {
-                if control == Control::BatchExceedsLimit {
-                    assert!(v.detail.contains("batch limit"), "seed {seed}: {v}");
-                }
-                caught += 1;
-            }
-        }
+        });
         assert!(
             inert >= 20,
             "{control}: {inert} seeds with the default limit"
@@ -191,37 +148,22 @@ fn small_batch_limits_are_drawn_and_bugs_at_the_limit_are_caught() {
 /// the engine's default batch limit.
 #[test]
 fn the_saved_full_batch_drops_last_call_case_fails_and_its_twins_pass() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../corpus/negative/full-batch-drops-last-call.case");
-    let case = Case::<Options>::load(&path).unwrap();
-    assert_eq!(case.run.engine.max_batch_size, 8);
-    assert!(run::<CrashlabDb>(&case.run).outcome.is_violation());
-
-    let mut default_limit = case.run.clone();
-    default_limit.engine.max_batch_size = Options::default().max_batch_size;
-    assert!(!run::<CrashlabDb>(&default_limit).outcome.is_violation());
-    let mut clean = case.run.clone();
-    clean.engine.debug = Default::default();
-    assert!(!run::<CrashlabDb>(&clean).outcome.is_violation());
+    let (run, _) = saved_case_and_twins("full-batch-drops-last-call", default_limit);
+    assert_eq!(run.engine.max_batch_size, 8);
 }
 
 /// The saved case of control (r) fails on the batch-limit rule alone; without the hook, or with
 /// the engine's default limit, it passes.
 #[test]
 fn the_saved_batch_exceeds_limit_case_fails_and_its_twins_pass() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../corpus/negative/batch-exceeds-limit.case");
-    let case = Case::<Options>::load(&path).unwrap();
-    match run::<CrashlabDb>(&case.run).outcome {
-        Outcome::Violation(v) => {
-            assert!(v.detail.contains("more than the engine's batch limit of 8"))
-        }
-        other => panic!("{other:?}"),
-    }
-    let mut default_limit = case.run.clone();
-    default_limit.engine.max_batch_size = Options::default().max_batch_size;
-    assert!(!run::<CrashlabDb>(&default_limit).outcome.is_violation());
-    let mut clean = case.run.clone();
-    clean.engine.debug = Default::default();
-    assert!(!run::<CrashlabDb>(&clean).outcome.is_violation());
+    let (_, v) = saved_case_and_twins("batch-exceeds-limit", default_limit);
+    assert!(
+        v.detail.contains("more than the engine's batch limit of 8"),
+        "{v}"
+    );
+}
+
+/// The engine's default batch limit, which no group reaches.
+fn default_limit(run: &mut RunConfig<Options>) {
+    run.engine.max_batch_size = Options::default().max_batch_size;
 }

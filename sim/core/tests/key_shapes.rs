@@ -5,16 +5,14 @@
 //! do, so the seeds of the other shapes run as if it were off.
 
 use crashlab_engine::Options;
-use crashlab_sim::adapter::EngineConfig;
-use crashlab_sim::case::Case;
 use crashlab_sim::config::RunConfig;
 use crashlab_sim::control::Control;
-use crashlab_sim::crashlab::CrashlabDb;
 use crashlab_sim::op::{Name, Op};
 use crashlab_sim::profile::Profile;
-use crashlab_sim::runner::run;
 use crashlab_sim::workload::keys::{KeyShape, KEYS};
 use std::collections::BTreeMap;
+
+use crate::seeded_control::{saved_case_and_twins, sweep_control};
 
 /// Whether two keys of `shape` share their first 16 bytes.
 fn keys_share_16_bytes(shape: &KeyShape) -> bool {
@@ -80,29 +78,11 @@ fn the_workload_spells_its_keys_in_the_shape_its_seed_draws() {
 
 #[test]
 fn a_get_comparing_16_bytes_is_caught_on_long_keys_only_and_the_twin_passes() {
-    let (mut caught, mut long, mut inert) = (0, 0, 0);
-    for seed in 0..160 {
-        let cfg = RunConfig::<Options>::from_seed(seed, 300, Profile::None);
-        let clean = run::<CrashlabDb>(&cfg);
-        assert!(
-            !clean.outcome.is_violation(),
-            "seed {seed}: the twin passes"
-        );
-        let mut bug = cfg.clone();
-        bug.engine = bug
-            .engine
-            .with_control(Control::GetCompares16Bytes)
-            .unwrap();
-        let r = run::<CrashlabDb>(&bug);
-        if keys_share_16_bytes(&KeyShape::of_seed(seed)) {
-            long += 1;
-            caught += u32::from(r.outcome.is_violation());
-        } else {
-            // Short keys (what every seed had before key shapes) cannot show it.
-            assert_eq!(r.trace_hash, clean.trace_hash, "seed {seed}: inert");
-            inert += 1;
-        }
-    }
+    // Short keys (what every seed had before key shapes) cannot show it.
+    let long_keys =
+        |cfg: &RunConfig<Options>| Some(keys_share_16_bytes(&KeyShape::of_seed(cfg.seed)));
+    let (caught, long, inert) =
+        sweep_control(160, Control::GetCompares16Bytes, long_keys, |_, _| {});
     assert!(inert >= 80, "{inert} seeds without long shared keys");
     assert!(long >= 10, "{long} seeds with long shared keys");
     assert!(caught * 2 >= long, "{caught} of {long} caught");
@@ -112,21 +92,12 @@ fn a_get_comparing_16_bytes_is_caught_on_long_keys_only_and_the_twin_passes() {
 /// the keys every seed had before key shapes (`k2`, `k4`).
 #[test]
 fn the_saved_get_compares_16_bytes_case_fails_only_with_long_keys() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../corpus/negative/get-compares-16-bytes.case");
-    let case = Case::<Options>::load(&path).unwrap();
-    assert!(run::<CrashlabDb>(&case.run).outcome.is_violation());
-
-    let mut clean = case.run.clone();
-    clean.engine.debug = Default::default();
-    assert!(!run::<CrashlabDb>(&clean).outcome.is_violation());
-
-    let mut short = case.run.clone();
-    for op in &mut short.ops {
-        if let Op::Put { key, .. } | Op::Get { key, .. } = op {
-            let n = *key.0.last().unwrap();
-            *key = Name::new(vec![b'k', n]);
+    saved_case_and_twins("get-compares-16-bytes", |run| {
+        for op in &mut run.ops {
+            if let Op::Put { key, .. } | Op::Get { key, .. } = op {
+                let n = *key.0.last().unwrap();
+                *key = Name::new(vec![b'k', n]);
+            }
         }
-    }
-    assert!(!run::<CrashlabDb>(&short).outcome.is_violation());
+    });
 }

@@ -10,6 +10,7 @@ mod key_shapes;
 mod live_checks;
 mod readers_at_end;
 mod scale_thresholds;
+mod seeded_control;
 mod shrink_crash;
 mod snapshot_equals;
 mod surface;
