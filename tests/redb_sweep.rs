@@ -286,3 +286,26 @@ fn finding_redb_001_images_panic_in_redbs_own_open() {
         std::fs::read(root.join("docs/findings/redb-001-missing-barrier-image.db")).unwrap()
     );
 }
+
+/// The finding of docs/redb.md, "after a failed fsync on an own-barrier disk": its shrunk case
+/// fails as it did (redb's header names a layout past the durable length), and needs both the
+/// failed sync and the disk whose data sync does not persist growth — either alone passes.
+#[test]
+fn the_growth_lost_after_a_failed_fsync_needs_both_the_failure_and_the_own_barrier_disk() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("corpus/redb/finding-growth-lost-after-failed-fsync.case");
+    let case = Case::<RedbChoices>::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    match run(&case.run).outcome {
+        Outcome::Violation(v) => assert!(
+            v.detail.contains("File truncated below stored layout"),
+            "{v}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    let mut no_failed_sync = case.run.clone();
+    no_failed_sync.disk.faults.sync_eio = 0.0;
+    assert!(!run(&no_failed_sync).outcome.is_violation());
+    let mut with_data = case.run.clone();
+    with_data.disk.length = crashlab_sim::disk::LengthModel::WithData;
+    assert!(!run(&with_data).outcome.is_violation());
+}
