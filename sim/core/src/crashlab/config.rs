@@ -34,7 +34,8 @@ impl EngineConfig for Options {
             ]),
             ..Options::default()
         };
-        // Drawn last, for the same reason: a group's merged calls go through either strategy.
+        // Drawn after the pre-size policy, for the same reason: a group's merged calls go through
+        // either strategy.
         let drawn = Options {
             merge_strategy: *r.pick(&MERGE),
             ..drawn
@@ -46,7 +47,7 @@ impl EngineConfig for Options {
             max_batch_size: if r.chance(0.3) {
                 *r.pick(&[1, 2, 3, 8])
             } else {
-                DEFAULT_MAX_BATCH
+                Options::default().max_batch_size
             },
             ..drawn
         };
@@ -151,9 +152,6 @@ impl EngineConfig for Options {
     }
 }
 
-/// The engine's default batch limit, which a case does not name.
-const DEFAULT_MAX_BATCH: usize = 1000;
-
 const MERGE: [MergeStrategy; 2] = [MergeStrategy::Append, MergeStrategy::Rebuild];
 
 const PRESIZE: [PresizePolicy; 3] = [
@@ -177,7 +175,8 @@ pub fn format_options(o: &Options) -> String {
         // what they ran.
         text.push_str(&format!(" merge={}", merge_name(o.merge_strategy)));
     }
-    if o.max_batch_size != DEFAULT_MAX_BATCH {
+    if o.max_batch_size != Options::default().max_batch_size {
+        // The engine's default, which a case does not name.
         text.push_str(&format!(" max_batch={}", o.max_batch_size));
     }
     if let Some(control) = hooks_control(&o.debug) {
