@@ -110,9 +110,10 @@ pub fn run_batch_observed(
     work: &mut MergeWork,
     before_commit: &mut dyn FnMut(),
 ) -> (BatchOutcome, Option<Error>) {
-    let full = calls.len() == db.options().max_batch_size;
-    let calls = if full && db.options().hooks().full_batch_drops_last_call {
-        // A negative control (see `DebugHooks::full_batch_drops_last_call`).
+    let opts = db.options();
+    let calls = if opts.hooks().full_batch_drops_last_call && calls.len() == opts.max_batch_size {
+        // A negative control (see `DebugHooks::full_batch_drops_last_call`): a full batch holds
+        // at least one call.
         &calls[..calls.len() - 1]
     } else {
         calls
@@ -134,7 +135,6 @@ pub fn run_batch_observed(
                     .iter()
                     .take_while(|c| matches!(c, Call::Write(_)))
                     .count();
-                let opts = db.options();
                 let how = MergeHow {
                     strategy: opts.merge_strategy,
                     policy: opts.presize,
@@ -148,7 +148,7 @@ pub fn run_batch_observed(
             }
         };
         if let Some((index, e)) = failed {
-            if db.options().hooks().batch_keeps_failed_call {
+            if opts.hooks().batch_keeps_failed_call {
                 // A negative control: the rollback is forgotten (see `DebugHooks`).
                 before_commit();
                 let _ = tx.commit();
@@ -159,7 +159,7 @@ pub fn run_batch_observed(
         }
     }
     // A negative control (see `DebugHooks::lone_call_skips_data_sync`).
-    tx.skip_data_sync = db.options().hooks().lone_call_skips_data_sync && calls.len() == 1;
+    tx.skip_data_sync = opts.hooks().lone_call_skips_data_sync && calls.len() == 1;
     before_commit();
     match tx.commit() {
         Ok(()) => (BatchOutcome::Committed, None),

@@ -13,6 +13,7 @@ use crate::apply::owned;
 use crate::limits::{CALLERS_MAX, CALLS_PER_CALLER_MAX};
 use crate::op::{value_bytes, Name, Op, Path};
 use crate::rng::SimRng;
+use crate::workload::keys::{KeyShape, KEYS};
 use crashlab_models::KvModel;
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,7 +52,9 @@ pub fn group_calls(callers: u32, calls: u32, seed: u32, caps: &Capabilities) -> 
             let ops = (0..r.range(1, 3))
                 .map(|j| {
                     let path: Path = r.pick(paths).iter().map(|s| Name::new(*s)).collect();
-                    let key = Name::new(format!("k{}", r.below(48)));
+                    // Short keys whatever the seed's key shape: a group's calls are drawn from
+                    // the group's own seed, which a case file pins apart from the run's.
+                    let key = KeyShape::Short.key(r.below(KEYS));
                     if r.chance(0.2) {
                         return Op::Delete { path, key };
                     }

@@ -2,6 +2,7 @@
 //! a property over whole workloads shrinks a failure to a short list of operations.
 
 use crate::op::{Name, Op, Path};
+use crate::workload::keys::{KeyShape, KEYS};
 use proptest::prelude::*;
 
 fn path() -> impl Strategy<Value = Path> {
@@ -16,7 +17,7 @@ fn path() -> impl Strategy<Value = Path> {
 }
 
 fn key() -> impl Strategy<Value = Name> {
-    (0u32..48).prop_map(|i| Name::new(format!("k{i}")))
+    (0..KEYS).prop_map(|n| KeyShape::Short.key(n))
 }
 
 fn len() -> impl Strategy<Value = u32> {

@@ -40,6 +40,10 @@ pub fn sweep_control(
                 r.trace_hash, clean.trace_hash,
                 "{control}, seed {seed}: inert"
             );
+            assert_eq!(
+                r.image_hash, clean.image_hash,
+                "{control}, seed {seed}: inert"
+            );
             inert += 1;
             continue;
         }

@@ -207,7 +207,7 @@ pub fn presize_name(p: PresizePolicy) -> &'static str {
     }
 }
 
-pub fn merge_name(m: MergeStrategy) -> &'static str {
+fn merge_name(m: MergeStrategy) -> &'static str {
     match m {
         MergeStrategy::Append => "append",
         MergeStrategy::Rebuild => "rebuild",
