@@ -18,6 +18,7 @@ mod corpus_replay;
 mod corruption;
 mod engine_model;
 mod freelist_model;
+mod inline_bucket_conformance;
 mod large_and_concurrent;
 mod layers;
 mod presize_files;

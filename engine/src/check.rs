@@ -4,7 +4,8 @@
 //! reachable from a bucket, or free/pending. No page may be reached twice; keys are strictly
 //! ordered within a page (enforced by decoding) and lie within the bounds their parent's
 //! separators give; page headers carry their own id and a branch or leaf type; the persisted
-//! freelist equals the in-memory one; the meta's txid leaves room for another commit. Every
+//! freelist equals the in-memory one; the meta's txid leaves room for another commit; an inline
+//! bucket holds no sub-bucket (bbolt's rule, which its free-page rebuild relies on). Every
 //! problem is reported, not only the first.
 //!
 //! A read-only database loads no freelist (a reader has no use for one), so its check takes the
@@ -17,11 +18,12 @@ use crate::error::{Corruption, Error, FormatError, Result};
 use crate::freelist::Freelist;
 use crate::rebuild::bucket_roots;
 use crate::shared::Shared;
+use crashlab_format::bucket::{decode_header, BucketRoot, Header};
 use crashlab_format::freelist;
 use crashlab_format::inspect::Image;
 use crashlab_format::limits::{MAX_BUCKET_DEPTH, MAX_TREE_DEPTH};
 use crashlab_format::meta::Meta;
-use crashlab_format::node::{Body, Child};
+use crashlab_format::node::{Body, Child, LeafItem};
 use crashlab_format::page::PageKind;
 use crashlab_format::pageset::PageSet;
 use crashlab_format::problem::{Problem, ProblemKind, Report};
@@ -307,6 +309,7 @@ impl Shared {
                         if let Err(e) = bucket_roots(one, v.id, v.depth, &mut roots) {
                             report.add(Some(v.id), reason_at(v.id, &e));
                         }
+                        check_inline_holds_no_bucket(it, v.id, report);
                     }
                     for &(r, d) in &roots {
                         stack.push(Visit {
@@ -389,6 +392,29 @@ fn check_bounds(node: &crashlab_format::node::Node, v: &Visit, report: &mut Repo
     if let (Some(hi), Some(last)) = (&v.hi, last) {
         if last >= hi {
             report.add(Some(v.id), "last key not below the next separator");
+        }
+    }
+}
+
+/// bbolt stores a bucket inline only when it holds no sub-bucket, and its rebuild of the free
+/// pages (`NoFreelistSync`) does not look inside inline buckets: under bbolt, the pages of a
+/// sub-bucket kept in an inline bucket count as free and are handed out again. This engine
+/// reads such a file, so only this check tells it from a conforming one. A header that does
+/// not decode is reported by the walk already.
+fn check_inline_holds_no_bucket(it: &LeafItem, page: PageId, report: &mut Report) {
+    let Ok(Header {
+        root: BucketRoot::Inline(node),
+        ..
+    }) = decode_header(it.value(), page)
+    else {
+        return;
+    };
+    if let Body::Leaf(inner) = &node.body {
+        if inner.iter().any(LeafItem::is_bucket) {
+            let name = it.key().escape_ascii();
+            let why = "bbolt stores only a bucket without sub-buckets inline";
+            let message = format!("inline bucket \"{name}\" holds a sub-bucket ({why})");
+            report.add(Some(page), message);
         }
     }
 }

@@ -555,7 +555,7 @@ fn commit_bucket(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> Re
     commit_children(t, rd, sink)?;
     spill::rebalance(&mut t.root, rd, sink)?;
     if let Child::Node(n) = &t.root {
-        if inlineable(n, sink.page_size) {
+        if inlineable(n, sink.page_size, rd.debug.inline_keeps_sub_buckets) {
             if let Some(span) = n.origin {
                 sink.free(span)?;
             }
@@ -571,11 +571,13 @@ fn commit_bucket(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> Re
     encode_header(id, t.sequence, None).map_err(|reason| Error::corrupted(t.home, reason))
 }
 
-/// bbolt's rule: a leaf root with no sub-buckets whose page image fits in a quarter page.
-fn inlineable(n: &Node, page_size: u32) -> bool {
+/// bbolt's rule: a leaf root with no sub-buckets whose page image fits in a quarter page
+/// (`keeps_sub_buckets`: a negative control's broken rule, see `DebugHooks`).
+fn inlineable(n: &Node, page_size: u32, keeps_sub_buckets: bool) -> bool {
     match &n.body {
         Body::Leaf(items) => {
-            !items.iter().any(LeafItem::is_bucket) && n.size() <= page_size as usize / 4
+            let holds_bucket = !keeps_sub_buckets && items.iter().any(LeafItem::is_bucket);
+            !holds_bucket && n.size() <= page_size as usize / 4
         }
         Body::Branch(_) => false,
     }

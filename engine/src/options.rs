@@ -111,6 +111,11 @@ pub struct DebugHooks {
     /// wait: every call is still committed once and told so, but a batch holds more calls
     /// than the limit promises.
     pub batch_exceeds_limit: bool,
+    /// A small bucket is stored inline even when it holds sub-buckets, against bbolt's rule: the
+    /// engine reads such a file back, but bbolt's rebuild of the free pages does not look
+    /// inside inline buckets, so it would hand out the pages of a sub-bucket kept in one. Only
+    /// `check` tells the file from a conforming one.
+    pub inline_keeps_sub_buckets: bool,
 }
 
 impl Default for Options {

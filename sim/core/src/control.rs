@@ -23,6 +23,7 @@
 //! | `get-compares-16-bytes` (p) | a Get compares only the first 16 bytes of the keys in its leaf | `DebugHooks::get_compares_16_bytes` |
 //! | `full-batch-drops-last-call` (q) | a batch that reaches the batch limit runs all its calls but the last | `DebugHooks::full_batch_drops_last_call` |
 //! | `batch-exceeds-limit` (r) | the coalescer takes one call more than the batch limit into a batch | `DebugHooks::batch_exceeds_limit` |
+//! | `inline-keeps-sub-buckets` (s) | a small bucket holding sub-buckets is stored inline, which bbolt's rebuild of its free pages does not look inside | `DebugHooks::inline_keeps_sub_buckets` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -62,11 +63,12 @@ pub enum Control {
     GetCompares16Bytes,
     FullBatchDropsLastCall,
     BatchExceedsLimit,
+    InlineKeepsSubBuckets,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 20] = [
+    pub const ALL: [Control; 21] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -86,6 +88,7 @@ impl Control {
         Control::GetCompares16Bytes,
         Control::FullBatchDropsLastCall,
         Control::BatchExceedsLimit,
+        Control::InlineKeepsSubBuckets,
         Control::FdatasyncDisk,
     ];
 
@@ -110,6 +113,7 @@ impl Control {
             Control::GetCompares16Bytes => "get-compares-16-bytes",
             Control::FullBatchDropsLastCall => "full-batch-drops-last-call",
             Control::BatchExceedsLimit => "batch-exceeds-limit",
+            Control::InlineKeepsSubBuckets => "inline-keeps-sub-buckets",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

@@ -6,6 +6,7 @@ mod disk_dimensions;
 mod engine_failures;
 mod event_log;
 mod groups;
+mod inline_buckets;
 mod key_shapes;
 mod live_checks;
 mod readers_at_end;

@@ -125,6 +125,7 @@ impl EngineConfig for Options {
             get_compares_16_bytes: control == Control::GetCompares16Bytes,
             full_batch_drops_last_call: control == Control::FullBatchDropsLastCall,
             batch_exceeds_limit: control == Control::BatchExceedsLimit,
+            inline_keeps_sub_buckets: control == Control::InlineKeepsSubBuckets,
         };
         Ok(Options {
             debug,

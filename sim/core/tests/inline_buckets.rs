@@ -1,0 +1,85 @@
+//! The engine's check of bbolt's inline-bucket rule (an inline bucket holds no sub-bucket) in
+//! the sweep. Negative control (s), `inline-keeps-sub-buckets`, stores a small bucket inline
+//! whatever it holds: the engine reads its own file back and every value the oracle asks for is
+//! right, so only the integrity check (live, and after recovery) tells the file from a
+//! conforming one. Operations that never nest a bucket cannot show it, and there the control
+//! must change nothing.
+
+use crashlab_engine::Options;
+use crashlab_sim::adapter::EngineConfig;
+use crashlab_sim::config::RunConfig;
+use crashlab_sim::control::Control;
+use crashlab_sim::crashlab::CrashlabDb;
+use crashlab_sim::op::Op;
+use crashlab_sim::profile::Profile;
+use crashlab_sim::runner::run;
+
+use crate::seeded_control::{saved_case_and_twins, sweep_control};
+
+const RULE: &str = "holds a sub-bucket (bbolt stores only a bucket without sub-buckets inline)";
+
+/// The same operations on top-level buckets only: each path cut to its last name, so no bucket
+/// holds another, and no group of callers (whose calls put into nested buckets).
+fn flatten(ops: &mut Vec<Op>) {
+    ops.retain(|op| !matches!(op, Op::Group { .. }));
+    for op in ops {
+        let path = match op {
+            Op::CreateBucket(path) | Op::DeleteBucket(path) => path,
+            Op::Put { path, .. } | Op::Delete { path, .. } | Op::Get { path, .. } => path,
+            Op::Scan { path } | Op::Range { path, .. } => path,
+            Op::NextSequence { path } | Op::SetSequence { path, .. } => path,
+            _ => continue,
+        };
+        path.drain(..path.len().saturating_sub(1));
+    }
+}
+
+#[test]
+fn the_sweep_catches_an_inline_bucket_that_holds_a_sub_bucket() {
+    // Nearly every seed of 300 operations nests a bucket, so every seed may show it.
+    let mut judged = Vec::new();
+    let (caught, seeds, _) = sweep_control(
+        120,
+        Control::InlineKeepsSubBuckets,
+        |_| Some(true),
+        |seed, v| {
+            judged.push((seed, v.to_string()));
+        },
+    );
+    assert!(caught * 4 >= seeds, "{caught} of {seeds} caught");
+    for (seed, v) in &judged {
+        assert!(v.contains(RULE), "seed {seed}: {v}");
+    }
+}
+
+/// Without nested buckets the control has nothing to inline: the same run, to the trace and
+/// the image.
+#[test]
+fn the_control_changes_nothing_when_no_bucket_holds_another() {
+    for seed in 0..40 {
+        let mut cfg = RunConfig::<Options>::from_seed(seed, 300, Profile::None);
+        flatten(&mut cfg.ops);
+        let clean = run::<CrashlabDb>(&cfg);
+        assert!(
+            !clean.outcome.is_violation(),
+            "seed {seed}: {:?}",
+            clean.outcome
+        );
+        let mut bug = cfg.clone();
+        bug.engine = bug
+            .engine
+            .with_control(Control::InlineKeepsSubBuckets)
+            .unwrap();
+        let r = run::<CrashlabDb>(&bug);
+        assert_eq!(r.trace_hash, clean.trace_hash, "seed {seed}: inert");
+        assert_eq!(r.image_hash, clean.image_hash, "seed {seed}: inert");
+    }
+}
+
+/// The saved case of control (s) fails on the check's rule; its clean twin passes, and so does
+/// the case with its nested bucket created at the top level instead.
+#[test]
+fn the_saved_inline_keeps_sub_buckets_case_fails_only_with_a_nested_bucket() {
+    let (_, v) = saved_case_and_twins("inline-keeps-sub-buckets", |run| flatten(&mut run.ops));
+    assert!(v.to_string().contains(RULE), "{v}");
+}
