@@ -10,7 +10,8 @@
 //! `set100` or `delete`; MODE is `sync`, `normal` or `no_sync` (reads ignore it). The database
 //! is pre-filled as in the benchmarks. `delete` runs as the benchmark does: before every 1,000
 //! deletes from the left edge, 1,000 keys are appended at the right edge, so each round's refill
-//! is counted too.
+//! is counted too (`CRASHLAB_DELETE_REFILL=R`: every R deletes, R keys, as a criterion sample of
+//! R iterations refills).
 //! Instructions per operation = (count at N − count at 0) / N: the difference removes the
 //! setup (and, for `delete`, what remains is the deletes plus the refills, 1:1).
 //!
@@ -51,9 +52,14 @@ fn main() {
     for start in (0..PREFILL).step_by(FILL_BATCH as usize) {
         kv.put(start..start + FILL_BATCH, &VALUE);
     }
+    // The criterion benchmark refills before each sample of `iters` deletes, so its free set
+    // grows with a sample's length: `CRASHLAB_DELETE_REFILL=iters` replays that here.
+    let refill = std::env::var("CRASHLAB_DELETE_REFILL")
+        .map(|r| r.parse().expect("CRASHLAB_DELETE_REFILL is a number"))
+        .unwrap_or(FILL_BATCH);
     for i in 0..n {
-        if shape == "delete" && i % FILL_BATCH == 0 {
-            kv.put(PREFILL + i..PREFILL + i + FILL_BATCH, &VALUE);
+        if shape == "delete" && i % refill == 0 {
+            kv.put(PREFILL + i..PREFILL + i + refill, &VALUE);
         }
         match shape.as_str() {
             "get" => kv.get(i..i + 1, Read::Held),
