@@ -6,15 +6,11 @@
 //! must change nothing.
 
 use crashlab_engine::Options;
-use crashlab_sim::adapter::EngineConfig;
 use crashlab_sim::config::RunConfig;
 use crashlab_sim::control::Control;
-use crashlab_sim::crashlab::CrashlabDb;
 use crashlab_sim::op::Op;
-use crashlab_sim::profile::Profile;
-use crashlab_sim::runner::run;
 
-use crate::seeded_control::{saved_case_and_twins, sweep_control};
+use crate::seeded_control::{saved_case_and_twins, sweep_control, sweep_control_on};
 
 const RULE: &str = "holds a sub-bucket (bbolt stores only a bucket without sub-buckets inline)";
 
@@ -56,24 +52,11 @@ fn the_sweep_catches_an_inline_bucket_that_holds_a_sub_bucket() {
 /// the image.
 #[test]
 fn the_control_changes_nothing_when_no_bucket_holds_another() {
-    for seed in 0..40 {
-        let mut cfg = RunConfig::<Options>::from_seed(seed, 300, Profile::None);
-        flatten(&mut cfg.ops);
-        let clean = run::<CrashlabDb>(&cfg);
-        assert!(
-            !clean.outcome.is_violation(),
-            "seed {seed}: {:?}",
-            clean.outcome
-        );
-        let mut bug = cfg.clone();
-        bug.engine = bug
-            .engine
-            .with_control(Control::InlineKeepsSubBuckets)
-            .unwrap();
-        let r = run::<CrashlabDb>(&bug);
-        assert_eq!(r.trace_hash, clean.trace_hash, "seed {seed}: inert");
-        assert_eq!(r.image_hash, clean.image_hash, "seed {seed}: inert");
-    }
+    let flat = |cfg: &mut RunConfig<Options>| flatten(&mut cfg.ops);
+    let never = |_: &RunConfig<Options>| Some(false);
+    let control = Control::InlineKeepsSubBuckets;
+    let (_, _, inert) = sweep_control_on(40, control, flat, never, |_, _| {});
+    assert_eq!(inert, 40);
 }
 
 /// The saved case of control (s) fails on the check's rule; its clean twin passes, and so does

@@ -19,11 +19,24 @@ pub fn sweep_control(
     seeds: u64,
     control: Control,
     reaches: impl Fn(&RunConfig<Options>) -> Option<bool>,
+    judge: impl FnMut(u64, &Violation),
+) -> (u32, u32, u32) {
+    sweep_control_on(seeds, control, |_| {}, reaches, judge)
+}
+
+/// [`sweep_control`] of each seed's run as `prepare` leaves it (its operations changed so that
+/// they cannot reach the control, for one).
+pub fn sweep_control_on(
+    seeds: u64,
+    control: Control,
+    prepare: impl Fn(&mut RunConfig<Options>),
+    reaches: impl Fn(&RunConfig<Options>) -> Option<bool>,
     mut judge: impl FnMut(u64, &Violation),
 ) -> (u32, u32, u32) {
     let (mut caught, mut reached, mut inert) = (0, 0, 0);
     for seed in 0..seeds {
-        let cfg = RunConfig::<Options>::from_seed(seed, 300, Profile::None);
+        let mut cfg = RunConfig::<Options>::from_seed(seed, 300, Profile::None);
+        prepare(&mut cfg);
         let Some(can_show) = reaches(&cfg) else {
             continue;
         };
