@@ -111,12 +111,12 @@ pub fn run_batch_observed(
     before_commit: &mut dyn FnMut(),
 ) -> (BatchOutcome, Option<Error>) {
     let opts = db.options();
-    let calls = if opts.hooks().full_batch_drops_last_call && calls.len() == opts.max_batch_size {
-        // A negative control (see `DebugHooks::full_batch_drops_last_call`): a full batch holds
-        // at least one call.
-        &calls[..calls.len() - 1]
-    } else {
-        calls
+    // A negative control (see `DebugHooks::full_batch_drops_last_call`). A batch is full at the
+    // coalescer's limit, which is at least 1 (`Coalescer::new`).
+    let full = calls.len() == opts.max_batch_size.max(1);
+    let calls = match calls.split_last() {
+        Some((_, rest)) if full && opts.hooks().full_batch_drops_last_call => rest,
+        _ => calls,
     };
     let mut tx = match db.begin_write() {
         Ok(tx) => tx,
