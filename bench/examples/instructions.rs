@@ -54,9 +54,10 @@ fn main() {
     }
     // The criterion benchmark refills before each sample of `iters` deletes, so its free set
     // grows with a sample's length: `CRASHLAB_DELETE_REFILL=iters` replays that here.
-    let refill = std::env::var("CRASHLAB_DELETE_REFILL")
+    let refill: u64 = std::env::var("CRASHLAB_DELETE_REFILL")
         .map(|r| r.parse().expect("CRASHLAB_DELETE_REFILL is a number"))
         .unwrap_or(FILL_BATCH);
+    assert!(refill > 0, "CRASHLAB_DELETE_REFILL must be at least 1");
     for i in 0..n {
         if shape == "delete" && i % refill == 0 {
             kv.put(PREFILL + i..PREFILL + i + refill, &VALUE);
