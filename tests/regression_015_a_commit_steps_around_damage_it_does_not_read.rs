@@ -149,6 +149,36 @@ fn a_commit_never_allocates_a_page_a_reference_past_the_high_water_mark_reaches(
     assert_eq!(inspected(&mem).0, before, "the file is as it was");
 }
 
+/// A commit reserves a run for its pages (`engine/src/commit/reserve.rs`), at the high-water
+/// mark when no free run holds it, reaching further than the pages it will use. A reference past
+/// the mark into that reach must not refuse commits that never need the page it reaches: the
+/// reservation steps aside and the commits allocate as before.
+#[test]
+fn a_reservation_steps_around_a_page_a_reference_past_the_high_water_mark_reaches() {
+    // The same child pointer as above, to page 70: six past the high-water mark.
+    let b = with(fixture("pagesize1k"), 44360, &70u64.to_le_bytes());
+    let mem = MemStorage::from_bytes(b);
+    let (before, _) = inspected(&mem);
+    let beyond = ProblemKind::BeyondHighWater { target: PageId(70) };
+    assert!(before.iter().any(|p| p.kind == beyond), "{before:?}");
+    let db = Db::open(mem.clone(), Options::default()).unwrap();
+    let mut seen = Vec::new();
+    for i in 0..6u32 {
+        let key = format!("z{i:04}");
+        db.update(|tx| {
+            tx.bucket_mut(b"a")?
+                .expect("a")
+                .put(key.as_bytes(), &[7; 40])
+        })
+        .unwrap_or_else(|e| panic!("commit {i}: {e}"));
+        seen.push(db.meta().high_water.0);
+    }
+    assert!(
+        seen.iter().all(|&hw| hw <= 70),
+        "no commit allocated page 70: high-water marks {seen:?}"
+    );
+}
+
 #[test]
 fn the_walk_is_once_per_session_and_never_for_a_file_the_open_created() {
     // Pages read by the commits putting `keys` (no page cache: every read reaches storage).

@@ -40,6 +40,9 @@ use std::ops::Range;
 use std::sync::Arc;
 
 mod freelist_page;
+mod reserve;
+
+use reserve::{Reservation, Source};
 
 /// Collects a commit's allocations, frees and encoded pages.
 struct Sink<'w> {
@@ -89,6 +92,12 @@ struct Sink<'w> {
     wrap_freelist_count: bool,
     /// The deepest leaf spilled in the tree being spilled, levels below its old root.
     deepest_leaf: usize,
+    /// The run this commit's pages come from while they fit (`commit/reserve.rs`).
+    reservation: Reservation,
+    /// Pages this commit allocated, which the next commit reserves.
+    allocated: u64,
+    /// The file's length in pages before this commit.
+    file_pages: u64,
 }
 
 impl Sink<'_> {
@@ -125,6 +134,51 @@ impl Sink<'_> {
     }
 }
 
+impl Sink<'_> {
+    /// Reserve `want` pages in one run (`commit/reserve.rs`): from the free set, else at the
+    /// high-water mark when the file already has room there and the run is small.
+    fn reserve(&mut self, want: u64) -> Result<Option<(PageId, Source)>> {
+        if let Some(id) = self.freelist.allocate(self.txid, want) {
+            self.taken.insert(PageSpan::new(id, want));
+            return Ok(Some((id, Source::FreeSet)));
+        }
+        let room = self.file_pages.saturating_sub(self.high_water.0);
+        // A page past the mark that damage already references refuses an allocation of it;
+        // the reservation steps aside, so only a page the commit needs can refuse it.
+        let clear = || self.guard.check_high_water(self.high_water, want).is_ok();
+        if want > reserve::HIGH_WATER_MAX || want > room || !clear() {
+            return Ok(None);
+        }
+        let id = self.take_high_water(want)?;
+        Ok(Some((id, Source::HighWater)))
+    }
+
+    /// Take `count` pages at the high-water mark.
+    fn take_high_water(&mut self, count: u64) -> Result<PageId> {
+        let id = self.high_water;
+        self.guard.check_high_water(id, count)?;
+        let overflow = Error::corrupted(self.meta_page, Corruption::HighWaterOverflow);
+        self.high_water = PageId(id.0.checked_add(count).ok_or(overflow)?);
+        self.freelist.record_allocation(self.txid, id);
+        self.counters.high_water_allocations += count;
+        Ok(id)
+    }
+
+    /// Return the reservation's unused pages to the free set: before the freelist page lists
+    /// the set, or the rebuild check counts it.
+    fn give_back_reserved(&mut self) {
+        match self.reservation.finish() {
+            None => {}
+            // Nothing was taken at the mark after it: the mark goes back down.
+            Some((left, Source::HighWater)) if left.end() == self.high_water => {
+                self.high_water = left.start;
+                self.counters.high_water_allocations -= left.count;
+            }
+            Some((left, _)) => self.freelist.give_back(self.txid, left),
+        }
+    }
+}
+
 impl SpillSink for Sink<'_> {
     fn page_size(&self) -> u32 {
         self.page_size
@@ -134,17 +188,22 @@ impl SpillSink for Sink<'_> {
     }
     fn allocate(&mut self, count: u64) -> Result<PageId> {
         assert!(count >= 1);
+        self.allocated += count;
+        if let Some(id) = self.reservation.take(count) {
+            self.freelist.record_allocation(self.txid, id);
+            return Ok(id);
+        }
+        if let Some(want) = self.reservation.ask(count) {
+            if let Some((id, source)) = self.reserve(want)? {
+                self.reservation.reserved(id, want, count, source);
+                return Ok(id);
+            }
+        }
         if let Some(id) = self.freelist.allocate(self.txid, count) {
             self.taken.insert(PageSpan::new(id, count));
             return Ok(id);
         }
-        let id = self.high_water;
-        self.guard.check_high_water(id, count)?;
-        let overflow = Error::corrupted(self.meta_page, Corruption::HighWaterOverflow);
-        self.high_water = PageId(id.0.checked_add(count).ok_or(overflow)?);
-        self.freelist.record_allocation(self.txid, id);
-        self.counters.high_water_allocations += count;
-        Ok(id)
+        self.take_high_water(count)
     }
     fn free(&mut self, span: PageSpan) -> Result<()> {
         self.guard.check_free(span)?;
@@ -310,6 +369,9 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         double_free: opts.hooks().double_free_in_commit,
         wrap_freelist_count: opts.hooks().freelist_count_wraps,
         deepest_leaf: 0,
+        reservation: Reservation::new(lists.reserve),
+        allocated: 0,
+        file_pages: writer.file_len / u64::from(db.pager().page_size()),
     };
     for span in tx.freed.drain(..) {
         sink.free(span)?;
@@ -328,6 +390,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     // Every page is freed now: nothing written may still point at one.
     check_references(&sink)?;
     let freelist_page = if opts.no_freelist_sync {
+        sink.give_back_reserved();
         refuse_unloadable_rebuild(sink.freelist)?;
         PageId::NO_FREELIST
     } else {
@@ -355,6 +418,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         spare_boxes,
         counters,
         freelist,
+        allocated,
         ..
     } = sink;
     let storage = db.pager().storage();
@@ -426,6 +490,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     db.pager().publish(written, spare_boxes);
     // Its pages hold the images now: the next commit may rewrite them in place.
     arena.complete();
+    lists.reserve = allocated;
     counters.commits += 1;
     db.finish_commit(meta, counters, freelist.counters());
     Ok(())

@@ -65,6 +65,9 @@ pub(crate) struct CommitLists {
     pub runs: Vec<crate::flush::Run>,
     /// The free and pending runs the freelist page lists (`commit/freelist_page.rs`).
     pub free_runs: Vec<PageSpan>,
+    /// Pages the last successful commit allocated: how many the next one reserves in one run
+    /// (`commit/reserve.rs`).
+    pub reserve: u64,
 }
 
 impl CommitLists {

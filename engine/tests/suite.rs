@@ -10,5 +10,6 @@ mod behaviour;
 mod inspect;
 mod iter;
 mod regression_delete_bucket_with_open_child;
+mod reserve;
 mod smoke;
 mod write_batch_props;

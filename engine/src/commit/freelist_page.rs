@@ -82,7 +82,9 @@ impl LongList {
 
 /// Allocate the freelist page (free ∪ pending ids) and assemble or describe its image.
 pub(super) fn write_freelist(sink: &mut Sink<'_>) -> Result<PageSpan> {
-    let estimate = sink.freelist.free_count() + sink.freelist.pending_count();
+    // The reservation's pages still held go back to the free set once this page is taken.
+    let estimate =
+        sink.freelist.free_count() + sink.freelist.pending_count() + sink.reservation.held();
     // One 8-byte id per free page, by the format: refuse before building the list.
     if estimate > MAX_FREE_IDS {
         return Err(Error::Format(FormatError::TooManyFreeIds {
@@ -93,6 +95,7 @@ pub(super) fn write_freelist(sink: &mut Sink<'_>) -> Result<PageSpan> {
     }
     let pages = freelist::page_count_for(estimate, sink.page_size);
     let start = sink.allocate(pages)?;
+    sink.give_back_reserved();
     // As runs: the free set's and the pending pages', never one entry per free page, in the
     // writer's kept list.
     let mut runs = std::mem::take(sink.free_runs);
@@ -102,8 +105,9 @@ pub(super) fn write_freelist(sink: &mut Sink<'_>) -> Result<PageSpan> {
     if let Some(reason) = freelist::unencodable_runs(&runs, sink.high_water) {
         return Err(Error::corrupted(start, reason));
     }
-    // Allocation only shrinks the list, so the encoding fits; the header records the pages
-    // actually allocated so the next commit frees all of them.
+    // Allocation only shrinks the list (the reservation's remainder was counted in the
+    // estimate), so the encoding fits; the header records the pages actually allocated so the
+    // next commit frees all of them.
     assert!(freelist::page_count_for(ids, sink.page_size) <= pages);
     let list = List {
         start,

@@ -15,7 +15,7 @@
 //! Invariants: runs are non-empty, disjoint and never touch (so each is maximal); every id is
 //! >= 2 (pages 0 and 1 are the metas and are never free); `count` is the sum of the lengths.
 
-use super::{runs_in, runs_of, sorted_runs, FreeSet};
+use super::{runs_of, sorted_runs, FreeSet};
 use crashlab_format::pageset::PageSet;
 use crashlab_format::types::{PageId, PageSpan};
 
@@ -58,10 +58,17 @@ impl FreeSet for ArrayFreeSet {
         Some(start)
     }
 
-    fn merge(&mut self, released: &[PageId], moved: &mut u64) {
-        for run in runs_in(released.iter().copied()) {
-            self.merge_run(run, moved);
-        }
+    fn merge_run(&mut self, run: PageSpan, moved: &mut u64) {
+        let before = self.runs.len();
+        let at = sorted_runs::join(&mut self.runs, run);
+        // One entry changes; when the vector lost or gained one, every entry after it shifted.
+        let shifted = if self.runs.len() == before {
+            0
+        } else {
+            self.runs.len() - at - 1
+        };
+        *moved += 1 + shifted as u64;
+        self.count += run.count;
     }
 
     fn contains(&self, id: PageId) -> bool {
@@ -102,21 +109,6 @@ impl ArrayFreeSet {
             }
         }
         None
-    }
-
-    /// Add `run` (all of it newly free), joining the runs it touches. Counts the entries that
-    /// change or shift.
-    fn merge_run(&mut self, run: PageSpan, moved: &mut u64) {
-        let before = self.runs.len();
-        let at = sorted_runs::join(&mut self.runs, run);
-        // One entry changes; when the vector lost or gained one, every entry after it shifted.
-        let shifted = if self.runs.len() == before {
-            0
-        } else {
-            self.runs.len() - at - 1
-        };
-        *moved += 1 + shifted as u64;
-        self.count += run.count;
     }
 }
 

@@ -26,7 +26,7 @@
 //! describe the same spans and there are more than `FEW_MIN`; `Few` holds at most `FEW_MAX`;
 //! `count` is the sum of the sizes; every id is >= 2.
 
-use super::{runs_in, runs_of, sorted_runs, FreeSet};
+use super::{runs_of, sorted_runs, FreeSet};
 use crashlab_format::pageset::PageSet;
 use crashlab_format::types::{PageId, PageSpan};
 use std::collections::{BTreeMap, BTreeSet};
@@ -90,20 +90,18 @@ impl FreeSet for HashmapFreeSet {
         Some(span.start)
     }
 
-    fn merge(&mut self, released: &[PageId], moved: &mut u64) {
-        for run in runs_in(released.iter().copied()) {
-            debug_assert!(
-                self.first_within(run).is_none(),
-                "run at {} overlaps the free set",
-                run.start
-            );
-            // One new span plus up to two neighbours absorbed: index entries touched.
-            let before = self.run_count();
-            self.spans.join(run);
-            *moved += 1 + (before + 1 - self.run_count()) as u64;
-            self.spans.settle();
-            self.count += run.count;
-        }
+    fn merge_run(&mut self, run: PageSpan, moved: &mut u64) {
+        debug_assert!(
+            self.first_within(run).is_none(),
+            "run at {} overlaps the free set",
+            run.start
+        );
+        // One new span plus up to two neighbours absorbed: index entries touched.
+        let before = self.run_count();
+        self.spans.join(run);
+        *moved += 1 + (before + 1 - self.run_count()) as u64;
+        self.spans.settle();
+        self.count += run.count;
     }
 
     fn contains(&self, id: PageId) -> bool {

@@ -78,7 +78,14 @@ trait FreeSet {
     /// Remove and return the first page of `n >= 1` consecutive free pages.
     fn allocate(&mut self, n: u64, scan_steps: &mut u64, moved: &mut u64) -> Option<PageId>;
     /// Add `ids` (strictly ascending, none already in the set).
-    fn merge(&mut self, ids: &[PageId], moved: &mut u64);
+    fn merge(&mut self, ids: &[PageId], moved: &mut u64) {
+        for run in runs_in(ids.iter().copied()) {
+            self.merge_run(run, moved);
+        }
+    }
+    /// Add the pages of `run` (none already in the set), joining the runs it touches. Counts
+    /// the entries that change or shift.
+    fn merge_run(&mut self, run: PageSpan, moved: &mut u64);
     fn contains(&self, id: PageId) -> bool;
     /// The lowest page of `span` in the set.
     fn first_within(&self, span: PageSpan) -> Option<PageId>;
@@ -289,6 +296,23 @@ impl Freelist {
         );
         self.allocs.insert(start, txid);
         Some(start)
+    }
+
+    /// Return `span`, pages write tx `txid` allocated from the free set and never used, to the
+    /// free set: a commit's reservation left over (`commit/reserve.rs`). Not pending — no
+    /// snapshot can have seen pages nothing was written to.
+    pub fn give_back(&mut self, txid: TxId, span: PageSpan) {
+        assert!(span.start.0 >= 2, "gave back meta page {}", span.start);
+        assert!(
+            self.refusal_page(span).is_none(),
+            "gave back a free or pending page in {span:?}"
+        );
+        if self.allocs.get(&span.start) == Some(&txid) {
+            self.allocs.remove(&span.start);
+        }
+        self.free
+            .get_mut()
+            .merge_run(span, &mut self.counters.ids_moved);
     }
 
     /// Record that write tx `txid` took pages starting at `start` from the high-water mark, so

@@ -289,3 +289,29 @@ fn the_filter_never_hides_a_free_or_pending_page() {
         }
     }
 }
+
+#[test]
+fn give_back_returns_unused_pages_free_and_joins_their_neighbours() {
+    for kind in KINDS {
+        let mut f = with_free(kind, &[3, 4, 5, 6, 7, 9]);
+        let start = f.allocate(tx(5), 5).unwrap();
+        assert_eq!(start, PageId(3));
+        f.record_allocation(tx(5), PageId(4));
+        // Pages 3 and 4 used, 5..8 never written: back to the free set, not pending.
+        f.give_back(tx(5), span(5, 3));
+        assert_eq!(f.free_ids(), ids(&[5, 6, 7, 9]), "{kind:?}");
+        assert_eq!(f.pending_count(), 0);
+        // Freeing a used page later still finds the allocation recorded for it.
+        f.free(tx(6), span(4, 1));
+        f.release_pending(&[]);
+        assert_eq!(f.free_ids(), ids(&[4, 5, 6, 7, 9]), "{kind:?}");
+        f.verify();
+    }
+}
+
+#[test]
+#[should_panic(expected = "gave back a free or pending page")]
+fn give_back_of_a_free_page_is_a_programmer_error() {
+    let mut f = with_free(FreelistKind::Array, &[3, 4]);
+    f.give_back(tx(2), span(4, 1));
+}
