@@ -135,12 +135,19 @@ impl Sink<'_> {
 }
 
 impl Sink<'_> {
-    /// Reserve `want` pages in one run (`commit/reserve.rs`): from the free set, else at the
-    /// high-water mark when the file already has room there and the run is small.
+    /// Reserve `want` pages in one run (`commit/reserve.rs`): a free run of exactly that many,
+    /// else, when no free run is that long, at the high-water mark if the file already has
+    /// room there and the run is small.
     fn reserve(&mut self, want: u64) -> Result<Option<(PageId, Source)>> {
-        if let Some(id) = self.freelist.allocate(self.txid, want) {
+        if let Some(id) = self.freelist.allocate_exact(self.txid, want) {
             self.taken.insert(PageSpan::new(id, want));
             return Ok(Some((id, Source::FreeSet)));
+        }
+        if self.freelist.fit_len(want).is_some() {
+            // Only longer runs: page by page, as without a reservation. Splitting one would
+            // leave its rest behind, and the rests of many commits as fragments that only a
+            // page-by-page allocation takes: enough of them make every free-set query slow.
+            return Ok(None);
         }
         let room = self.file_pages.saturating_sub(self.high_water.0);
         // A page past the mark that damage already references refuses an allocation of it;

@@ -8,17 +8,21 @@
 //! allocated, in one run, and hands its allocations out of that run while they fit; what is
 //! left over goes back to the free set before the freelist page lists it.
 //!
-//! What it buys is the sync's time, not the calls': on ext4 a durable one-key Set took about a
-//! fifth less (92.5 → 72.5–75 µs), where a no_sync one, whose five calls cost no more than one,
-//! took the same (BENCHMARKS.md, "Why the missed rows miss").
+//! What it buys is the sync's time, not the calls': on ext4 a durable one-key Set took a tenth
+//! to a third less, where a no_sync one, whose five calls cost no more than one, took the same
+//! (`docs/performance.md`, "The ninth round").
 //!
-//! Without a free run that long, as in that steady state, a small reservation is taken at the
-//! high-water mark when the file already has room there (it grows by doubling): the two
-//! generations it leaves behind are runs, and the interleaved pages stay free for commits that
-//! need more. A reservation never grows the file, and steps aside where the session's guard
-//! knows damage that references a page in its reach, so only a page the commit needs can refuse
-//! it (`tests/regression_015_…`). It is a choice of which pages, never whether a page may be
-//! written: a page reachable from the last durable meta is never reused, as before.
+//! The run is a free run of exactly that length — the generation the commit two before wrote,
+//! in the steady state — never the front of a longer one: the rests of split runs piled up as
+//! short runs that only page-by-page allocation takes, and slowed every free-set query
+//! (`engine/tests/reserve.rs`, the regression). With a longer run free the commit allocates page
+//! by page, as before. With none that long, as in the interleaved steady state, a small
+//! reservation is taken at the high-water mark when the file already has room there (it grows
+//! by doubling): the generations it leaves behind are runs, and the interleaved pages stay free
+//! for commits that need single pages. A reservation never grows the file, and steps aside where
+//! the session's guard knows damage that references a page in its reach, so only a page the
+//! commit needs can refuse it (`tests/regression_015_…`). It is a choice of which pages, never
+//! whether a page may be written: a page reachable from the last durable meta is never reused.
 
 use crashlab_format::types::{PageId, PageSpan};
 

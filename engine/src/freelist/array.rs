@@ -58,6 +58,30 @@ impl FreeSet for ArrayFreeSet {
         Some(start)
     }
 
+    fn take_exact(&mut self, n: u64, scan_steps: &mut u64, moved: &mut u64) -> Option<PageId> {
+        assert!(n >= 1, "the caller handles n == 0");
+        let mut found = None;
+        for (i, run) in self.runs.iter().enumerate() {
+            *scan_steps += 1;
+            if run.count == n {
+                found = Some(i);
+                break;
+            }
+        }
+        let i = found?;
+        let start = self.runs.remove(i).start;
+        *moved += (self.runs.len() - i) as u64;
+        self.count -= n;
+        Some(start)
+    }
+
+    fn fit_len(&self, n: u64) -> Option<u64> {
+        self.runs
+            .iter()
+            .find(|run| run.count >= n)
+            .map(|run| run.count)
+    }
+
     fn merge_run(&mut self, run: PageSpan, moved: &mut u64) {
         let before = self.runs.len();
         let at = sorted_runs::join(&mut self.runs, run);

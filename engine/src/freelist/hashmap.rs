@@ -90,6 +90,21 @@ impl FreeSet for HashmapFreeSet {
         Some(span.start)
     }
 
+    fn take_exact(&mut self, n: u64, scan_steps: &mut u64, moved: &mut u64) -> Option<PageId> {
+        assert!(n >= 1, "the caller handles n == 0");
+        *scan_steps += 1;
+        let span = self.spans.fit(n).filter(|span| span.count == n)?;
+        self.spans.take_front(span, n);
+        self.spans.settle();
+        *moved += 1;
+        self.count -= n;
+        Some(span.start)
+    }
+
+    fn fit_len(&self, n: u64) -> Option<u64> {
+        self.spans.fit(n).map(|span| span.count)
+    }
+
     fn merge_run(&mut self, run: PageSpan, moved: &mut u64) {
         debug_assert!(
             self.first_within(run).is_none(),

@@ -77,6 +77,12 @@ trait FreeSet {
     fn init_runs(&mut self, runs: &[PageSpan]);
     /// Remove and return the first page of `n >= 1` consecutive free pages.
     fn allocate(&mut self, n: u64, scan_steps: &mut u64, moved: &mut u64) -> Option<PageId>;
+    /// Remove and return a maximal run of exactly `n >= 1` pages, the lowest such, if any: a
+    /// commit's reservation (`commit/reserve.rs`), which must not split a longer run and leave
+    /// the rest behind as fragments no reservation takes.
+    fn take_exact(&mut self, n: u64, scan_steps: &mut u64, moved: &mut u64) -> Option<PageId>;
+    /// The length of the run [`FreeSet::allocate`] would take `n` pages from, if any.
+    fn fit_len(&self, n: u64) -> Option<u64>;
     /// Add `ids` (strictly ascending, none already in the set).
     fn merge(&mut self, ids: &[PageId], moved: &mut u64) {
         for run in runs_in(ids.iter().copied()) {
@@ -313,6 +319,28 @@ impl Freelist {
         self.free
             .get_mut()
             .merge_run(span, &mut self.counters.ids_moved);
+    }
+
+    /// Like [`Freelist::allocate`], but only a maximal run of exactly `n` pages (see
+    /// `FreeSet::take_exact`).
+    pub fn allocate_exact(&mut self, txid: TxId, n: u64) -> Option<PageId> {
+        self.counters.allocate_calls += 1;
+        if n == 0 {
+            return None;
+        }
+        let start = self.free.get_mut().take_exact(
+            n,
+            &mut self.counters.allocate_scan_steps,
+            &mut self.counters.ids_moved,
+        )?;
+        assert!(start.0 >= 2, "allocated meta page {start}");
+        self.allocs.insert(start, txid);
+        Some(start)
+    }
+
+    /// The length of the run [`Freelist::allocate`] would take `n` pages from, if any.
+    pub fn fit_len(&self, n: u64) -> Option<u64> {
+        self.free.get().fit_len(n)
     }
 
     /// Record that write tx `txid` took pages starting at `start` from the high-water mark, so

@@ -315,3 +315,23 @@ fn give_back_of_a_free_page_is_a_programmer_error() {
     let mut f = with_free(FreelistKind::Array, &[3, 4]);
     f.give_back(tx(2), span(4, 1));
 }
+
+#[test]
+fn take_exact_takes_only_a_run_of_that_length_and_fit_len_names_allocates_run() {
+    for kind in KINDS {
+        let mut f = with_free(kind, &[3, 4, 5, 6, 7, 10, 11, 20, 21, 22]);
+        assert_eq!(f.allocate_exact(tx(5), 4), None, "{kind:?}: no run of four");
+        assert_eq!(f.free_count(), 10, "a miss takes nothing");
+        assert_eq!(f.allocate_exact(tx(5), 3), Some(PageId(20)), "{kind:?}");
+        assert_eq!(f.free_ids(), ids(&[3, 4, 5, 6, 7, 10, 11]), "{kind:?}");
+        // First fit (array) takes from the lowest run of two or more; best fit (hashmap) from
+        // the shortest.
+        let expected = match kind {
+            FreelistKind::Array => Some(5),
+            FreelistKind::Hashmap => Some(2),
+        };
+        assert_eq!(f.fit_len(2), expected, "{kind:?}");
+        assert_eq!(f.fit_len(6), None, "{kind:?}");
+        f.verify();
+    }
+}
