@@ -69,10 +69,14 @@ fn large_db_set_shows_the_freelist_finding() {
         "hashmap/synced",
         "hashmap/not-synced",
     ] {
-        for (column, factor) in [("ids_moved", 3.0), ("scan_steps", 2.0)] {
+        // Additive, not a ratio: a fresh database's commits take exact runs for their pages
+        // (`engine/src/commit/reserve.rs`) and move fewer entries than a large one's, whose
+        // commits take pages one by one from its long free run; what must not appear is work
+        // in proportion to the 1,024 free pages.
+        for column in ["ids_moved", "scan_steps"] {
             let (large, fresh) = (v("large", variant, column), v("fresh", variant, column));
             assert!(
-                large < factor * fresh,
+                large < fresh + 6.0,
                 "{variant} {column}: large {large} vs fresh {fresh}"
             );
         }
