@@ -149,6 +149,12 @@ impl Sink<'_> {
             // page-by-page allocation takes: enough of them make every free-set query slow.
             return Ok(None);
         }
+        if self.freelist.free_count() > want {
+            // Short runs that together could hold the commit: page by page, which uses them.
+            // Passing over them again and again would grow the file and the free set without
+            // bound (a stream of commits of varying size finds no run of its own length).
+            return Ok(None);
+        }
         let room = self.file_pages.saturating_sub(self.high_water.0);
         // A page past the mark that damage already references refuses an allocation of it;
         // the reservation steps aside, so only a page the commit needs can refuse it.
