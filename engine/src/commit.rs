@@ -136,8 +136,8 @@ impl Sink<'_> {
 
 impl Sink<'_> {
     /// Reserve `want` pages in one run (`commit/reserve.rs`): a free run of exactly that many,
-    /// else, when no free run is that long, at the high-water mark if the file already has
-    /// room there and the run is small.
+    /// else, when no free run is that long and no more than `want` pages are free, at the
+    /// high-water mark if the file already has room there and the run is small.
     fn reserve(&mut self, want: u64) -> Result<Option<(PageId, Source)>> {
         if let Some(id) = self.freelist.allocate_exact(self.txid, want) {
             self.taken.insert(PageSpan::new(id, want));

@@ -16,10 +16,13 @@
 //! in the steady state — never the front of a longer one: the rests of split runs piled up as
 //! short runs that only page-by-page allocation takes, and slowed every free-set query
 //! (`engine/tests/reserve.rs`, the regression). With a longer run free the commit allocates page
-//! by page, as before. With none that long, as in the interleaved steady state, a small
-//! reservation is taken at the high-water mark when the file already has room there (it grows
-//! by doubling): the generations it leaves behind are runs, and the interleaved pages stay free
-//! for commits that need single pages. A reservation never grows the file, and steps aside where
+//! by page, as before. With none that long and no more free pages than it wants, as in the
+//! interleaved steady state, a small reservation is taken at the high-water mark when the file
+//! already has room there (it grows by doubling): the generations it leaves behind are runs, and
+//! the interleaved pages stay free for commits that need single pages. With more free pages, in
+//! short runs, the commit allocates page by page, which uses them: passing over them at every
+//! commit of a stream of varying lengths grew the free set without bound (the second
+//! regression in `engine/tests/reserve.rs`). A reservation never grows the file, and steps aside where
 //! the session's guard knows damage that references a page in its reach, so only a page the
 //! commit needs can refuse it (`tests/regression_015_…`). It is a choice of which pages, never
 //! whether a page may be written: a page reachable from the last durable meta is never reused.
