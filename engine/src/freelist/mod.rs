@@ -286,11 +286,24 @@ impl Freelist {
     /// Allocate `n` contiguous free pages for write tx `txid`. `None` when no run of `n` fits
     /// (the engine then takes pages at the high-water mark) or when `n == 0`.
     pub fn allocate(&mut self, txid: TxId, n: u64) -> Option<PageId> {
+        self.take(txid, n, |set, n, steps, moved| {
+            set.allocate(n, steps, moved)
+        })
+    }
+
+    /// Allocate with `pick` (a free set's rule), counting the call and recording the allocation.
+    fn take(
+        &mut self,
+        txid: TxId,
+        n: u64,
+        pick: impl FnOnce(&mut dyn FreeSet, u64, &mut u64, &mut u64) -> Option<PageId>,
+    ) -> Option<PageId> {
         self.counters.allocate_calls += 1;
         if n == 0 {
             return None;
         }
-        let start = self.free.get_mut().allocate(
+        let start = pick(
+            self.free.get_mut(),
             n,
             &mut self.counters.allocate_scan_steps,
             &mut self.counters.ids_moved,
@@ -324,18 +337,9 @@ impl Freelist {
     /// Like [`Freelist::allocate`], but only a maximal run of exactly `n` pages (see
     /// `FreeSet::take_exact`).
     pub fn allocate_exact(&mut self, txid: TxId, n: u64) -> Option<PageId> {
-        self.counters.allocate_calls += 1;
-        if n == 0 {
-            return None;
-        }
-        let start = self.free.get_mut().take_exact(
-            n,
-            &mut self.counters.allocate_scan_steps,
-            &mut self.counters.ids_moved,
-        )?;
-        assert!(start.0 >= 2, "allocated meta page {start}");
-        self.allocs.insert(start, txid);
-        Some(start)
+        self.take(txid, n, |set, n, steps, moved| {
+            set.take_exact(n, steps, moved)
+        })
     }
 
     /// The length of the run [`Freelist::allocate`] would take `n` pages from, if any.
