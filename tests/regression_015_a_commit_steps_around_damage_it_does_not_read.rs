@@ -39,6 +39,14 @@ fn inspected(mem: &MemStorage) -> (Vec<crashlab_engine::Problem>, Dump) {
     )
 }
 
+/// pagesize1k.db with branch page 43's child 19 (the pointer at byte 44360) redirected to
+/// `target`, and the problems its check finds.
+fn redirected(target: u64) -> (MemStorage, Vec<crashlab_engine::Problem>) {
+    let mem = MemStorage::from_bytes(with(fixture("pagesize1k"), 44360, &target.to_le_bytes()));
+    let (before, _) = inspected(&mem);
+    (mem, before)
+}
+
 #[test]
 fn a_live_page_listed_free_is_never_allocated() {
     // corpus/fuzz/015: pagesize1k.db's freelist page 63 also lists page 23, a live leaf.
@@ -87,9 +95,7 @@ fn a_live_page_listed_free_is_never_allocated() {
 fn a_commit_that_would_free_a_page_reached_twice_is_refused() {
     // corpus/fuzz/016: in pagesize1k.db, branch page 43's child 19 points back at page 62,
     // its own ancestor.
-    let b = with(fixture("pagesize1k"), 44360, &62u64.to_le_bytes());
-    let mem = MemStorage::from_bytes(b);
-    let (before, _) = inspected(&mem);
+    let (mem, before) = redirected(62);
     assert!(before
         .iter()
         .any(|p| p.page == Some(PageId(62)) && p.kind == ProblemKind::ReachedTwice));
@@ -121,9 +127,7 @@ fn a_commit_that_would_free_a_page_reached_twice_is_refused() {
 #[test]
 fn a_commit_never_allocates_a_page_a_reference_past_the_high_water_mark_reaches() {
     // The same child pointer, at page 64: pagesize1k.db's high-water mark.
-    let b = with(fixture("pagesize1k"), 44360, &64u64.to_le_bytes());
-    let mem = MemStorage::from_bytes(b);
-    let (before, _) = inspected(&mem);
+    let (mem, before) = redirected(64);
     let beyond = ProblemKind::BeyondHighWater { target: PageId(64) };
     assert!(before.iter().any(|p| p.kind == beyond), "{before:?}");
     let db = Db::open(mem.clone(), Options::default()).unwrap();
@@ -156,9 +160,7 @@ fn a_commit_never_allocates_a_page_a_reference_past_the_high_water_mark_reaches(
 #[test]
 fn a_reservation_steps_around_a_page_a_reference_past_the_high_water_mark_reaches() {
     // The same child pointer as above, to page 70: six past the high-water mark.
-    let b = with(fixture("pagesize1k"), 44360, &70u64.to_le_bytes());
-    let mem = MemStorage::from_bytes(b);
-    let (before, _) = inspected(&mem);
+    let (mem, before) = redirected(70);
     let beyond = ProblemKind::BeyondHighWater { target: PageId(70) };
     assert!(before.iter().any(|p| p.kind == beyond), "{before:?}");
     let db = Db::open(mem.clone(), Options::default()).unwrap();
