@@ -140,6 +140,11 @@ pub(crate) struct BucketTree {
     pub home: PageId,
     /// Where this transaction's last put or delete went down the tree.
     pub hint: tree::PathHint,
+    /// A delete went down this tree in this transaction. Only a removal makes a node
+    /// underfull or empties one (a node a commit wrote, or one decoded, is not marked
+    /// unbalanced), so commit rebalances only such a tree: bbolt too rebalances only the nodes
+    /// a delete marked, and a one-key insert's commit then skips a pass over its branches.
+    pub removed: bool,
 }
 
 impl BucketTree {
@@ -156,6 +161,7 @@ impl BucketTree {
             depth,
             home: h.from,
             hint: tree::PathHint::default(),
+            removed: false,
         }
     }
 
@@ -168,6 +174,7 @@ impl BucketTree {
             depth,
             home,
             hint: tree::PathHint::default(),
+            removed: false,
         }
     }
 
@@ -270,6 +277,8 @@ impl<'a> BucketMut<'a> {
     }
 
     fn remove_item(&mut self, key: &[u8]) -> Result<()> {
+        // Marked before the descent: whatever it reaches, commit rebalances this tree.
+        self.tree.removed = true;
         let BucketTree {
             root, home, hint, ..
         } = &mut *self.tree;

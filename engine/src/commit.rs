@@ -390,7 +390,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         sink.free(span)?;
     }
     commit_children(&mut tx.root, &rd, &mut sink)?;
-    spill::rebalance(&mut tx.root.root, &rd, &mut sink)?;
+    rebalance(&mut tx.root, &rd, &mut sink)?;
     let root_tree = std::mem::replace(&mut tx.root.root, Child::Page(tx.base.root));
     let root = spill::spill_root(root_tree, &mut sink, tx.base.root)?;
 
@@ -628,10 +628,19 @@ fn commit_children(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> 
     Ok(())
 }
 
+/// Rebalance `t`'s tree if a delete went down it in this transaction (`BucketTree::removed`):
+/// without one no node can be underfull, and the pass would only walk the written branches.
+fn rebalance(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> Result<()> {
+    if !t.removed {
+        return Ok(());
+    }
+    spill::rebalance(&mut t.root, rd, sink)
+}
+
 /// Write one bucket (children first) and return its header value for the parent.
 fn commit_bucket(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> Result<Vec<u8>> {
     commit_children(t, rd, sink)?;
-    spill::rebalance(&mut t.root, rd, sink)?;
+    rebalance(t, rd, sink)?;
     if let Child::Node(n) = &t.root {
         if inlineable(n, sink.page_size, rd.debug.inline_keeps_sub_buckets) {
             if let Some(span) = n.origin {

@@ -9,6 +9,7 @@ mod batch;
 mod behaviour;
 mod inspect;
 mod iter;
+mod rebalance;
 mod regression_delete_bucket_with_open_child;
 mod reserve;
 mod smoke;
