@@ -4,25 +4,19 @@
 //! bucket beside one that only inserts, a bucket nested under one that only gets its header
 //! rewritten — the emptied leaves are merged away, and the file checks clean.
 
+use crate::common::key;
 use crashlab_engine::{Db, MemStorage, Options};
-
-fn small_pages() -> Options {
-    Options {
-        page_size: 512,
-        ..Options::default()
-    }
-}
-
-fn key(i: u32) -> Vec<u8> {
-    format!("{i:05}").into_bytes()
-}
 
 const KEYS: u32 = 400;
 
 /// Buckets `a` and `b` of [`KEYS`] keys each, and `p` holding a bucket `c` of as many: every
 /// tree a few levels deep on 512-byte pages.
 fn filled() -> Db {
-    let db = Db::open(MemStorage::new(), small_pages()).unwrap();
+    let small_pages = Options {
+        page_size: 512,
+        ..Options::default()
+    };
+    let db = Db::open(MemStorage::new(), small_pages).unwrap();
     db.update(|tx| {
         for name in [&b"a"[..], b"b"] {
             let mut b = tx.create_bucket(name)?;
