@@ -632,9 +632,27 @@ fn commit_children(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> 
 /// without one no node can be underfull, and the pass would only walk the written branches.
 fn rebalance(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> Result<()> {
     if !t.removed {
+        // The rule's premise: nothing but a removal (or a merge) marks a node, and no bytes
+        // read do (`Node::built`, decoding).
+        debug_assert!(
+            !marked_unbalanced(&t.root),
+            "a node marked without a delete"
+        );
         return Ok(());
     }
     spill::rebalance(&mut t.root, rd, sink)
+}
+
+/// Whether an owned node under `root` is marked unbalanced (checked in debug builds only).
+fn marked_unbalanced(root: &Child) -> bool {
+    let Child::Node(n) = root else {
+        return false;
+    };
+    n.unbalanced
+        || match &n.body {
+            Body::Branch(items) => items.iter().any(|it| marked_unbalanced(&it.child)),
+            Body::Leaf(_) => false,
+        }
 }
 
 /// Write one bucket (children first) and return its header value for the parent.

@@ -133,6 +133,20 @@ mod tests {
         );
     }
 
+    /// Commit skips the rebalance pass for a tree no delete went down (`commit::rebalance`):
+    /// inserting and replacing must not mark a leaf, only removing does.
+    #[test]
+    fn only_a_removal_marks_the_leaf_unbalanced() {
+        let mut n = Node::empty_leaf();
+        let mut items = LeafItems::of(&mut n);
+        items.insert(0, item(b"a"));
+        items.insert(1, item(b"b"));
+        items.set_value(0, b"w");
+        assert!(!n.unbalanced);
+        LeafItems::of(&mut n).remove(1);
+        assert!(n.unbalanced);
+    }
+
     /// A search that starts from a guess answers what the binary search answers, for every
     /// guess (right, wrong, past the end) and every probe (present, absent, between, outside),
     /// and leaves its guess just past where it landed.
