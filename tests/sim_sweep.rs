@@ -3,6 +3,7 @@
 //! bounded number of seeds.
 
 use crashlab_engine::Options;
+use crashlab_sim::control::Control;
 use crashlab_sim::crashlab::CrashlabDb;
 use crashlab_sim::disk::FaultCounts;
 use crashlab_sim::profile::Profile;
@@ -150,6 +151,34 @@ fn the_corruption_profile_never_panics_and_injects_its_faults() {
         total.bit_flips > 0 && total.misdirected_writes > 0,
         "{total:?}"
     );
+}
+
+/// The corruption profile blames the disk for a wrong answer only once the disk has corrupted
+/// bytes (a bit flip or a misdirected write); before that, a run is judged as under `default`.
+/// The control: a cursor that skips a leaf's last key stepping back
+/// (`Control::PrevSkipsLeafEnd`), which the profile used to count as undetected corruption in
+/// every seed. Each violation it now reports comes from a run whose disk had corrupted nothing;
+/// the clean engine's twin is the test above (no violation in 150 corruption seeds).
+#[test]
+fn the_corruption_profile_blames_the_disk_only_after_it_corrupted_something() {
+    let mut cfg = SweepConfig::new(0..120, 300, Profile::Corruption);
+    cfg.control = Control::PrevSkipsLeafEnd;
+    let (mut caught, mut excused) = (0, 0);
+    sweep::<CrashlabDb>(&cfg, &mut |run, r| match &r.outcome {
+        Outcome::Violation(v) => {
+            caught += 1;
+            assert_eq!(
+                r.faults.corrupting(),
+                0,
+                "seed {}: a violation after the disk corrupted bytes: {v}",
+                run.seed
+            );
+        }
+        Outcome::DiskFailure(_) if r.faults.corrupting() > 0 => excused += 1,
+        _ => {}
+    });
+    assert!(caught >= 5, "the control caught in {caught} of 120 seeds");
+    assert!(excused > 0, "no seed's disk corrupted anything first");
 }
 
 /// First seed in `0..limit` whose run under `profile` is a violation.

@@ -4,10 +4,11 @@
 //! Swarm testing: under the `default` profile each fault kind is switched on or off per seed and
 //! its rate drawn, so some seeds hammer one fault and others combine several. Bit flips and
 //! misdirected writes are not in `default`: the engine, like bbolt, keeps no checksums on data
-//! pages and does not claim to survive them; the `corruption` profile adds them. The negative
-//! controls make the harness itself fail on purpose: `lying-sync` (the disk acknowledges syncs
-//! and persists nothing), `no-barrier` (a storage wrapper drops the sync between a commit's
-//! data pages and its meta page) and `no-growth-sync` (on an `own-barrier` disk, a storage
+//! pages and does not claim to survive them; the `corruption` profile adds them, and blames the
+//! disk for a wrong answer only after it has corrupted something (`Driver::disk_may_explain`).
+//! The negative controls make the harness itself fail on purpose: `lying-sync` (the disk
+//! acknowledges syncs and persists nothing), `no-barrier` (a storage wrapper drops the sync
+//! between a commit's data pages and its meta page) and `no-growth-sync` (on an `own-barrier` disk, a storage
 //! wrapper drops the sync that follows the file's growth). All must be reported as violations.
 //!
 //! The `scale` profile is `default`'s faults (without an ENOSPC capacity below the scale it

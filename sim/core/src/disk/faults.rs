@@ -108,6 +108,12 @@ pub struct FaultCounts {
 }
 
 impl FaultCounts {
+    /// Faults that change durable bytes behind the engine's back, which bbolt's format (no
+    /// checksums on data pages) cannot always detect: bit flips and misdirected writes.
+    pub fn corrupting(&self) -> u64 {
+        self.bit_flips + self.misdirected_writes
+    }
+
     /// Add every count of `other` (totals over a sweep). Destructured so a new field cannot be
     /// forgotten.
     pub fn accumulate(&mut self, other: &FaultCounts) {

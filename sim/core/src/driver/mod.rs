@@ -245,12 +245,21 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
         })
     }
 
-    /// An engine failure that is not an I/O error: a violation, except where the profile
-    /// corrupts the disk on purpose and the engine reports damage it read. An engine that broke
-    /// its own in-memory invariant is a violation whatever the disk did.
+    /// Whether the disk may be to blame for a wrong answer or for damage the engine reports:
+    /// under the corruption profile, once it has flipped a bit or misdirected a write. Before
+    /// that the disk has done nothing `default` does not, so the run is judged as under
+    /// `default`: the profile's excuse must not hide the engine's own bugs.
+    pub(crate) fn disk_may_explain(&self) -> bool {
+        self.cfg.profile == Profile::Corruption && self.medium.fault_counts().corrupting() > 0
+    }
+
+    /// An engine failure that is not an I/O error: a violation, except where the disk has
+    /// corrupted bytes on purpose and the engine reports damage it read
+    /// ([`Driver::disk_may_explain`]). An engine that broke its own in-memory invariant is a
+    /// violation whatever the disk did.
     pub(crate) fn failure(&self, verdict: Verdict, e: &EngineError) -> Stop {
         let detail = self.explained(e);
-        if self.cfg.profile == Profile::Corruption && e.kind != ErrorKind::Invariant {
+        if self.disk_may_explain() && e.kind != ErrorKind::Invariant {
             return Stop::DiskFailure(format!("corruption detected during {verdict}: {detail}"));
         }
         self.violation(verdict, detail)
@@ -329,7 +338,7 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
             self.trace.record(e);
         }
         match news.violation {
-            Some(v) if self.cfg.profile == Profile::Corruption => Err(Stop::DiskFailure(format!(
+            Some(v) if self.disk_may_explain() => Err(Stop::DiskFailure(format!(
                 "corruption detected during background reader: {v}"
             ))),
             Some(v) => Err(self.violation(Verdict::Failed(During::BackgroundReader), v)),

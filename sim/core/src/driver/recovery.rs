@@ -53,7 +53,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             Ok(p) => {
                 let first: Vec<String> = p.iter().take(5).cloned().collect();
                 let detail = format!("{} problems: {}", p.len(), first.join("; "));
-                if self.cfg.profile == crate::profile::Profile::Corruption {
+                if self.disk_may_explain() {
                     return Err(Stop::DiskFailure(format!(
                         "corruption detected during check: {detail}"
                     )));

@@ -17,7 +17,6 @@ use crate::events::EventLog;
 use crate::fs::{FsCounts, SimFs};
 use crate::guard;
 use crate::medium::Medium;
-use crate::profile::Profile;
 use crate::thresholds::Thresholds;
 use crate::verdict::{Outcome, Stop, Verdict};
 use crashlab_engine::Counters;
@@ -146,11 +145,10 @@ pub(crate) async fn drive_to_report<E: Engine, H: Hooks<E>>(
             d.violation(Verdict::Panic, detail).into_outcome()
         }
         Ok(Ok(())) => Outcome::Ok,
-        // The engine keeps no checksums on data pages (bbolt's format): under the corruption
-        // profile a wrong answer is undetected corruption the disk caused, not a broken promise.
-        Ok(Err(Stop::Violation(v)))
-            if cfg.profile == Profile::Corruption && v.verdict != Verdict::Panic =>
-        {
+        // The engine keeps no checksums on data pages (bbolt's format): once the corruption
+        // profile's disk has corrupted bytes, a wrong answer is undetected corruption the disk
+        // caused, not a broken promise. Before, it is the engine's (`disk_may_explain`).
+        Ok(Err(Stop::Violation(v))) if d.disk_may_explain() && v.verdict != Verdict::Panic => {
             Outcome::DiskFailure(format!("undetected corruption: {v}"))
         }
         Ok(Err(stop)) => stop.into_outcome(),
