@@ -8,8 +8,9 @@
 //! disk for a wrong answer only after it has corrupted something (`Driver::disk_may_explain`).
 //! The negative controls make the harness itself fail on purpose: `lying-sync` (the disk
 //! acknowledges syncs and persists nothing), `no-barrier` (a storage wrapper drops the sync
-//! between a commit's data pages and its meta page) and `no-growth-sync` (on an `own-barrier` disk, a storage
-//! wrapper drops the sync that follows the file's growth). All must be reported as violations.
+//! between a commit's data pages and its meta page) and `no-growth-sync` (on an `own-barrier`
+//! disk, a storage wrapper drops the sync that follows the file's growth). All must be reported
+//! as violations.
 //!
 //! The `scale` profile is `default`'s faults (without an ENOSPC capacity below the scale it
 //! writes) on 512-byte pages, with the scale patterns of [`crate::workload::scale`] added to the
