@@ -9,7 +9,7 @@ use crashlab_sim::disk::FaultCounts;
 use crashlab_sim::profile::Profile;
 use crashlab_sim::runner::Report;
 use crashlab_sim::sweep::{sweep, SweepConfig};
-use crashlab_sim::verdict::Outcome;
+use crashlab_sim::verdict::{During, Outcome, Verdict};
 
 type RunConfig = crashlab_sim::config::RunConfig<Options>;
 
@@ -167,6 +167,8 @@ fn the_corruption_profile_blames_the_disk_only_after_it_corrupted_something() {
     sweep::<CrashlabDb>(&cfg, &mut |run, r| match &r.outcome {
         Outcome::Violation(v) => {
             caught += 1;
+            // Panics are never excused, corruption or not: one here is a bug of its own.
+            assert_ne!(v.verdict, Verdict::Panic, "seed {}: {v}", run.seed);
             assert_eq!(
                 r.faults.corrupting(),
                 0,
@@ -179,6 +181,34 @@ fn the_corruption_profile_blames_the_disk_only_after_it_corrupted_something() {
     });
     assert!(caught >= 5, "the control caught in {caught} of 120 seeds");
     assert!(excused > 0, "no seed's disk corrupted anything first");
+}
+
+/// A long-lived background reader's engine error is judged by the same rule as the writer's:
+/// under the corruption profile it is the disk's only once the disk has corrupted bytes. The
+/// control: pages freed while a reader's snapshot still references them are reused
+/// (`Control::ReuseUnderReaders`), so a reader task holding that snapshot reads a page that is
+/// now something else. The reader task used to log any such error as "corruption detected"
+/// under this profile and read on, whatever the disk had done, so none of these was reported.
+/// The clean engine's twin is `the_corruption_profile_never_panics_and_injects_its_faults`.
+#[test]
+fn a_background_readers_error_is_the_disks_only_after_it_corrupted_something() {
+    let mut cfg = SweepConfig::new(0..400, 300, Profile::Corruption);
+    cfg.control = Control::ReuseUnderReaders;
+    let mut seen_by_reader = Vec::new();
+    sweep::<CrashlabDb>(&cfg, &mut |run, r| {
+        let Outcome::Violation(v) = &r.outcome else {
+            return;
+        };
+        let reader = v.verdict == Verdict::Failed(During::BackgroundReader);
+        if reader && v.detail.contains("reader task") && !v.detail.contains("changed while held") {
+            assert_eq!(r.faults.corrupting(), 0, "seed {}: {v}", run.seed);
+            seen_by_reader.push(run.seed);
+        }
+    });
+    assert!(
+        seen_by_reader.len() >= 2,
+        "a reader task's error was a violation in seeds {seen_by_reader:?} of 400"
+    );
 }
 
 /// First seed in `0..limit` whose run under `profile` is a violation.

@@ -4,7 +4,7 @@
 //! this trait, as TigerBeetle's checkers observe its simulator: the loop never asks which mode
 //! it runs in.
 
-use crate::adapter::Engine;
+use crate::adapter::{Engine, EngineError};
 use crate::disk::{CrashOutcome, SimDisk};
 use crate::fs::{SimDir, SimFs};
 use crate::medium::Medium;
@@ -15,11 +15,15 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 /// What the background of a session saw since the last look: events for the trace and, if one
-/// of them broke a promise, the violation's detail.
+/// of them broke a promise, the violation's detail, or the engine error (not an I/O error) one
+/// met, which the driver judges as it judges the writer's ([`Driver::failure`]).
+///
+/// [`Driver::failure`]: crate::driver::Driver
 #[derive(Debug, Default)]
 pub struct News {
     pub events: Vec<String>,
     pub violation: Option<String>,
+    pub error: Option<EngineError>,
 }
 
 /// The observers of one run of the session loop. Every method has a default that does nothing,

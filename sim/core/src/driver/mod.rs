@@ -327,7 +327,8 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
         Ok(self.close(db, end))
     }
 
-    /// Record what the background saw; a violation it found ends the run.
+    /// Record what the background saw; a violation it found, or an engine error it met, ends
+    /// the run, judged as the writer's are.
     pub(crate) fn take_news(&mut self, news: News) -> Step<()> {
         for e in news.events {
             if e.starts_with("reader task") {
@@ -336,6 +337,9 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
                 self.stats.timer_power_cuts += 1;
             }
             self.trace.record(e);
+        }
+        if let Some(e) = news.error {
+            return Err(self.failure(Verdict::Failed(During::BackgroundReader), &e));
         }
         match news.violation {
             Some(v) if self.disk_may_explain() => Err(Stop::DiskFailure(format!(

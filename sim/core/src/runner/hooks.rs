@@ -9,7 +9,6 @@ use crate::driver::{Hooks, News};
 use crate::fs::{SimDir, SimFs};
 use crate::medium::Medium;
 use crate::power::{PowerSwitch, Switched};
-use crate::profile::Profile;
 use crate::rng::SimRng;
 use crate::thresholds::{bucket_count, MANY_BUCKETS};
 use crashlab_engine::Storage;
@@ -61,7 +60,6 @@ pub struct RunnerHooks<E> {
     pinned: Option<PinnedCut>,
     /// What the pinned cut did, or else the last cut (see [`RunnerHooks::cut_record`]).
     cut_record: Option<CutRecord>,
-    corruption: bool,
     timer_cuts: bool,
     /// What a session's background tasks share with the writer (one thread: madsim's scheduler).
     shared: Rc<RefCell<Shared>>,
@@ -85,7 +83,6 @@ impl<E: Engine> RunnerHooks<E> {
             cuts: 0,
             pinned: cfg.pinned_cut.clone(),
             cut_record: None,
-            corruption: cfg.profile == Profile::Corruption,
             timer_cuts: !caps.crash_is_process_crash,
             shared: Rc::new(RefCell::new(Shared::default())),
             tasks_rng: SimRng::derive(cfg.seed, "tasks"),
@@ -179,6 +176,7 @@ impl<E: Engine> RunnerHooks<E> {
         News {
             events: std::mem::take(&mut sh.events),
             violation: sh.violation.take(),
+            error: sh.error.take(),
         }
     }
 }
@@ -240,7 +238,7 @@ impl<E: Engine> Hooks<E> for RunnerHooks<E> {
         }
         for id in 0..self.tasks_rng.below(3) {
             let rng = SimRng::new(self.tasks_rng.next_u64());
-            let task = reader_task(id, db.clone(), self.shared.clone(), rng, self.corruption);
+            let task = reader_task(id, db.clone(), self.shared.clone(), rng);
             self.tasks.push(madsim::task::spawn_local(task));
         }
         if self.timer_cuts && self.tasks_rng.chance(0.3) {

@@ -1,7 +1,7 @@
 //! The runner's background tasks: long-lived readers that hold a snapshot while the writer
 //! commits, and a timer that cuts the power at a seeded simulated instant.
 
-use crate::adapter::Engine;
+use crate::adapter::{Engine, EngineError};
 use crate::power::PowerSwitch;
 use crate::rng::SimRng;
 use crashlab_models::KvModel;
@@ -18,16 +18,20 @@ pub(super) struct Shared {
     pub stop: bool,
     pub events: Vec<String>,
     pub violation: Option<String>,
+    /// An error a reader met, not an I/O error: the driver judges it as it judges the
+    /// writer's (damage the disk may explain, or the engine's failure).
+    pub error: Option<EngineError>,
 }
 
 /// A long-lived reader: takes a snapshot, holds it while the writer commits (simulated time
-/// passes), then checks that it still reads exactly the state it started on.
+/// passes), then checks that it still reads exactly the state it started on. It ends at the
+/// first error that is not an I/O error and hands it over: whether the disk may explain it
+/// depends on what the disk has done by then, which the driver knows.
 pub(super) async fn reader_task<E: Engine>(
     id: u64,
     db: Rc<E>,
     shared: Rc<RefCell<Shared>>,
     mut rng: SimRng,
-    corruption: bool,
 ) {
     loop {
         madsim::time::sleep(Duration::from_nanos(rng.range(1_000_000, 10_000_000))).await;
@@ -50,9 +54,9 @@ pub(super) async fn reader_task<E: Engine>(
                 return;
             }
             Err(e) if e.is_io() => format!("reader task {id}: io error {e}"),
-            Err(e) if corruption => format!("reader task {id}: corruption detected: {e}"),
             Err(e) => {
-                shared.borrow_mut().violation = Some(format!("reader task {id}: {e}"));
+                let message = format!("reader task {id}: {}", e.message);
+                shared.borrow_mut().error = Some(EngineError { message, ..e });
                 return;
             }
         };
