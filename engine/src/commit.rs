@@ -90,6 +90,8 @@ struct Sink<'w> {
     double_free: bool,
     /// A negative control writes a freelist of 0xFFFF ids or more without the count escape.
     wrap_freelist_count: bool,
+    /// A negative control frees only the first page of a rewritten branch (see `DebugHooks`).
+    branch_first_page_only: bool,
     /// The deepest leaf spilled in the tree being spilled, levels below its old root.
     deepest_leaf: usize,
     /// The run this commit's pages come from while they fit (`commit/reserve.rs`).
@@ -221,6 +223,13 @@ impl SpillSink for Sink<'_> {
     fn free(&mut self, span: PageSpan) -> Result<()> {
         self.guard.check_free(span)?;
         self.free_run(span)
+    }
+    fn free_node(&mut self, span: PageSpan, branch: bool) -> Result<()> {
+        if branch && self.branch_first_page_only {
+            // A negative control leaks the branch's other pages (see `DebugHooks`).
+            return self.free(PageSpan::new(span.start, 1));
+        }
+        self.free(span)
     }
     fn image(
         &mut self,
@@ -381,6 +390,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
         leak_freed: opts.hooks().leak_freed_pages,
         double_free: opts.hooks().double_free_in_commit,
         wrap_freelist_count: opts.hooks().freelist_count_wraps,
+        branch_first_page_only: opts.hooks().branch_frees_first_page,
         deepest_leaf: 0,
         reservation: Reservation::new(lists.reserve),
         allocated: 0,

@@ -116,6 +116,10 @@ pub struct DebugHooks {
     /// inside inline buckets, so it would hand out the pages of a sub-bucket kept in one. Only
     /// `check` tells the file from a conforming one.
     pub inline_keeps_sub_buckets: bool,
+    /// A commit that rewrites a branch of several pages frees only its first page, as code
+    /// that thinks of overflow as a leaf's (a large value) would: the rest leak. Only a branch
+    /// whose separators outgrow a page, which takes keys of hundreds of bytes, shows it.
+    pub branch_frees_first_page: bool,
 }
 
 impl Default for Options {

@@ -26,6 +26,12 @@ pub trait SpillSink {
     /// Pages no longer reachable after this commit. Fails when a page is already free or
     /// pending, which only a corrupt tree (a page referenced twice) can cause.
     fn free(&mut self, span: PageSpan) -> Result<()>;
+    /// Free the pages a rewritten node lay on (`branch`: whether it is a branch). Only a
+    /// negative control tells this from [`SpillSink::free`].
+    fn free_node(&mut self, span: PageSpan, branch: bool) -> Result<()> {
+        let _ = branch;
+        self.free(span)
+    }
     /// Room for the image of the run of `pages` pages at `id`, written to the file at commit:
     /// the caller overwrites its first `len` bytes in full, and every byte from `len` on is
     /// zero (the format's unused tail). With `prior`, the page a rewritten node was read from,
@@ -354,7 +360,7 @@ fn spill(
         return Err(too_deep(page));
     }
     if let Some(span) = node.origin {
-        sink.free(span)?;
+        sink.free_node(span, matches!(node.body, Body::Branch(_)))?;
     }
     // Keys known to ascend: a node as decoded (or as a commit wrote it), edited only by
     // binary-search inserts and replacements, or by one removal, keeps them in order. A merge

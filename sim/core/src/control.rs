@@ -24,6 +24,7 @@
 //! | `full-batch-drops-last-call` (q) | a batch that reaches the batch limit runs all its calls but the last | `DebugHooks::full_batch_drops_last_call` |
 //! | `batch-exceeds-limit` (r) | the coalescer takes one call more than the batch limit into a batch | `DebugHooks::batch_exceeds_limit` |
 //! | `inline-keeps-sub-buckets` (s) | a small bucket holding sub-buckets is stored inline, which bbolt's rebuild of its free pages does not look inside | `DebugHooks::inline_keeps_sub_buckets` |
+//! | `branch-frees-first-page` (t) | a rewritten branch of several pages frees only its first page (the rest leak) | `DebugHooks::branch_frees_first_page` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -64,11 +65,12 @@ pub enum Control {
     FullBatchDropsLastCall,
     BatchExceedsLimit,
     InlineKeepsSubBuckets,
+    BranchFreesFirstPage,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 21] = [
+    pub const ALL: [Control; 22] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -89,6 +91,7 @@ impl Control {
         Control::FullBatchDropsLastCall,
         Control::BatchExceedsLimit,
         Control::InlineKeepsSubBuckets,
+        Control::BranchFreesFirstPage,
         Control::FdatasyncDisk,
     ];
 
@@ -114,6 +117,7 @@ impl Control {
             Control::FullBatchDropsLastCall => "full-batch-drops-last-call",
             Control::BatchExceedsLimit => "batch-exceeds-limit",
             Control::InlineKeepsSubBuckets => "inline-keeps-sub-buckets",
+            Control::BranchFreesFirstPage => "branch-frees-first-page",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

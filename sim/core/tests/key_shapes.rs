@@ -1,8 +1,10 @@
 //! Keys of every shape: a seed spells its workload's keys short (`k7`), behind a shared prefix,
 //! as composite keys (a tag, a shared middle, the number) or as binary keys with 0x00 and 0xFF
-//! bytes. Negative control (p), `get-compares-16-bytes`, makes a Get compare only the first 16
-//! bytes of the keys in its leaf: only keys that share 16 bytes show it, which short keys never
-//! do, so the seeds of the other shapes run as if it were off.
+//! bytes, or long, behind a prefix of hundreds to thousands of bytes. Negative control (p),
+//! `get-compares-16-bytes`, makes a Get compare only the first 16 bytes of the keys in its leaf:
+//! only keys that share 16 bytes show it, which short keys never do, so the seeds of the other
+//! shapes run as if it were off. Negative control (t), `branch-frees-first-page`, leaks all but
+//! the first page of a rewritten branch of several pages: only long keys make such a branch.
 
 use crashlab_engine::Options;
 use crashlab_sim::config::RunConfig;
@@ -36,7 +38,7 @@ fn put_keys(cfg: &RunConfig<Options>) -> Vec<Vec<u8>> {
 #[test]
 fn the_workload_spells_its_keys_in_the_shape_its_seed_draws() {
     let mut shapes: BTreeMap<&str, u64> = BTreeMap::new();
-    for seed in 0..200 {
+    for seed in 0..400 {
         let cfg = RunConfig::<Options>::from_seed(seed, 300, Profile::Default);
         let shape = KeyShape::of_seed(seed);
         let universe: Vec<Vec<u8>> = (0..KEYS).map(|n| shape.key(n).0).collect();
@@ -55,6 +57,10 @@ fn the_workload_spells_its_keys_in_the_shape_its_seed_draws() {
                 assert!(universe.iter().all(|k| k.starts_with(prefix)));
                 "prefixed"
             }
+            KeyShape::Long { prefix } => {
+                assert!(prefix.len() >= 200, "seed {seed}: {} bytes", prefix.len());
+                "long"
+            }
             KeyShape::Composite { .. } => "composite",
             KeyShape::Binary => {
                 assert!(keys.iter().any(|k| k.contains(&0xFF)), "seed {seed}");
@@ -72,7 +78,7 @@ fn the_workload_spells_its_keys_in_the_shape_its_seed_draws() {
         );
         *shapes.entry(kind).or_default() += 1;
     }
-    assert_eq!(shapes.len(), 4, "{shapes:?}");
+    assert_eq!(shapes.len(), 5, "{shapes:?}");
     assert!(shapes.values().all(|&n| n >= 20), "{shapes:?}");
 }
 
@@ -97,6 +103,40 @@ fn the_saved_get_compares_16_bytes_case_fails_only_with_long_keys() {
             if let Op::Put { key, .. } | Op::Get { key, .. } = op {
                 let n = *key.0.last().unwrap();
                 *key = Name::new(vec![b'k', n]);
+            }
+        }
+    });
+}
+
+/// Whether `shape`'s keys are long.
+fn long_keys(cfg: &RunConfig<Options>) -> Option<bool> {
+    Some(matches!(KeyShape::of_seed(cfg.seed), KeyShape::Long { .. }))
+}
+
+#[test]
+fn a_branch_freeing_its_first_page_only_is_caught_on_long_keys_only_and_the_twin_passes() {
+    // Keys of at most 44 bytes never fill a branch page with two separators.
+    let (caught, long, inert) =
+        sweep_control(200, Control::BranchFreesFirstPage, long_keys, |seed, v| {
+            assert!(
+                v.detail.contains("unreachable and not free"),
+                "seed {seed}: {v}"
+            );
+        });
+    assert!(inert >= 150, "{inert} seeds without long keys");
+    assert!(long >= 10, "{long} seeds with long keys");
+    assert!(caught * 3 >= long, "{caught} of {long} caught");
+}
+
+/// The saved case of control (t) fails; its clean twin passes, and so does the same case with
+/// its keys' long prefix cut off (`k…` alone, as a short-key seed spells them).
+#[test]
+fn the_saved_branch_frees_first_page_case_fails_only_with_long_keys() {
+    saved_case_and_twins("branch-frees-first-page", |run| {
+        for op in &mut run.ops {
+            if let Op::Put { key, .. } | Op::Get { key, .. } | Op::Delete { key, .. } = op {
+                let at = key.0.iter().rposition(|&b| b == b'k').unwrap();
+                *key = Name::new(key.0[at..].to_vec());
             }
         }
     });

@@ -126,6 +126,7 @@ impl EngineConfig for Options {
             full_batch_drops_last_call: control == Control::FullBatchDropsLastCall,
             batch_exceeds_limit: control == Control::BatchExceedsLimit,
             inline_keeps_sub_buckets: control == Control::InlineKeepsSubBuckets,
+            branch_frees_first_page: control == Control::BranchFreesFirstPage,
         };
         Ok(Options {
             debug,

@@ -3,9 +3,11 @@
 //! (`k0` to `k47`, two or three bytes) never reach what an engine does with longer ones: keys
 //! that share a long prefix (prefix compression, a search that skips the shared bytes), keys
 //! that tie in their first eight bytes after it and differ later (a word-sized key index),
-//! keys of one more byte than a boundary, and binary keys with 0x00 and 0xFF bytes, one the
-//! proper prefix of another (`x` and `x\0`). The shape is drawn from a stream of its own, so
-//! a seed's operations are the same under every shape; only their keys' bytes differ.
+//! keys of one more byte than a boundary, binary keys with 0x00 and 0xFF bytes, one the
+//! proper prefix of another (`x` and `x\0`), and keys of hundreds to thousands of bytes, whose
+//! separators alone outgrow a page (a branch of several pages, a leaf item larger than a page).
+//! The shape is drawn from a stream of its own, so a seed's operations are the same under every
+//! shape; only their keys' bytes differ.
 
 use crate::op::Name;
 use crate::rng::SimRng;
@@ -18,6 +20,16 @@ const PART_MAX: u64 = 40;
 
 /// Most bytes of a short drawn prefix or middle.
 const PART_SHORT: u64 = 12;
+
+/// Bytes of a long key's drawn prefix: from under the smallest page the sweeps draw (512) to
+/// three quarters of the largest (4096), so two separators outgrow a page at every page size.
+const LONG_MIN: u64 = 200;
+const LONG_MAX: u64 = 3_000;
+
+/// Most operations of a run whose keys may be long: a run's case file spells every key, and
+/// `LONG_OPS_MAX` operations of `LONG_MAX`-byte keys stay well under
+/// [`CASE_FILE_BYTES_MAX`](crate::limits::CASE_FILE_BYTES_MAX).
+pub const LONG_OPS_MAX: usize = 2_000;
 
 /// The bytes a drawn prefix or middle is made of: printable, so a case file shows the keys as
 /// text, and ordered against the digits and `k` both ways.
@@ -35,14 +47,24 @@ pub enum KeyShape {
     /// Up to two 0xFF bytes, one small byte, and for odd numbers a trailing 0x00: binary keys,
     /// each even one the proper prefix of the next.
     Binary,
+    /// One prefix of `LONG_MIN..=LONG_MAX` bytes every key shares, then `k7`.
+    Long { prefix: Vec<u8> },
 }
 
 impl KeyShape {
-    /// The shape `seed` draws: short for two seeds in five, each other shape for one in five.
+    /// The shape `seed` draws: short for two seeds in five, composite and binary for one in
+    /// five each, prefixed and long for one in ten each. Long keys come from a stream of their
+    /// own, so every other seed draws what it drew before they existed.
     pub fn of_seed(seed: u64) -> KeyShape {
         let mut r = SimRng::derive(seed, "key shape");
         match r.below(5) {
             0 | 1 => KeyShape::Short,
+            2 if SimRng::derive(seed, "long keys").chance(0.5) => {
+                let len = r.range(LONG_MIN, LONG_MAX);
+                KeyShape::Long {
+                    prefix: (0..len).map(|_| *r.pick(PART_BYTES)).collect(),
+                }
+            }
             2 => KeyShape::Prefixed {
                 prefix: part(&mut r, 1),
             },
@@ -54,6 +76,18 @@ impl KeyShape {
         }
     }
 
+    /// The shape a run of `ops` operations uses: long keys only up to [`LONG_OPS_MAX`]
+    /// operations (a longer run keeps the first `PART_MAX` bytes of the prefix).
+    pub fn for_run(self, ops: usize) -> KeyShape {
+        match self {
+            KeyShape::Long { mut prefix } if ops > LONG_OPS_MAX => {
+                prefix.truncate(PART_MAX as usize);
+                KeyShape::Prefixed { prefix }
+            }
+            shape => shape,
+        }
+    }
+
     /// Key number `n` (below [`KEYS`]) in this shape. Distinct numbers give distinct keys, and
     /// no key is empty.
     pub fn key(&self, n: u64) -> Name {
@@ -61,7 +95,9 @@ impl KeyShape {
         let short = format!("k{n}");
         let bytes = match self {
             KeyShape::Short => short.into_bytes(),
-            KeyShape::Prefixed { prefix } => [prefix.as_slice(), short.as_bytes()].concat(),
+            KeyShape::Prefixed { prefix } | KeyShape::Long { prefix } => {
+                [prefix.as_slice(), short.as_bytes()].concat()
+            }
             KeyShape::Composite { tags, middle } => {
                 let tag = b'a' + (n % u64::from(*tags)) as u8;
                 [&[tag][..], middle, short.as_bytes()].concat()
@@ -105,7 +141,7 @@ mod tests {
             assert_eq!(keys.len() as u64, KEYS, "{shape:?}");
             assert!(keys.iter().all(|k| !k.is_empty()), "{shape:?}");
         }
-        assert_eq!(kinds.len(), 4, "every shape is drawn");
+        assert_eq!(kinds.len(), 5, "every shape is drawn");
     }
 
     #[test]
@@ -127,5 +163,21 @@ mod tests {
         assert_eq!((a[0], b[0]), (b'a', b'a'));
         assert_eq!(a[..12], b[..12]);
         assert_ne!(shape.key(3).0[0], b'a');
+    }
+
+    #[test]
+    fn long_keys_outgrow_a_page_and_only_short_runs_keep_them() {
+        let long = (0..400)
+            .map(KeyShape::of_seed)
+            .find(|s| matches!(s, KeyShape::Long { .. }))
+            .expect("a seed of 400 draws long keys");
+        let key = long.key(7).0;
+        assert!((LONG_MIN as usize + 2..=LONG_MAX as usize + 3).contains(&key.len()));
+        assert_eq!(long.clone().for_run(LONG_OPS_MAX), long);
+        let KeyShape::Prefixed { prefix } = long.clone().for_run(LONG_OPS_MAX + 1) else {
+            panic!("a long run keeps long keys");
+        };
+        assert_eq!(prefix.len(), PART_MAX as usize);
+        assert!(key.starts_with(&prefix));
     }
 }

@@ -46,7 +46,7 @@ pub fn generate(seed: u64, count: usize, crashes: bool, caps: &Capabilities) -> 
         &FLAT_BUCKETS
     };
     let mut r = SimRng::derive(seed, "workload");
-    let shape = KeyShape::of_seed(seed);
+    let shape = KeyShape::of_seed(seed).for_run(count);
     let mut ops = vec![
         Op::CreateBucket(vec![Name::new("a")]),
         Op::CreateBucket(vec![Name::new("b")]),
