@@ -62,7 +62,7 @@ impl KeyShape {
             2 if SimRng::derive(seed, "long keys").chance(0.5) => {
                 let len = r.range(LONG_MIN, LONG_MAX);
                 KeyShape::Long {
-                    prefix: (0..len).map(|_| *r.pick(PART_BYTES)).collect(),
+                    prefix: printable(&mut r, len),
                 }
             }
             2 => KeyShape::Prefixed {
@@ -120,6 +120,11 @@ impl KeyShape {
 fn part(r: &mut SimRng, min: u64) -> Vec<u8> {
     let max = if r.chance(0.5) { PART_SHORT } else { PART_MAX };
     let len = r.range(min, max);
+    printable(r, len)
+}
+
+/// `len` drawn bytes of [`PART_BYTES`].
+fn printable(r: &mut SimRng, len: u64) -> Vec<u8> {
     (0..len).map(|_| *r.pick(PART_BYTES)).collect()
 }
 
@@ -175,7 +180,7 @@ mod tests {
         assert!((LONG_MIN as usize + 2..=LONG_MAX as usize + 3).contains(&key.len()));
         assert_eq!(long.clone().for_run(LONG_OPS_MAX), long);
         let KeyShape::Prefixed { prefix } = long.clone().for_run(LONG_OPS_MAX + 1) else {
-            panic!("a long run keeps long keys");
+            panic!("a run past LONG_OPS_MAX keeps long keys");
         };
         assert_eq!(prefix.len(), PART_MAX as usize);
         assert!(key.starts_with(&prefix));
