@@ -495,7 +495,7 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     // txid that would wrap, and the meta must still follow its base.
     assert!(meta.txid > tx.base.txid, "commit txid follows its base");
     let (_, meta_page) = fixed.place(1, META_IMAGE_SIZE);
-    meta.encode_page_checked_into(tx.base.slot(), meta_page)?;
+    meta.encode_page_checked_into(tx.base.slot(), meta_page, opts.checksum_rule())?;
     write_at(
         storage,
         meta_slot(&meta, &opts),

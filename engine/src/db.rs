@@ -60,9 +60,9 @@ impl Db {
             // process has since reused.
             storage.sync().map_err(|e| Error::io("sync", e))?;
         }
-        let verify = !options.hooks().skip_meta_checksum;
-        let page_size = detect_page_size(&storage, verify)?;
-        let meta = choose_meta(&storage, page_size, verify)?;
+        let rule = options.checksum_rule();
+        let page_size = detect_page_size(&storage, rule)?;
+        let meta = choose_meta(&storage, page_size, rule)?;
         let len = storage.len().map_err(|e| Error::io("len", e))?;
         let needed = meta.high_water.0.saturating_mul(u64::from(page_size));
         if len < needed {
@@ -205,7 +205,7 @@ fn init_fresh(storage: &dyn Storage, options: &Options) -> Result<()> {
     for txid in 0..2u64 {
         let meta = Meta::fresh(options.page_size, TxId(txid));
         let at = txid as usize * ps;
-        buf[at..at + ps].copy_from_slice(&meta.encode_page());
+        buf[at..at + ps].copy_from_slice(&meta.encode_page_by(options.checksum_rule()));
     }
     PageHeader {
         id: PageId(2),

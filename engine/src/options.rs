@@ -4,6 +4,7 @@ use crate::batch::MergeStrategy;
 use crate::error::{Error, Result};
 use crate::freelist::FreelistKind;
 use crate::presize::PresizePolicy;
+use crashlab_format::meta::ChecksumRule;
 use crashlab_format::page;
 use std::time::Duration;
 
@@ -120,6 +121,11 @@ pub struct DebugHooks {
     /// that thinks of overflow as a leaf's (a large value) would: the rest leak. Only a branch
     /// whose separators outgrow a page, which takes keys of hundreds of bytes, shows it.
     pub branch_frees_first_page: bool,
+    /// The meta's checksum leaves out its txid, on write and on open alike: a meta whose txid
+    /// alone is damaged still passes, and a txid raised past the other slot's makes open take
+    /// the older commit (or a tree since overwritten). Every file this engine writes opens
+    /// under it, so no check of a file's contents sees it; only damage to a meta's txid does.
+    pub meta_checksum_skips_txid: bool,
 }
 
 impl Default for Options {
@@ -151,6 +157,19 @@ impl Options {
         return self.debug;
         #[cfg(not(feature = "debug-hooks"))]
         return DebugHooks::default();
+    }
+
+    /// How this engine makes and checks a meta's checksum: the format's rule unless a negative
+    /// control breaks it.
+    pub(crate) fn checksum_rule(&self) -> ChecksumRule {
+        let hooks = self.hooks();
+        if hooks.skip_meta_checksum {
+            ChecksumRule::Unverified
+        } else if hooks.meta_checksum_skips_txid {
+            ChecksumRule::SkipsTxid
+        } else {
+            ChecksumRule::Format
+        }
     }
 
     pub(crate) fn validate(&self) -> Result<()> {

@@ -35,6 +35,32 @@ pub const META_IMAGE_SIZE: usize = PAGE_HEADER_SIZE + META_SIZE;
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
+/// How a meta's checksum is made and checked. [`ChecksumRule::Format`] is the format's rule and
+/// the only one a correct engine uses; the others are negative controls' broken rules
+/// (`DebugHooks` in the engine), kept here so that both the writer and the reader of a meta
+/// follow the same one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ChecksumRule {
+    /// FNV-1a-64 of meta bytes [0, 56), verified on decode.
+    #[default]
+    Format,
+    /// Written as the format's, never verified: a torn or flipped meta is trusted.
+    Unverified,
+    /// Written and verified over meta bytes [0, 48): the txid is left out of the sum.
+    SkipsTxid,
+}
+
+impl ChecksumRule {
+    /// The checksum of the 64 meta bytes `m` under this rule.
+    fn sum(self, m: &[u8]) -> u64 {
+        let covered = match self {
+            ChecksumRule::SkipsTxid => 48,
+            ChecksumRule::Format | ChecksumRule::Unverified => CHECKSUMMED,
+        };
+        fnv1a64(&m[..covered])
+    }
+}
+
 /// FNV-1a, 64 bit.
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
     bytes.iter().fold(FNV_OFFSET, |h, &b| {
@@ -79,6 +105,11 @@ impl Meta {
 
     /// The 64 meta bytes, checksum included.
     pub fn encode(&self) -> [u8; META_SIZE] {
+        self.encode_by(ChecksumRule::Format)
+    }
+
+    /// The 64 meta bytes, with the checksum `rule` makes.
+    fn encode_by(&self, rule: ChecksumRule) -> [u8; META_SIZE] {
         let mut b = [0u8; META_SIZE];
         page::write_u32(&mut b, 0, MAGIC);
         page::write_u32(&mut b, 4, VERSION);
@@ -89,7 +120,7 @@ impl Meta {
         page::write_u64(&mut b, 32, self.freelist.0);
         page::write_u64(&mut b, 40, self.high_water.0);
         page::write_u64(&mut b, 48, self.txid.0);
-        let sum = fnv1a64(&b[..CHECKSUMMED]);
+        let sum = rule.sum(&b);
         page::write_u64(&mut b, CHECKSUMMED, sum);
         b
     }
@@ -97,15 +128,23 @@ impl Meta {
     /// A full meta page (page size bytes) for slot `txid % 2`. Panics on a meta that
     /// [`Meta::decode`] would reject: for metas the caller built itself.
     pub fn encode_page(&self) -> Vec<u8> {
+        self.encode_page_by(ChecksumRule::Format)
+    }
+
+    /// [`Meta::encode_page`] with the checksum `rule` makes.
+    pub fn encode_page_by(&self, rule: ChecksumRule) -> Vec<u8> {
         self.assert_sane();
-        self.encode_page_unchecked()
+        let mut buf = vec![0u8; self.page_size as usize];
+        self.encode_image(&mut buf, rule);
+        buf
     }
 
     /// [`Meta::encode_page`] for a meta assembled from what was read from disk: a meta that
     /// decoding would reject is an error about the file (named at `page`), never written.
     pub fn encode_page_checked(&self, page: PageId) -> Result<Vec<u8>> {
         self.validate(page)?;
-        let buf = self.encode_page_unchecked();
+        let mut buf = vec![0u8; self.page_size as usize];
+        self.encode_image(&mut buf, ChecksumRule::Format);
         // Pair check: what is about to be written reads back as this meta.
         debug_assert_eq!(Meta::decode(&buf, self.slot()).ok(), Some(*self));
         Ok(buf)
@@ -113,23 +152,25 @@ impl Meta {
 
     /// [`Meta::encode_page_checked`] into `page_buf`, a page whose bytes from
     /// [`META_IMAGE_SIZE`] on are zero already: only the header and the meta are written, so a
-    /// committer that keeps a zeroed page zeroes nothing per commit.
-    pub fn encode_page_checked_into(&self, page: PageId, page_buf: &mut [u8]) -> Result<()> {
+    /// committer that keeps a zeroed page zeroes nothing per commit. The checksum is `rule`'s.
+    pub fn encode_page_checked_into(
+        &self,
+        page: PageId,
+        page_buf: &mut [u8],
+        rule: ChecksumRule,
+    ) -> Result<()> {
         assert_eq!(page_buf.len(), self.page_size as usize, "one page");
         self.validate(page)?;
-        self.encode_image(page_buf);
-        debug_assert_eq!(Meta::decode(page_buf, self.slot()).ok(), Some(*self));
+        self.encode_image(page_buf, rule);
+        debug_assert_eq!(
+            Meta::decode_checked(page_buf, self.slot(), rule).ok(),
+            Some(*self)
+        );
         Ok(())
     }
 
-    fn encode_page_unchecked(&self) -> Vec<u8> {
-        let mut buf = vec![0u8; self.page_size as usize];
-        self.encode_image(&mut buf);
-        buf
-    }
-
     /// Write the header and the meta: the first [`META_IMAGE_SIZE`] bytes of the page.
-    fn encode_image(&self, buf: &mut [u8]) {
+    fn encode_image(&self, buf: &mut [u8], rule: ChecksumRule) {
         PageHeader {
             id: self.slot(),
             flags: FLAG_META,
@@ -137,17 +178,17 @@ impl Meta {
             overflow: 0,
         }
         .encode(buf);
-        buf[PAGE_HEADER_SIZE..META_IMAGE_SIZE].copy_from_slice(&self.encode());
+        buf[PAGE_HEADER_SIZE..META_IMAGE_SIZE].copy_from_slice(&self.encode_by(rule));
     }
 
     /// Decode and validate the meta stored in `buf` (at least header + 64 bytes) of page `page`.
     pub fn decode(buf: &[u8], page: PageId) -> Result<Meta> {
-        Meta::decode_checked(buf, page, true)
+        Meta::decode_checked(buf, page, ChecksumRule::Format)
     }
 
-    /// [`Meta::decode`], with the checksum verified only when `verify_checksum` is set (it is
-    /// cleared only by a negative control, `DebugHooks::skip_meta_checksum`).
-    pub fn decode_checked(buf: &[u8], page: PageId, verify_checksum: bool) -> Result<Meta> {
+    /// [`Meta::decode`], the checksum checked by `rule` (a rule other than the format's is a
+    /// negative control's: `DebugHooks::skip_meta_checksum`, `meta_checksum_skips_txid`).
+    pub fn decode_checked(buf: &[u8], page: PageId, rule: ChecksumRule) -> Result<Meta> {
         let end = PAGE_HEADER_SIZE + META_SIZE;
         let m = buf
             .get(PAGE_HEADER_SIZE..end)
@@ -163,8 +204,8 @@ impl Meta {
             ));
         }
         let stored = page::read_u64(m, CHECKSUMMED);
-        let computed = fnv1a64(&m[..CHECKSUMMED]);
-        if verify_checksum && stored != computed {
+        let computed = rule.sum(m);
+        if rule != ChecksumRule::Unverified && stored != computed {
             return Err(Error::ChecksumMismatch {
                 page,
                 stored,
@@ -264,11 +305,13 @@ mod tests {
             ..fresh(5)
         };
         let mut page = vec![0u8; 4096];
-        m.encode_page_checked_into(PageId(1), &mut page).unwrap();
+        m.encode_page_checked_into(PageId(1), &mut page, ChecksumRule::Format)
+            .unwrap();
         assert_eq!(page, m.encode_page());
         // Only the image is written: a byte past it is left as it was.
         page[META_IMAGE_SIZE] = 0xEE;
-        m.encode_page_checked_into(PageId(1), &mut page).unwrap();
+        m.encode_page_checked_into(PageId(1), &mut page, ChecksumRule::Format)
+            .unwrap();
         assert_eq!(page[META_IMAGE_SIZE], 0xEE);
     }
 

@@ -13,7 +13,7 @@
 
 use crate::corruption::Corruption;
 use crate::error::{Error, Result};
-use crate::meta::{Meta, META_SIZE};
+use crate::meta::{ChecksumRule, Meta, META_SIZE};
 use crate::node::{self, Node};
 use crate::page::{PageHeader, PageKind, ELEMENT_SIZE, PAGE_HEADER_SIZE};
 use crate::storage::Storage;
@@ -249,7 +249,12 @@ fn read_error(page: PageId, e: io::Error) -> Error {
     }
 }
 
-fn read_meta_at(storage: &dyn Storage, offset: u64, page: PageId, verify: bool) -> Result<Meta> {
+fn read_meta_at(
+    storage: &dyn Storage,
+    offset: u64,
+    page: PageId,
+    rule: ChecksumRule,
+) -> Result<Meta> {
     let mut buf = [0u8; PAGE_HEADER_SIZE + META_SIZE];
     storage
         .read_at(offset, &mut buf)
@@ -257,13 +262,13 @@ fn read_meta_at(storage: &dyn Storage, offset: u64, page: PageId, verify: bool) 
             std::io::ErrorKind::UnexpectedEof => Error::corrupted(page, Corruption::MetaPastEof),
             _ => Error::io("read", e),
         })?;
-    Meta::decode_checked(&buf, page, verify)
+    Meta::decode_checked(&buf, page, rule)
 }
 
 /// Page size from meta 0, or — if meta 0 is damaged — from meta 1 probed at every accepted
 /// page size (a meta at offset P counts only if it says its page size is P).
-pub fn detect_page_size(storage: &dyn Storage, verify: bool) -> Result<u32> {
-    let err0 = match read_meta_at(storage, 0, PageId(0), verify) {
+pub fn detect_page_size(storage: &dyn Storage, rule: ChecksumRule) -> Result<u32> {
+    let err0 = match read_meta_at(storage, 0, PageId(0), rule) {
         Ok(m) => return Ok(m.page_size),
         Err(e @ Error::Io { .. }) => return Err(e),
         Err(e) => e,
@@ -272,7 +277,7 @@ pub fn detect_page_size(storage: &dyn Storage, verify: bool) -> Result<u32> {
     let mut err1 = None;
     let mut size = crate::page::PAGE_SIZE_MIN;
     while size <= crate::page::PAGE_SIZE_MAX {
-        match read_meta_at(storage, u64::from(size), PageId(1), verify) {
+        match read_meta_at(storage, u64::from(size), PageId(1), rule) {
             Ok(m) if m.page_size == size => return Ok(size),
             Ok(_) => {}
             Err(e @ Error::Io { .. }) => return Err(e),
@@ -292,10 +297,10 @@ pub fn detect_page_size(storage: &dyn Storage, verify: bool) -> Result<u32> {
 }
 
 /// Both meta slots of a file whose page size is `page_size`: each its meta, or why not
-/// (`verify`: check checksums; only a negative control turns it off).
-pub fn read_slots(storage: &dyn Storage, page_size: u32, verify: bool) -> [Result<Meta>; 2] {
-    let m0 = read_meta_at(storage, 0, PageId(0), verify).and_then(|m| same_size(m, page_size, 0));
-    let m1 = read_meta_at(storage, u64::from(page_size), PageId(1), verify)
+/// (`rule`: how checksums are checked; only a negative control departs from the format's).
+pub fn read_slots(storage: &dyn Storage, page_size: u32, rule: ChecksumRule) -> [Result<Meta>; 2] {
+    let m0 = read_meta_at(storage, 0, PageId(0), rule).and_then(|m| same_size(m, page_size, 0));
+    let m1 = read_meta_at(storage, u64::from(page_size), PageId(1), rule)
         .and_then(|m| same_size(m, page_size, 1));
     [m0, m1]
 }
@@ -308,8 +313,8 @@ pub fn newest_valid(slots: &[Result<Meta>; 2]) -> Option<Meta> {
 }
 
 /// The meta open uses: the valid one with the highest txid.
-pub fn choose_meta(storage: &dyn Storage, page_size: u32, verify: bool) -> Result<Meta> {
-    let slots = read_slots(storage, page_size, verify);
+pub fn choose_meta(storage: &dyn Storage, page_size: u32, rule: ChecksumRule) -> Result<Meta> {
+    let slots = read_slots(storage, page_size, rule);
     let newest = newest_valid(&slots);
     // An unreadable meta is not an invalid one: falling back to the other slot would silently
     // open an older commit, so an I/O error fails the open instead.

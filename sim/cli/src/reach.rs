@@ -37,11 +37,13 @@ fn callers(g: &GroupFigures) -> String {
     )
 }
 
-/// `live checks …`: checks on the open database, and what followed failed commits.
+/// `live checks …`: checks on the open database and of its checksums, and what followed
+/// failed commits.
 fn live_and_after_failure(s: &RunStats) -> String {
     format!(
-        "live checks {} · failed commits {}: retried on the same handle {}, writes refused by the latch {}",
-        s.live_checks, s.failed_commits, s.retries, s.latched_refusals
+        "live checks {} · checksum probes {} · failed commits {}: retried on the same handle {}, \
+         writes refused by the latch {}",
+        s.live_checks, s.checksum_probes, s.failed_commits, s.retries, s.latched_refusals
     )
 }
 
@@ -66,7 +68,7 @@ mod tests {
         assert_eq!(text.lines().count(), 3, "{text}");
         assert!(text
             .contains("callers: groups 0 · calls 0 in 0 commits (0 merged) · calls per commit -"));
-        assert!(text.contains("live checks 0 · failed commits 0"));
+        assert!(text.contains("live checks 0 · checksum probes 0 · failed commits 0"));
         s.groups.batch_sizes = [3, 0, 2, 0, 0, 0, 0, 1];
         s.api_calls.insert("seek absent", 4);
         s.api_calls.insert("prev", 2);

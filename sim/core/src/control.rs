@@ -25,6 +25,7 @@
 //! | `batch-exceeds-limit` (r) | the coalescer takes one call more than the batch limit into a batch | `DebugHooks::batch_exceeds_limit` |
 //! | `inline-keeps-sub-buckets` (s) | a small bucket holding sub-buckets is stored inline, which bbolt's rebuild of its free pages does not look inside | `DebugHooks::inline_keeps_sub_buckets` |
 //! | `branch-frees-first-page` (t) | a rewritten branch of several pages frees only its first page (the rest leak) | `DebugHooks::branch_frees_first_page` |
+//! | `meta-checksum-skips-txid` (u) | a meta's checksum leaves out its txid, on write and on open | `DebugHooks::meta_checksum_skips_txid` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -66,11 +67,12 @@ pub enum Control {
     BatchExceedsLimit,
     InlineKeepsSubBuckets,
     BranchFreesFirstPage,
+    MetaChecksumSkipsTxid,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 22] = [
+    pub const ALL: [Control; 23] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -92,6 +94,7 @@ impl Control {
         Control::BatchExceedsLimit,
         Control::InlineKeepsSubBuckets,
         Control::BranchFreesFirstPage,
+        Control::MetaChecksumSkipsTxid,
         Control::FdatasyncDisk,
     ];
 
@@ -118,6 +121,7 @@ impl Control {
             Control::BatchExceedsLimit => "batch-exceeds-limit",
             Control::InlineKeepsSubBuckets => "inline-keeps-sub-buckets",
             Control::BranchFreesFirstPage => "branch-frees-first-page",
+            Control::MetaChecksumSkipsTxid => "meta-checksum-skips-txid",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

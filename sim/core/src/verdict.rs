@@ -62,6 +62,9 @@ pub enum Verdict {
     Latch,
     /// The engine panicked.
     Panic,
+    /// A bit flipped inside a range the engine covers by a checksum changed what opening the
+    /// file gives, where the range lost (zeroed) gives something else: the checksum missed it.
+    ChecksumProbe,
     /// The engine failed with an error that is neither an I/O error nor a refusal the model also
     /// makes, while doing this.
     Failed(During),
@@ -78,8 +81,18 @@ impl Verdict {
             Verdict::CommitRefused => "commit",
             Verdict::Latch => "latch",
             Verdict::Panic => "panic",
+            Verdict::ChecksumProbe => "checksum probe",
             Verdict::Failed(d) => d.name(),
         }
+    }
+}
+
+impl Verdict {
+    /// Whether a disk that corrupted bytes on purpose may explain this verdict. A panic never is,
+    /// and neither is the checksum probe's: it compares two opens of the same file, so what
+    /// the disk did to the rest of the file is in both.
+    pub fn disk_may_explain(self) -> bool {
+        !matches!(self, Verdict::Panic | Verdict::ChecksumProbe)
     }
 }
 

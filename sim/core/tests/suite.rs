@@ -2,6 +2,7 @@
 //! binary. Run one file's tests with `cargo test -p crashlab-sim --test suite FILE::`.
 
 mod after_failure;
+mod checksum_probe;
 mod disk_dimensions;
 mod engine_failures;
 mod event_log;

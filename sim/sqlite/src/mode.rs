@@ -9,7 +9,7 @@
 //! `synchronous=off` and `journal_mode=off`, the positive controls, for which the adapter
 //! claims what an application assuming durable commits would (see [`promise`]).
 
-use crashlab_sim::adapter::{Ack, Capabilities, EngineConfig};
+use crashlab_sim::adapter::{Ack, Capabilities, Checksummed, EngineConfig};
 use crashlab_sim::disk::LengthModel;
 use crashlab_sim::profile::Profile;
 use crashlab_sim::rng::SimRng;
@@ -226,6 +226,8 @@ impl EngineConfig for SqliteChoices {
             // Page 1 holds the database header.
             meta_region_len: u64::from(SQLITE_PAGE_SIZE),
             page_size: SQLITE_PAGE_SIZE,
+            // SQLite's header and pages carry no checksum (a WAL frame's is its own file's).
+            checksummed: Checksummed::NONE,
             directory: true,
         }
     }

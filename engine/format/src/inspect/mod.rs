@@ -35,7 +35,7 @@ pub use stats::{stats, NodeUsage, Stats};
 pub use walk::{unreached, walk, BucketInfo, Buckets, PageVisit, Visitor, Walk};
 
 use crate::error::{Error, Result};
-use crate::meta::{Meta, META_SIZE};
+use crate::meta::{ChecksumRule, Meta, META_SIZE};
 use crate::page::PAGE_HEADER_SIZE;
 use crate::read::PageReader;
 use crate::read::{choose_meta, detect_page_size, read_slots};
@@ -83,8 +83,8 @@ impl Image {
             let needed = (PAGE_HEADER_SIZE + META_SIZE) as u64;
             return Err(Error::Truncated { len: 0, needed });
         }
-        let page_size = detect_page_size(&*storage, true)?;
-        let meta = choose_meta(&*storage, page_size, true)?;
+        let page_size = detect_page_size(&*storage, ChecksumRule::Format)?;
+        let meta = choose_meta(&*storage, page_size, ChecksumRule::Format)?;
         let needed = meta.high_water.0.saturating_mul(u64::from(page_size));
         if file_len < needed {
             return Err(Error::Truncated {
@@ -92,7 +92,7 @@ impl Image {
                 needed,
             });
         }
-        let [m0, m1] = read_slots(&*storage, page_size, true);
+        let [m0, m1] = read_slots(&*storage, page_size, ChecksumRule::Format);
         let slots = [
             slot(&*storage, PageId(0), 0, m0),
             slot(&*storage, PageId(1), u64::from(page_size), m1),

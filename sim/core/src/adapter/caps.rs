@@ -50,6 +50,9 @@ pub struct Capabilities {
     pub meta_region_len: u64,
     /// The engine's page size: the checker enumerates page-level subsets of pending sectors.
     pub page_size: u32,
+    /// Ranges of the file the engine covers by a checksum it verifies before trusting them:
+    /// the driver's checksum probe flips a bit in each and expects what the range lost gives.
+    pub checksummed: Checksummed,
     /// The engine keeps several files in one directory (a journal or a WAL beside the
     /// database): the driver opens it with [`Engine::open_dir`](super::Engine::open_dir) on a
     /// [`SimDir`](crate::fs::SimDir), and a power cut is the file system's — metadata
@@ -74,7 +77,52 @@ impl Default for Capabilities {
             acknowledged_survive_process_crash: true,
             meta_region_len: 4096,
             page_size: 4096,
+            checksummed: Checksummed::NONE,
             directory: false,
         }
+    }
+}
+
+/// Byte ranges of a single-file engine's file, each covered whole by a checksum the engine
+/// verifies before it trusts a byte of it (crashlab's two metas, bbolt's layout). The promise
+/// an engine makes by declaring a range: a range whose checksum fails is treated exactly as a
+/// range that was never written (zeroed) — it falls back, or it refuses — so a flipped bit in
+/// it changes nothing a zeroed range would not. Declare only ranges the engine rejects when
+/// zeroed (a magic number, a checksum that zeros do not satisfy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Checksummed {
+    /// `(offset, len)` of each range; the first `count` are used.
+    ranges: [(u64, u64); Checksummed::MAX],
+    count: usize,
+}
+
+impl Checksummed {
+    /// The most ranges an engine declares.
+    pub const MAX: usize = 4;
+    /// No checksummed range: the probe does not run.
+    pub const NONE: Checksummed = Checksummed {
+        ranges: [(0, 0); Checksummed::MAX],
+        count: 0,
+    };
+
+    /// The ranges `(offset, len)`, each non-empty, at most [`Checksummed::MAX`].
+    pub fn of(ranges: &[(u64, u64)]) -> Checksummed {
+        assert!(ranges.len() <= Self::MAX, "at most {} ranges", Self::MAX);
+        assert!(ranges.iter().all(|&(_, len)| len > 0), "empty range");
+        let mut c = Checksummed::NONE;
+        c.ranges[..ranges.len()].copy_from_slice(ranges);
+        c.count = ranges.len();
+        c
+    }
+
+    /// Each range as byte offsets.
+    pub fn ranges(&self) -> impl Iterator<Item = std::ops::Range<u64>> + '_ {
+        self.ranges[..self.count]
+            .iter()
+            .map(|&(at, len)| at..at + len)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
     }
 }

@@ -19,7 +19,7 @@ pub mod error;
 
 /// What an engine of several files is opened on (capability `directory`).
 pub use crate::fs::{DirFile, SimDir};
-pub use caps::Capabilities;
+pub use caps::{Capabilities, Checksummed};
 /// Re-exported so an adapter needs no other crashlab crate: the storage an engine is opened on,
 /// the model a snapshot is read into and the refusals the model makes.
 pub use crashlab_engine::Storage;

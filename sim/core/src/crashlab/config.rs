@@ -2,7 +2,7 @@
 //! read from case files, varied by `crashlab check --variants`, with the debug hooks the
 //! negative controls turn on.
 
-use crate::adapter::{Capabilities, EngineConfig};
+use crate::adapter::{Capabilities, Checksummed, EngineConfig};
 use crate::control::Control;
 use crate::limits::{at_most, MAX_BATCH_MAX, PAGE_CACHE_PAGES_MAX};
 use crate::profile::Profile;
@@ -10,6 +10,8 @@ use crate::rng::SimRng;
 use crate::words::{flag, num, settings};
 use crashlab_engine::batch::MergeStrategy;
 use crashlab_engine::{DebugHooks, FreelistKind, Options, PresizePolicy};
+use crashlab_format::meta::META_SIZE;
+use crashlab_format::page::PAGE_HEADER_SIZE;
 
 impl EngineConfig for Options {
     const ENGINE: &'static str = "crashlab";
@@ -79,6 +81,7 @@ impl EngineConfig for Options {
             acknowledged_survive_process_crash: true,
             meta_region_len: 2 * u64::from(self.page_size),
             page_size: self.page_size,
+            checksummed: meta_ranges(self.page_size),
             directory: false,
         }
     }
@@ -127,6 +130,7 @@ impl EngineConfig for Options {
             batch_exceeds_limit: control == Control::BatchExceedsLimit,
             inline_keeps_sub_buckets: control == Control::InlineKeepsSubBuckets,
             branch_frees_first_page: control == Control::BranchFreesFirstPage,
+            meta_checksum_skips_txid: control == Control::MetaChecksumSkipsTxid,
         };
         Ok(Options {
             debug,
@@ -189,6 +193,14 @@ pub fn format_options(o: &Options) -> String {
 }
 
 /// The control whose debug hooks `debug` are, when one is on.
+/// The two metas' 64 bytes (pages 0 and 1, after each page's header): the format's checksum
+/// covers them whole, and open falls back to the other slot when one fails it.
+fn meta_ranges(page_size: u32) -> Checksummed {
+    let at = PAGE_HEADER_SIZE as u64;
+    let len = META_SIZE as u64;
+    Checksummed::of(&[(at, len), (u64::from(page_size) + at, len)])
+}
+
 fn hooks_control(debug: &DebugHooks) -> Option<Control> {
     if *debug == DebugHooks::default() {
         return None;

@@ -25,6 +25,7 @@
 //! checker — comes through [`Hooks`]. Verdicts are typed ([`Verdict`]).
 
 mod after_failure;
+mod checksum_probe;
 mod group;
 mod hooks;
 mod live;
@@ -42,6 +43,7 @@ use crate::disk::{FaultConfig, IoStats};
 use crate::medium::Medium;
 use crate::power::PowerSwitch;
 use crate::profile::Profile;
+use crate::rng::SimRng;
 use crate::trace::Trace;
 use crate::verdict::{During, Stop, Verdict, Violation};
 use crashlab_engine::Counters;
@@ -70,6 +72,8 @@ pub struct RunStats {
     pub latched_refusals: u64,
     /// Integrity checks and whole-state comparisons run on the live database.
     pub live_checks: u64,
+    /// Bits the checksum probe flipped, each in a copy of the file opened in memory.
+    pub checksum_probes: u64,
     /// The operations and engine calls the run made, by name (`seek absent`, `prev`, ...): what
     /// of the engine's public surface the workload reached.
     pub api_calls: BTreeMap<&'static str, u64>,
@@ -93,6 +97,7 @@ impl RunStats {
         self.retries += other.retries;
         self.latched_refusals += other.latched_refusals;
         self.live_checks += other.live_checks;
+        self.checksum_probes += other.checksum_probes;
         self.thresholds.add(&other.thresholds);
         for (name, n) in &other.api_calls {
             *self.api_calls.entry(name).or_default() += n;
@@ -118,6 +123,9 @@ pub struct Settings {
     /// `check` operations run the engine's integrity check and a whole-state comparison on the
     /// live database.
     pub live_checks: bool,
+    /// After each judged recovery, the checksum probe flips a bit in each range the engine
+    /// declares checksummed ([`Capabilities::checksummed`]) and opens the copy in memory.
+    pub checksum_probes: bool,
 }
 
 impl Default for Settings {
@@ -126,6 +134,7 @@ impl Default for Settings {
             batched: false,
             readers_checked_at_end: true,
             live_checks: true,
+            checksum_probes: true,
         }
     }
 }
@@ -168,6 +177,9 @@ pub struct Driver<'c, E: Engine, H> {
     pub(crate) file_from: String,
     /// The structured event log, when a report asked for one ([`Driver::keep_event_log`]).
     pub(crate) log: Option<Box<crate::events::EventLog>>,
+    /// Where the checksum probe flips its bits: a stream of its own, so probing changes no
+    /// other choice of the run.
+    probe_rng: SimRng,
 }
 
 impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
@@ -212,6 +224,7 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
             latched: None,
             file_from: "as created".into(),
             log: None,
+            probe_rng: SimRng::derive(cfg.seed, "checksum probe"),
         }
     }
 
@@ -294,6 +307,7 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
             if recovering {
                 let power_cut = std::mem::take(&mut self.pending_power_cut);
                 self.verify_recovery(&mut db, power_cut)?;
+                self.probe_checksums(false)?;
             }
             let end = self.run_session(db).await?;
             match end {
@@ -513,6 +527,7 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
         };
         let power_cut = std::mem::take(&mut self.pending_power_cut);
         self.verify_recovery(&mut db, power_cut)?;
+        self.probe_checksums(true)?;
         self.counters.accumulate(&db.counters());
         // The run is over: a failed close here changes nothing that is checked.
         let _ = db.close();

@@ -148,7 +148,7 @@ pub(crate) async fn drive_to_report<E: Engine, H: Hooks<E>>(
         // The engine keeps no checksums on data pages (bbolt's format): once the corruption
         // profile's disk has corrupted bytes, a wrong answer is undetected corruption the disk
         // caused, not a broken promise. Before, it is the engine's (`disk_may_explain`).
-        Ok(Err(Stop::Violation(v))) if d.disk_may_explain() && v.verdict != Verdict::Panic => {
+        Ok(Err(Stop::Violation(v))) if d.disk_may_explain() && v.verdict.disk_may_explain() => {
             Outcome::DiskFailure(format!("undetected corruption: {v}"))
         }
         Ok(Err(stop)) => stop.into_outcome(),
