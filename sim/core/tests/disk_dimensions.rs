@@ -14,8 +14,8 @@ use crashlab_sim::config::RunConfig;
 use crashlab_sim::control::Control;
 use crashlab_sim::crashlab::CrashlabDb;
 use crashlab_sim::disk::{FaultConfig, LengthModel};
-use crashlab_sim::profile::{self, Profile};
 use crashlab_sim::driver::Settings;
+use crashlab_sim::profile::{self, Profile};
 use crashlab_sim::runner::{run, run_with};
 
 fn violates(cfg: &RunConfig<Options>) -> bool {

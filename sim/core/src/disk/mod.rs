@@ -319,6 +319,12 @@ impl SimDisk {
         self.lock().sectors.image()
     }
 
+    /// What reads see at `offset..offset + buf.len()`, which must lie inside the length. Not
+    /// counted as a read, and no fault applies: for the harness's own copies of the file.
+    pub fn read_seen(&self, offset: u64, buf: &mut [u8]) {
+        self.lock().sectors.read(offset, buf);
+    }
+
     /// Bytes `offset..offset + n` of the durable image and of what reads see, each clipped to its
     /// length: for the harness to tell what a crash did to a region. Not counted as reads.
     pub fn peek(&self, offset: u64, n: u64) -> (Vec<u8>, Vec<u8>) {

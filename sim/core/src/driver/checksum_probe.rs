@@ -7,18 +7,19 @@
 //! disk does flip bits, but then it takes the blame for whatever follows. The probe asks the
 //! checksum's one question directly. After a judged recovery it takes the file as the engine
 //! now sees it and one of the ranges the engine declares ([`Capabilities::checksummed`]), and
-//! opens two copies in memory: one with a seeded bit of the range flipped, one with the range
-//! zeroed.
-//! A checksum that does its job makes the engine reject both alike — fall back to another copy,
+//! opens two copies of it ([`Patched`]: reads go to the disk, the range patched): one with a
+//! seeded bit of the range flipped, one with the range zeroed. A checksum that does its job makes the engine reject both alike — fall back to another copy,
 //! or refuse — so both opens must give the same state, or both fail. Any other pair is
 //! [`Verdict::ChecksumProbe`]; a panic in either is [`Verdict::Panic`].
 //!
 //! [`Capabilities::checksummed`]: crate::adapter::Capabilities::checksummed
 
+use super::patched::Patched;
 use super::recovery::{open_image, Recovered};
 use super::{Driver, Hooks, Step};
 use crate::adapter::Engine;
 use crate::verdict::Verdict;
+use crashlab_engine::Storage;
 use crashlab_models::KvModel;
 use std::collections::BTreeSet;
 use std::ops::Range;
@@ -42,11 +43,11 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         let Some(disk) = self.medium.disk() else {
             return Ok(());
         };
-        let image = disk.image();
+        let len = disk.len().expect("a simulated disk knows its length");
         let ranges: Vec<Range<u64>> = self.caps.checksummed.ranges().collect();
         let range = self.probe_rng.pick(&ranges).clone();
         let bit = self.probe_rng.below((range.end - range.start) * 8);
-        if range.end > image.len() as u64 {
+        if range.end > len {
             return Ok(());
         }
         self.stats.checksum_probes += 1;
@@ -54,19 +55,23 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             true => "the file the run ends with".to_string(),
             false => format!("the file {}", self.file_from),
         };
-        self.probe_one(&image, &file, range, bit)
+        self.probe_one(len, &file, range, bit)
     }
 
-    /// Flip bit `bit` of `range` in a copy of `image` (`file`, for messages), zero `range` in
-    /// another, and compare what opening each gives.
-    fn probe_one(&self, image: &[u8], file: &str, range: Range<u64>, bit: u64) -> Step<()> {
+    /// Flip bit `bit` of `range` in one copy of the disk's file (`len` bytes; `file`, for
+    /// messages), zero `range` in another, and compare what opening each gives.
+    fn probe_one(&self, len: u64, file: &str, range: Range<u64>, bit: u64) -> Step<()> {
+        let disk = self.medium.disk().expect("the probe runs on one disk");
+        let mut flipped = vec![0u8; (range.end - range.start) as usize];
+        disk.read_seen(range.start, &mut flipped);
+        flipped[(bit / 8) as usize] ^= 1 << (bit % 8);
+        let zeroed = vec![0u8; flipped.len()];
+        let open = |patch: Vec<u8>| {
+            let copy = Patched::new(disk, len, range.start, patch);
+            open_image::<E>(Box::new(copy), &self.cfg.engine, false)
+        };
+        let (got, want) = (open(flipped), open(zeroed));
         let at = range.start + bit / 8;
-        let mut flipped = image.to_vec();
-        flipped[at as usize] ^= 1 << (bit % 8);
-        let mut lost = image.to_vec();
-        lost[range.start as usize..range.end as usize].fill(0);
-        let got = open_image::<E>(flipped, &self.cfg.engine, false);
-        let want = open_image::<E>(lost, &self.cfg.engine, false);
         let what = format!(
             "bit {} of byte {at} flipped, in checksummed range {range:?} of {file}",
             bit % 8

@@ -30,6 +30,7 @@ mod group;
 mod hooks;
 mod live;
 mod log;
+mod patched;
 mod recovery;
 mod session;
 

@@ -8,7 +8,7 @@ use crate::adapter::{list_model, Engine, EngineError};
 use crate::guard;
 use crate::op::{path_to_string, Name, Path};
 use crate::verdict::{During, Stop, Verdict};
-use crashlab_engine::MemStorage;
+use crashlab_engine::{MemStorage, Storage};
 use crashlab_models::KvModel;
 
 impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
@@ -122,15 +122,20 @@ pub enum Recovered {
 /// options), read it whole, read every bucket and key back as an application would, and run the
 /// engine's integrity check. A panic is caught and kept.
 pub fn recover_image<E: Engine>(image: Vec<u8>, cfg: &E::Config) -> Recovered {
-    open_image::<E>(image, cfg, true)
+    open_image::<E>(Box::new(MemStorage::from_bytes(image)), cfg, true)
 }
 
-/// [`recover_image`], the application's read-back and the integrity check only when `judged`:
-/// without them, what the file opens to and nothing more (the checksum probe's question).
-pub(crate) fn open_image<E: Engine>(image: Vec<u8>, cfg: &E::Config, judged: bool) -> Recovered {
+/// [`recover_image`] of the file `storage` holds, the application's read-back and the integrity
+/// check only when `judged`: without them, what the file opens to and nothing more (the
+/// checksum probe's question).
+pub(crate) fn open_image<E: Engine>(
+    storage: Box<dyn Storage>,
+    cfg: &E::Config,
+    judged: bool,
+) -> Recovered {
     let opened = guard::catch(|| {
-        let mut db = E::open(Box::new(MemStorage::from_bytes(image)), cfg, 0)
-            .map_err(|e| format!("open failed: {}", e.classified()))?;
+        let mut db =
+            E::open(storage, cfg, 0).map_err(|e| format!("open failed: {}", e.classified()))?;
         let model = db
             .begin_read()
             .and_then(|r| E::read_snapshot(&r))
