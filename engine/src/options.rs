@@ -126,6 +126,11 @@ pub struct DebugHooks {
     /// the older commit (or a tree since overwritten). Every file this engine writes opens
     /// under it, so no check of a file's contents sees it; only damage to a meta's txid does.
     pub meta_checksum_skips_txid: bool,
+    /// Setting or bumping a bucket's sequence does not mark the bucket dirty, as if the
+    /// sequence were a field of the handle rather than of the stored bucket: a transaction that
+    /// changes a sequence and nothing else in that bucket commits without it. One that also
+    /// puts to the bucket (which marks it dirty) keeps it.
+    pub sequence_skips_dirty: bool,
 }
 
 impl Default for Options {

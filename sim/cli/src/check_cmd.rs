@@ -47,8 +47,9 @@ pub struct CheckArgs {
     /// reuse-under-readers, batch-keeps-failed-call, no-latch, prev-skips-leaf-end,
     /// leak-freed-pages, emptied-bucket-leak, freelist-count-wraps, rebuild-drops-last-call,
     /// get-compares-16-bytes, full-batch-drops-last-call, batch-exceeds-limit,
-    /// inline-keeps-sub-buckets, branch-frees-first-page, meta-checksum-skips-txid (or
-    /// fdatasync-disk, the disk model of no-growth-sync without the bug).
+    /// inline-keeps-sub-buckets, branch-frees-first-page, meta-checksum-skips-txid,
+    /// sequence-skips-dirty (or fdatasync-disk, the disk model of no-growth-sync without the
+    /// bug).
     #[arg(long)]
     control: Option<Control>,
     /// Crash again during the recovery of one distinct state in N (0: never), N ≤ 2^20

@@ -26,6 +26,7 @@
 //! | `inline-keeps-sub-buckets` (s) | a small bucket holding sub-buckets is stored inline, which bbolt's rebuild of its free pages does not look inside | `DebugHooks::inline_keeps_sub_buckets` |
 //! | `branch-frees-first-page` (t) | a rewritten branch of several pages frees only its first page (the rest leak) | `DebugHooks::branch_frees_first_page` |
 //! | `meta-checksum-skips-txid` (u) | a meta's checksum leaves out its txid, on write and on open | `DebugHooks::meta_checksum_skips_txid` |
+//! | `sequence-skips-dirty` (v) | setting a bucket's sequence does not mark the bucket dirty | `DebugHooks::sequence_skips_dirty` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -68,11 +69,12 @@ pub enum Control {
     InlineKeepsSubBuckets,
     BranchFreesFirstPage,
     MetaChecksumSkipsTxid,
+    SequenceSkipsDirty,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 23] = [
+    pub const ALL: [Control; 24] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -95,6 +97,7 @@ impl Control {
         Control::InlineKeepsSubBuckets,
         Control::BranchFreesFirstPage,
         Control::MetaChecksumSkipsTxid,
+        Control::SequenceSkipsDirty,
         Control::FdatasyncDisk,
     ];
 
@@ -122,6 +125,7 @@ impl Control {
             Control::InlineKeepsSubBuckets => "inline-keeps-sub-buckets",
             Control::BranchFreesFirstPage => "branch-frees-first-page",
             Control::MetaChecksumSkipsTxid => "meta-checksum-skips-txid",
+            Control::SequenceSkipsDirty => "sequence-skips-dirty",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

@@ -1,18 +1,22 @@
 //! The workload reaches the engine's public surface beyond get, scan and put: cursor ranges
 //! (seek to present and absent keys, first, last, next, prev), sequences, and nesting up to and
 //! past the limit — and the run counts each call. Negative control (h), `prev-skips-leaf-end`,
-//! breaks reverse iteration only: the range operations catch it and nothing else does.
+//! breaks reverse iteration only: the range operations catch it and nothing else does. Negative
+//! control (v), `sequence-skips-dirty`, loses a sequence change made alone in its bucket: the
+//! lone sequence transactions catch it.
 
 use crashlab_engine::Options;
 use crashlab_sim::adapter::EngineConfig;
 use crashlab_sim::config::RunConfig;
 use crashlab_sim::control::Control;
 use crashlab_sim::crashlab::CrashlabDb;
-use crashlab_sim::op::Op;
+use crashlab_sim::op::{Name, Op};
 use crashlab_sim::profile::Profile;
 use crashlab_sim::runner::run;
 use crashlab_sim::verdict::{Outcome, Verdict};
 use std::collections::BTreeMap;
+
+use crate::seeded_control::saved_case_and_twins;
 
 const SEEDS: u64 = 100;
 
@@ -77,4 +81,80 @@ fn reverse_iteration_that_skips_a_key_is_caught_by_ranges_alone() {
     }
     assert!(caught >= 10, "caught on {caught} of {SEEDS} seeds");
     assert_eq!(without_ranges, 0, "something besides a range saw the bug");
+}
+
+/// Whether `ops[i]` is a lone sequence operation: one that no put to its bucket directly
+/// precedes (the workload's other sequence operations each follow one).
+fn lone_sequence(ops: &[Op], i: usize) -> bool {
+    let path = match &ops[i] {
+        Op::NextSequence { path } | Op::SetSequence { path, .. } => path,
+        _ => return false,
+    };
+    let before = i.checked_sub(1).map(|j| &ops[j]);
+    !matches!(before, Some(Op::Put { path: p, .. }) if p == path)
+}
+
+/// Negative control (v), `sequence-skips-dirty`: a sequence change does not mark its bucket
+/// dirty. A transaction that also puts to the bucket keeps it, so only the workload's lone
+/// sequence transactions show it: with them the control is caught on most seeds, without them
+/// on few (a put that failed leaves its bucket clean too).
+#[test]
+fn a_sequence_change_that_leaves_its_bucket_clean_is_caught_by_lone_sequence_transactions() {
+    let (mut caught, mut without_lone, mut lone) = (0, 0, 0);
+    for seed in 0..SEEDS {
+        let clean = RunConfig::<Options>::from_seed(seed, 300, Profile::None);
+        assert!(
+            !run::<CrashlabDb>(&clean).outcome.is_violation(),
+            "seed {seed}"
+        );
+        let mut buggy = clean.clone();
+        buggy.engine = buggy
+            .engine
+            .with_control(Control::SequenceSkipsDirty)
+            .unwrap();
+        lone += (0..buggy.ops.len())
+            .filter(|&i| lone_sequence(&buggy.ops, i))
+            .count();
+        // A later transaction, a reader or a recovery finds the old sequence.
+        caught += u32::from(run::<CrashlabDb>(&buggy).outcome.is_violation());
+        let ops = std::mem::take(&mut buggy.ops);
+        buggy.ops = (0..ops.len())
+            .filter(|&i| !lone_sequence(&ops, i))
+            .map(|i| ops[i].clone())
+            .collect();
+        without_lone += u32::from(run::<CrashlabDb>(&buggy).outcome.is_violation());
+    }
+    assert!(
+        lone as u64 > SEEDS,
+        "{lone} lone sequence operations in {SEEDS} seeds"
+    );
+    assert!(
+        caught as u64 * 2 >= SEEDS,
+        "caught on {caught} of {SEEDS} seeds"
+    );
+    assert!(
+        without_lone * 10 <= SEEDS as u32,
+        "caught on {without_lone} of {SEEDS} seeds without lone sequences"
+    );
+}
+
+/// The saved case of control (v) fails; its clean twin passes, and so does the case with a put
+/// to the bucket before its lone `next-seq`.
+#[test]
+fn the_saved_sequence_skips_dirty_case_fails_only_when_the_sequence_is_alone() {
+    saved_case_and_twins("sequence-skips-dirty", |run| {
+        let at = (0..run.ops.len())
+            .find(|&i| lone_sequence(&run.ops, i))
+            .expect("the case's lone sequence");
+        let Op::NextSequence { path } = run.ops[at].clone() else {
+            panic!("the case bumps a sequence");
+        };
+        let put = Op::Put {
+            path,
+            key: Name::new("k"),
+            len: 1,
+            version: 0,
+        };
+        run.ops.insert(at, put);
+    });
 }

@@ -131,6 +131,7 @@ impl EngineConfig for Options {
             inline_keeps_sub_buckets: control == Control::InlineKeepsSubBuckets,
             branch_frees_first_page: control == Control::BranchFreesFirstPage,
             meta_checksum_skips_txid: control == Control::MetaChecksumSkipsTxid,
+            sequence_skips_dirty: control == Control::SequenceSkipsDirty,
         };
         Ok(Options {
             debug,

@@ -21,6 +21,7 @@ pub(super) fn add(
     add_ranges(seed, ops, buckets, shape);
     if caps.sequences {
         add_sequences(seed, ops);
+        add_lone_sequences(seed, ops, buckets);
     }
     if caps.nested_buckets {
         add_deep_nesting(seed, ops);
@@ -93,6 +94,32 @@ fn add_sequences(seed: u64, ops: &mut Vec<Op>) {
             }
             _ => {}
         }
+    }
+    *ops = out;
+}
+
+/// Transactions that change a bucket's sequence and nothing else, after some commits: the
+/// sequences above always follow a put to the same bucket, which has made it dirty already, so
+/// a sequence change that does not make its bucket dirty (written back at commit) shows only
+/// here. From a stream of their own.
+fn add_lone_sequences(seed: u64, ops: &mut Vec<Op>, buckets: &[&[&str]]) {
+    let mut r = SimRng::derive(seed, "lone sequences");
+    let mut out = Vec::with_capacity(ops.len() + ops.len() / 16);
+    for op in ops.drain(..) {
+        let commit = matches!(op, Op::Commit);
+        out.push(op);
+        if !commit || !r.chance(0.15) {
+            continue;
+        }
+        let path = path(&mut r, buckets);
+        out.push(match r.below(4) {
+            0 => Op::SetSequence {
+                path,
+                value: r.range(1, 1000),
+            },
+            _ => Op::NextSequence { path },
+        });
+        out.push(Op::Commit);
     }
     *ops = out;
 }
