@@ -55,20 +55,23 @@ fn the_workload_calls_every_part_of_the_surface() {
     }
 }
 
+/// Seed `seed`'s run under profile `none` with `control` on, once the run without it has passed.
+fn buggy_twin_of_a_clean_pass(seed: u64, control: Control) -> RunConfig<Options> {
+    let clean = RunConfig::<Options>::from_seed(seed, 300, Profile::None);
+    assert!(
+        !run::<CrashlabDb>(&clean).outcome.is_violation(),
+        "seed {seed}: the twin passes"
+    );
+    let mut buggy = clean;
+    buggy.engine = buggy.engine.with_control(control).unwrap();
+    buggy
+}
+
 #[test]
 fn reverse_iteration_that_skips_a_key_is_caught_by_ranges_alone() {
     let (mut caught, mut without_ranges) = (0, 0);
     for seed in 0..SEEDS {
-        let clean = RunConfig::<Options>::from_seed(seed, 300, Profile::None);
-        assert!(
-            !run::<CrashlabDb>(&clean).outcome.is_violation(),
-            "seed {seed}"
-        );
-        let mut buggy = clean.clone();
-        buggy.engine = buggy
-            .engine
-            .with_control(Control::PrevSkipsLeafEnd)
-            .unwrap();
+        let mut buggy = buggy_twin_of_a_clean_pass(seed, Control::PrevSkipsLeafEnd);
         if let Outcome::Violation(v) = run::<CrashlabDb>(&buggy).outcome {
             assert_eq!(v.verdict, Verdict::ModelMismatch, "seed {seed}: {v}");
             assert!(v.detail.contains(" rev"), "seed {seed}: {v}");
@@ -102,16 +105,7 @@ fn lone_sequence(ops: &[Op], i: usize) -> bool {
 fn a_sequence_change_that_leaves_its_bucket_clean_is_caught_by_lone_sequence_transactions() {
     let (mut caught, mut without_lone, mut lone) = (0, 0, 0);
     for seed in 0..SEEDS {
-        let clean = RunConfig::<Options>::from_seed(seed, 300, Profile::None);
-        assert!(
-            !run::<CrashlabDb>(&clean).outcome.is_violation(),
-            "seed {seed}"
-        );
-        let mut buggy = clean.clone();
-        buggy.engine = buggy
-            .engine
-            .with_control(Control::SequenceSkipsDirty)
-            .unwrap();
+        let mut buggy = buggy_twin_of_a_clean_pass(seed, Control::SequenceSkipsDirty);
         lone += (0..buggy.ops.len())
             .filter(|&i| lone_sequence(&buggy.ops, i))
             .count();
