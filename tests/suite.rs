@@ -38,6 +38,7 @@ mod regression_014_a_commit_frees_a_page_it_took_from_the_freelist;
 mod regression_015_a_commit_steps_around_damage_it_does_not_read;
 mod regression_016_a_patch_builds_on_an_image_the_disk_no_longer_holds;
 mod regression_017_an_op_line_without_its_operands_panics_the_case_parser;
+mod regression_018_a_valid_commit_refused_for_cross_page_order;
 mod sim_sweep;
 mod test_binaries;
 mod tidy;
