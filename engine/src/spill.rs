@@ -235,8 +235,10 @@ fn merge_siblings(
     // Both children's ranges, from the separators as they are before the right one goes.
     let left_range = range.child(items, left).to_owned();
     let right_range = range.child(items, left + 1).to_owned();
-    let right = items.remove(left + 1);
-    let mut right_child = right.child;
+    let BranchItem {
+        key: right_key,
+        child: mut right_child,
+    } = items.remove(left + 1);
     let right_node = materialize(&mut right_child, rd, page, right_range.range())?;
     if let Some(span) = right_node.origin {
         sink.free(span)?;
@@ -246,7 +248,16 @@ fn merge_siblings(
     let left_node = materialize(&mut items[left].child, rd, page, left_range.range())?;
     match (&mut left_node.body, right_body) {
         (Body::Leaf(l), Body::Leaf(r)) => l.extend(r),
-        (Body::Branch(l), Body::Branch(r)) => l.extend(r),
+        (Body::Branch(l), Body::Branch(mut r)) => {
+            // A branch's first separator bounds nothing (a key below it is routed to the first
+            // child all the same), so it may exceed keys under it. In the merged branch it
+            // becomes a lower bound: it takes the right branch's own separator, which bounds
+            // every key under the right branch (regression 018).
+            if let Some(first) = r.first_mut() {
+                first.key = right_key;
+            }
+            l.extend(r)
+        }
         _ => {
             let left = rd.page_of(left_node);
             let reason = Corruption::SiblingKindsDiffer {
