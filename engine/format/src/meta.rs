@@ -134,17 +134,14 @@ impl Meta {
     /// [`Meta::encode_page`] with the checksum `rule` makes.
     pub fn encode_page_by(&self, rule: ChecksumRule) -> Vec<u8> {
         self.assert_sane();
-        let mut buf = vec![0u8; self.page_size as usize];
-        self.encode_image(&mut buf, rule);
-        buf
+        self.encode_page_unchecked(rule)
     }
 
     /// [`Meta::encode_page`] for a meta assembled from what was read from disk: a meta that
     /// decoding would reject is an error about the file (named at `page`), never written.
     pub fn encode_page_checked(&self, page: PageId) -> Result<Vec<u8>> {
         self.validate(page)?;
-        let mut buf = vec![0u8; self.page_size as usize];
-        self.encode_image(&mut buf, ChecksumRule::Format);
+        let buf = self.encode_page_unchecked(ChecksumRule::Format);
         // Pair check: what is about to be written reads back as this meta.
         debug_assert_eq!(Meta::decode(&buf, self.slot()).ok(), Some(*self));
         Ok(buf)
@@ -167,6 +164,13 @@ impl Meta {
             Some(*self)
         );
         Ok(())
+    }
+
+    /// A zeroed page with the header and the meta written, the checksum `rule`'s.
+    fn encode_page_unchecked(&self, rule: ChecksumRule) -> Vec<u8> {
+        let mut buf = vec![0u8; self.page_size as usize];
+        self.encode_image(&mut buf, rule);
+        buf
     }
 
     /// Write the header and the meta: the first [`META_IMAGE_SIZE`] bytes of the page.
@@ -228,7 +232,7 @@ impl Meta {
     /// Whether the checksum stored in a meta page image (at least 80 bytes) matches its fields.
     pub fn checksum_matches(buf: &[u8]) -> bool {
         buf.get(PAGE_HEADER_SIZE..PAGE_HEADER_SIZE + META_SIZE)
-            .is_some_and(|m| page::read_u64(m, CHECKSUMMED) == fnv1a64(&m[..CHECKSUMMED]))
+            .is_some_and(|m| page::read_u64(m, CHECKSUMMED) == ChecksumRule::Format.sum(m))
     }
 
     /// Fields of the 64 meta bytes `m` (callers check the length).

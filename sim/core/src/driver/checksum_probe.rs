@@ -8,9 +8,10 @@
 //! checksum's one question directly. After a judged recovery it takes the file as the engine
 //! now sees it and one of the ranges the engine declares ([`Capabilities::checksummed`]), and
 //! opens two copies of it ([`Patched`]: reads go to the disk, the range patched): one with a
-//! seeded bit of the range flipped, one with the range zeroed. A checksum that does its job makes the engine reject both alike — fall back to another copy,
-//! or refuse — so both opens must give the same state, or both fail. Any other pair is
-//! [`Verdict::ChecksumProbe`]; a panic in either is [`Verdict::Panic`].
+//! seeded bit of the range flipped, one with the range zeroed. A checksum that does its job
+//! makes the engine reject both alike — fall back to another copy, or refuse — so both opens
+//! must give the same state, or both fail. Any other pair is [`Verdict::ChecksumProbe`]; a
+//! panic in either is [`Verdict::Panic`].
 //!
 //! [`Capabilities::checksummed`]: crate::adapter::Capabilities::checksummed
 
@@ -18,6 +19,7 @@ use super::patched::Patched;
 use super::recovery::{open_image, Recovered};
 use super::{Driver, Hooks, Step};
 use crate::adapter::Engine;
+use crate::op::{path_to_string, Name, Path};
 use crate::verdict::Verdict;
 use crashlab_engine::Storage;
 use crashlab_models::KvModel;
@@ -140,9 +142,6 @@ fn path_name(path: &[Vec<u8>]) -> String {
     if path.is_empty() {
         return "the top level".into();
     }
-    let parts: Vec<String> = path
-        .iter()
-        .map(|n| String::from_utf8_lossy(n).into())
-        .collect();
-    format!("bucket `{}`", parts.join("/"))
+    let names: Path = path.iter().map(|n| Name::new(n.clone())).collect();
+    format!("bucket `{}`", path_to_string(&names))
 }
