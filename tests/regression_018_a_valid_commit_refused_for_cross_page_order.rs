@@ -12,6 +12,11 @@
 //! deletes — which the sweeps reach on few seeds; one in 80,000. The fix gives the right branch's
 //! first item the right branch's own separator from the parent, which bounds every key under
 //! it. The case is also replayed from `corpus/regressions/` by the corpus test.
+//!
+//! Where the gap between the two separators comes from: spill keeps the parent's separator when
+//! a branch's first key rose and its left neighbour is a page the commit did not read. The
+//! engine's own test `engine/tests/branch_merge.rs` drives that sequence directly on a tree
+//! built through the public API, and fails with the fix taken out.
 
 use crashlab_engine::Options;
 use crashlab_sim::case::Case;

@@ -7,6 +7,7 @@ mod common;
 
 mod batch;
 mod behaviour;
+mod branch_merge;
 mod inspect;
 mod iter;
 mod rebalance;
