@@ -39,6 +39,7 @@ mod regression_015_a_commit_steps_around_damage_it_does_not_read;
 mod regression_016_a_patch_builds_on_an_image_the_disk_no_longer_holds;
 mod regression_017_an_op_line_without_its_operands_panics_the_case_parser;
 mod regression_018_a_valid_commit_refused_for_cross_page_order;
+mod regression_019_a_scale_case_saved_by_a_sweep_replays_another_workload;
 mod sim_sweep;
 mod test_binaries;
 mod tidy;
