@@ -19,7 +19,6 @@ use crashlab_sim::config::RunConfig;
 use crashlab_sim::profile::Profile;
 
 #[test]
-#[ignore = "open bug 019: a scale case saved without its operations replays another workload"]
 fn a_case_saved_from_a_scale_seed_loads_the_same_operations() {
     for seed in 0..4 {
         let case = Case {
@@ -29,10 +28,44 @@ fn a_case_saved_from_a_scale_seed_loads_the_same_operations() {
             check: None,
             crash_state: None,
         };
-        assert!(case.run.ops.len() > 300, "seed {seed}: scale patterns added");
+        assert!(
+            case.run.ops.len() > 300,
+            "seed {seed}: scale patterns added"
+        );
         let text = case.to_text();
+        assert!(
+            text.contains("\nops = 300\n"),
+            "seed {seed}: the seed's count"
+        );
         let back = Case::<Options>::parse(&text, "t.case").unwrap();
         assert_eq!(back.run.ops.len(), case.run.ops.len(), "seed {seed}");
-        assert!(back.run == case.run, "seed {seed}: the replay runs another workload");
+        assert!(
+            back.run == case.run,
+            "seed {seed}: the replay runs another workload"
+        );
+    }
+}
+
+/// Operations no count regenerates (here the run's eleventh dropped, as a hand edit or a
+/// shrink would) are written out, under any profile.
+#[test]
+fn a_case_whose_operations_no_seed_count_gives_is_saved_with_them() {
+    for profile in [Profile::Default, Profile::Scale] {
+        let mut run = RunConfig::<Options>::from_seed(2, 300, profile);
+        run.ops.remove(10);
+        let case = Case {
+            run,
+            expect: Expect::Violation,
+            explicit_ops: false,
+            check: None,
+            crash_state: None,
+        };
+        let text = case.to_text();
+        assert!(
+            text.contains("\n[ops]\n"),
+            "{profile}: operations written out"
+        );
+        let back = Case::<Options>::parse(&text, "t.case").unwrap();
+        assert!(back.run == case.run, "{profile}: the same operations");
     }
 }

@@ -6,7 +6,8 @@
 //! seed = 273
 //! profile = default
 //! expect = ok                 # ok | violation | disk-failure
-//! ops = 300                   # generate this many from the seed (when there is no [ops])
+//! ops = 300                   # the seed's workload of this many (its scale patterns on top under
+//!                             # `scale`), when there is no [ops]; saved only when it regenerates them
 //! options = page_size=1024 fill_percent=1 no_sync=false no_freelist_sync=false freelist=hashmap page_cache_pages=1024 presize=estimate
 //!                             # the engine's own options, in its own words (see its adapter)
 //! faults = read_eio=0 write_eio=0.012 sync_eio=0.03 latent=0 bit_flip=0 misdirect=0 enospc=none lying_sync=false garbage_unwritten=true sub_sector_tear=0.2
@@ -35,7 +36,7 @@
 //! a file names, so the command line can pick the engine once and parse the rest.
 
 use crate::adapter::EngineConfig;
-use crate::config::{fs_config_from_seed, AfterFailure, RunConfig};
+use crate::config::{fs_config_from_seed, seed_ops, AfterFailure, RunConfig};
 use crate::disk::{DiskConfig, LengthModel, PinnedCut, SECTOR_SIZE_DEFAULT};
 use crate::fs::FsConfig;
 use crate::input;
@@ -44,7 +45,6 @@ use crate::op::Op;
 use crate::profile::{self, Profile};
 use crate::spec::{CheckParams, CrashState};
 use crate::verdict::Outcome;
-use crate::workload;
 use lines::{op_count, Lines};
 pub use settings::{format_disk, format_faults, format_fs};
 use settings::{parse_disk, parse_faults, parse_fs};
@@ -277,7 +277,7 @@ impl<C: EngineConfig> Case<C> {
             (Some(list), _) => list,
             (None, Some((n, _, v))) => {
                 let count = op_count(v, lines.ops_max).map_err(|m| err(*n, m))?;
-                workload::generate(seed, count, true, &caps)
+                seed_ops(seed, count, profile, &caps)
             }
             (None, None) => return Err(err(1, "expected `ops = N` or an `[ops]` section".into())),
         };
@@ -372,13 +372,17 @@ impl<C: EngineConfig> Case<C> {
         if let Some(cut) = &r.pinned_cut {
             let _ = writeln!(s, "power-cut = {cut}");
         }
-        if self.explicit_ops {
-            s.push_str("[ops]\n");
-            for op in &r.ops {
-                let _ = writeln!(s, "{op}");
+        // Without its operations only when the seed regenerates them exactly.
+        match r.seed_op_count().filter(|_| !self.explicit_ops) {
+            Some(count) => {
+                let _ = writeln!(s, "ops = {count}");
             }
-        } else {
-            let _ = writeln!(s, "ops = {}", r.ops.len());
+            None => {
+                s.push_str("[ops]\n");
+                for op in &r.ops {
+                    let _ = writeln!(s, "{op}");
+                }
+            }
         }
         s
     }

@@ -1,7 +1,7 @@
 //! Everything that determines a run: a leaf that the adapters, the driver and the case files
 //! share, and that imports none of them.
 
-use crate::adapter::EngineConfig;
+use crate::adapter::{Capabilities, EngineConfig};
 use crate::disk::{DiskConfig, PinnedCut};
 use crate::fs::{FsConfig, MetaModel};
 use crate::op::Op;
@@ -90,15 +90,36 @@ pub fn fs_config_from_seed(seed: u64) -> FsConfig {
     }
 }
 
+/// The operations seed `seed` draws for an engine of `caps`: `count` of its workload, then, under
+/// a profile that reaches scale, its scale patterns on top. What a case's `ops = N` regenerates.
+pub fn seed_ops(seed: u64, count: usize, profile: Profile, caps: &Capabilities) -> Vec<Op> {
+    let mut ops = workload::generate(seed, count, true, caps);
+    if profile.reaches_scale() {
+        workload::scale::add(seed, &mut ops, caps);
+    }
+    ops
+}
+
 impl<C: EngineConfig> RunConfig<C> {
+    /// The `count` for which [`seed_ops`] gives exactly this run's operations, if one does: what
+    /// a case saved without its operations writes as `ops = N` (regression 019).
+    pub fn seed_op_count(&self) -> Option<usize> {
+        let caps = self.engine.capabilities();
+        let len = self.ops.len();
+        // Scale patterns come on top of the count, as many whatever the count (they are drawn
+        // from streams of their own): the count is the length less what they add.
+        let added = seed_ops(self.seed, len, self.profile, &caps)
+            .len()
+            .checked_sub(len)?;
+        let count = len.checked_sub(added).filter(|&n| n > 0)?;
+        (seed_ops(self.seed, count, self.profile, &caps) == self.ops).then_some(count)
+    }
+
     /// The run a seed describes: engine options, faults and `ops` operations all drawn from it.
     pub fn from_seed(seed: u64, ops: usize, profile: Profile) -> RunConfig<C> {
         let engine = C::from_seed(seed, profile);
         let caps = engine.capabilities();
-        let mut ops = workload::generate(seed, ops, true, &caps);
-        if profile.reaches_scale() {
-            workload::scale::add(seed, &mut ops, &caps);
-        }
+        let ops = seed_ops(seed, ops, profile, &caps);
         let mut disk = profile::disk_config(seed, profile);
         if let (Some(length), None) = (engine.length_model(), profile.control().length_model()) {
             disk.length = length;
