@@ -131,6 +131,12 @@ pub struct DebugHooks {
     /// changes a sequence and nothing else in that bucket commits without it. One that also
     /// puts to the bucket (which marks it dirty) keeps it.
     pub sequence_skips_dirty: bool,
+    /// A rebalance that merges a branch into its left sibling keeps the right branch's own
+    /// first separator (regression 018 put back). That separator bounds nothing where it
+    /// stands and may exceed keys under it; in the merged branch it becomes a lower bound, and
+    /// the commit's order check refuses a valid commit. Only a tree of three levels or more
+    /// whose branch merges in a commit that also puts below that separator shows it.
+    pub merge_keeps_branch_separator: bool,
 }
 
 impl Default for Options {

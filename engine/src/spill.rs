@@ -252,8 +252,12 @@ fn merge_siblings(
             // A branch's first separator bounds nothing (a key below it is routed to the first
             // child all the same), so it may exceed keys under it. In the merged branch it
             // becomes a lower bound: it takes the right branch's own separator, which bounds
-            // every key under the right branch (regression 018).
-            if let Some(first) = r.first_mut() {
+            // every key under the right branch (regression 018; a negative control keeps the
+            // old separator, `DebugHooks::merge_keeps_branch_separator`).
+            if let Some(first) = r
+                .first_mut()
+                .filter(|_| !rd.debug.merge_keeps_branch_separator)
+            {
                 first.key = right_key;
             }
             l.extend(r)

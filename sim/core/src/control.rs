@@ -27,6 +27,7 @@
 //! | `branch-frees-first-page` (t) | a rewritten branch of several pages frees only its first page (the rest leak) | `DebugHooks::branch_frees_first_page` |
 //! | `meta-checksum-skips-txid` (u) | a meta's checksum leaves out its txid, on write and on open | `DebugHooks::meta_checksum_skips_txid` |
 //! | `sequence-skips-dirty` (v) | setting a bucket's sequence does not mark the bucket dirty | `DebugHooks::sequence_skips_dirty` |
+//! | `merge-keeps-branch-separator` (w) | a branch merged into its left sibling keeps its own first separator, which may exceed keys under it (regression 018) | `DebugHooks::merge_keeps_branch_separator` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -70,11 +71,12 @@ pub enum Control {
     BranchFreesFirstPage,
     MetaChecksumSkipsTxid,
     SequenceSkipsDirty,
+    MergeKeepsBranchSeparator,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 24] = [
+    pub const ALL: [Control; 25] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -98,6 +100,7 @@ impl Control {
         Control::BranchFreesFirstPage,
         Control::MetaChecksumSkipsTxid,
         Control::SequenceSkipsDirty,
+        Control::MergeKeepsBranchSeparator,
         Control::FdatasyncDisk,
     ];
 
@@ -126,6 +129,7 @@ impl Control {
             Control::BranchFreesFirstPage => "branch-frees-first-page",
             Control::MetaChecksumSkipsTxid => "meta-checksum-skips-txid",
             Control::SequenceSkipsDirty => "sequence-skips-dirty",
+            Control::MergeKeepsBranchSeparator => "merge-keeps-branch-separator",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

@@ -3,6 +3,7 @@
 
 mod after_failure;
 mod checksum_probe;
+mod deep_churn;
 mod disk_dimensions;
 mod engine_failures;
 mod event_log;

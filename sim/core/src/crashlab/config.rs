@@ -132,6 +132,7 @@ impl EngineConfig for Options {
             branch_frees_first_page: control == Control::BranchFreesFirstPage,
             meta_checksum_skips_txid: control == Control::MetaChecksumSkipsTxid,
             sequence_skips_dirty: control == Control::SequenceSkipsDirty,
+            merge_keeps_branch_separator: control == Control::MergeKeepsBranchSeparator,
         };
         Ok(Options {
             debug,

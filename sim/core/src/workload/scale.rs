@@ -5,12 +5,23 @@
 //! | pattern | what it does | threshold it reaches |
 //! |---|---|---|
 //! | `escape` | fill with values of ≤ 12 MiB until 0xFFFF + 2,048 pages are taken, commit, delete them all, commit, put some back | a freelist page of ≥ 0xFFFF ids (the count escape) over ≥ 64 pages; 2,048-page overflow chains of ~22,500 pages; the file grown past 16 MiB |
-//! | `deep` | hundreds of keys of 40–160 bytes in one bucket, committed in rounds, then most of them deleted | bucket trees of ≥ 4 levels, merges below them |
+//! | `deep` | hundreds of keys of 40–160 bytes in one bucket, committed in rounds; rounds of churn (below); then most of them deleted | bucket trees of ≥ 4 levels, merges below them, branch merges in commits that also put |
 //! | `buckets` | 1,000–1,200 top-level buckets, a few filled, then most deleted | thousands of buckets (the root bucket's tree deep too) |
 //! | `overflow` | values of 64–4,096 pages, overwritten and deleted | long overflow chains allocated from and freed to the freelist |
 //!
 //! Each seed draws its patterns (at least one) and where each goes, from a stream of its own, so
-//! the rest of the workload is the seed's `default` workload. The patterns are added after the
+//! the rest of the workload is the seed's `default` workload. The deep pattern's churn draws from
+//! a stream of its own too, so adding it moved no other draw.
+//!
+//! **Churn.** Deleting most keys at once merges leaves and branches, but in commits that only
+//! delete. A tree's separators also change between commits: when a branch's first key rises
+//! and its left neighbour stays a page the commit did not read, the engine may keep the parent's
+//! separator, lower than the branch's own first one; a later put lands between the two, under
+//! the branch's first child. A merge in that commit must keep the tree in order (regression
+//! 018, control (w) `merge-keeps-branch-separator`). So each churn round, around a key `k`
+//! drawn from the sorted keys: delete `k` alone and commit; put `k` back and delete the run of
+//! keys after it in one commit (the run can empty a branch, which then merges); put every other
+//! key of the run back and commit, so the tree keeps its depth. The patterns are added after the
 //! workload is cut to its operation count: they come on top of it.
 
 use crate::adapter::Capabilities;
@@ -35,6 +46,13 @@ impl Pattern {
     ];
 }
 
+/// Churn rounds per deep pattern, and the longest run a round deletes after its key: on
+/// 512-byte pages a leaf holds a few of these keys and a branch a handful of children, so a run
+/// of 40 can empty a branch.
+const CHURN_ROUNDS_MIN: u64 = 16;
+const CHURN_ROUNDS_MAX: u64 = 32;
+const CHURN_RUN_MAX: u64 = 32;
+
 /// The largest value of the escape fill (three of them at 512 B, chains of ~22,500 pages).
 const ESCAPE_VALUE_LEN_MAX: u32 = 12 << 20;
 /// Free ids the escape fill leaves once deleted: past 0xFFFF by a margin, so the escape holds
@@ -56,11 +74,29 @@ pub fn patterns(seed: u64) -> Vec<Pattern> {
 /// Add seed `seed`'s scale patterns to `ops`, each after a commit in the first half of the
 /// workload (or at its end when it has none), for an engine of `caps`.
 pub fn add(seed: u64, ops: &mut Vec<Op>, caps: &Capabilities) {
+    add_with(seed, ops, caps, Churn::Drawn);
+}
+
+/// Whether the deep pattern churns: always in a run; `Off` is for tests that show what only
+/// the churn catches (the rest of the workload is the same either way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Churn {
+    Drawn,
+    Off,
+}
+
+/// [`add`], with the deep pattern's churn as `churn` says.
+pub fn add_with(seed: u64, ops: &mut Vec<Op>, caps: &Capabilities, churn: Churn) {
     let mut r = SimRng::derive(seed, "scale");
+    let mut churn_rng = SimRng::derive(seed, "scale churn");
+    let rounds = match churn {
+        Churn::Drawn => churn_rng.range(CHURN_ROUNDS_MIN, CHURN_ROUNDS_MAX),
+        Churn::Off => 0,
+    };
     for pattern in patterns(seed) {
         let burst = match pattern {
             Pattern::Escape => escape(&mut r, caps.page_size),
-            Pattern::Deep => deep(&mut r),
+            Pattern::Deep => deep(&mut r, (&mut churn_rng, rounds)),
             Pattern::Buckets => buckets(&mut r),
             Pattern::Overflow => overflow(&mut r, caps.page_size),
         };
@@ -145,7 +181,7 @@ fn escape(r: &mut SimRng, page_size: u32) -> Vec<Op> {
     ops
 }
 
-fn deep(r: &mut SimRng) -> Vec<Op> {
+fn deep(r: &mut SimRng, (churn_rng, rounds): (&mut SimRng, u64)) -> Vec<Op> {
     let p = bucket("deep");
     let n = r.range(300, 1200);
     let v = version(r);
@@ -163,6 +199,7 @@ fn deep(r: &mut SimRng) -> Vec<Op> {
         }
     }
     ops.push(Op::Commit);
+    ops.extend(churn(churn_rng, rounds, &p, &keys, v));
     // Most go again (merges below four levels), so the rest of the run reads a small tree.
     for key in keys.iter().filter(|_| r.chance(0.85)) {
         ops.push(Op::Delete {
@@ -171,6 +208,34 @@ fn deep(r: &mut SimRng) -> Vec<Op> {
         });
     }
     ops.push(Op::Commit);
+    ops
+}
+
+/// `rounds` churn rounds on the deep tree of `keys` in bucket `p` (the module's doc says why).
+fn churn(r: &mut SimRng, rounds: u64, p: &Path, keys: &[Name], version: u32) -> Vec<Op> {
+    let mut sorted = keys.to_vec();
+    sorted.sort();
+    let put = |key: &Name| Op::Put {
+        path: p.clone(),
+        key: key.clone(),
+        len: 8,
+        version,
+    };
+    let delete = |key: &Name| Op::Delete {
+        path: p.clone(),
+        key: key.clone(),
+    };
+    let mut ops = Vec::new();
+    for _ in 0..rounds {
+        let at = r.below(sorted.len() as u64) as usize;
+        let end = (at + 1 + r.range(1, CHURN_RUN_MAX) as usize).min(sorted.len());
+        let (k, run) = (&sorted[at], &sorted[at + 1..end]);
+        ops.extend([delete(k), Op::Commit, put(k)]);
+        ops.extend(run.iter().map(delete));
+        ops.push(Op::Commit);
+        ops.extend(run.iter().step_by(2).map(put));
+        ops.push(Op::Commit);
+    }
     ops
 }
 
