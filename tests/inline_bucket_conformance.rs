@@ -74,3 +74,40 @@ fn a_commit_that_rewrites_the_inline_bucket_puts_it_back_on_a_page() {
     assert_eq!(db.check().unwrap(), vec![]);
     assert_eq!(contents(&db).len(), 40);
 }
+
+/// A file whose bucket `s` holds one value: `len` bytes, under control (x) when `half` (a
+/// bucket stays inline while it fits in half a page; bbolt's rule is a quarter).
+fn sized_file(len: usize, half: bool) -> Vec<Problem> {
+    let mut options = Options::default();
+    options.debug.inline_up_to_half_page = half;
+    let db = Db::open(MemStorage::new(), options).unwrap();
+    db.update(|tx| tx.create_bucket(b"s")?.put(b"k", &vec![7; len]))
+        .unwrap();
+    db.check().unwrap()
+}
+
+/// The size half of bbolt's rule, at its edge: a leaf of one element is its 16-byte page
+/// header, a 16-byte element and the key and value, so on 4 KiB pages a value of 1,007 bytes
+/// under key `k` makes 1,040 bytes, past the quarter page (1,024), and 991 bytes make 1,024.
+#[test]
+fn an_inline_bucket_past_a_quarter_page_is_reported_and_one_at_it_is_not() {
+    assert_eq!(
+        sized_file(991, true),
+        vec![],
+        "1,024 bytes fit a quarter page"
+    );
+    assert_eq!(
+        sized_file(1_007, false),
+        vec![],
+        "bbolt's rule puts it on a page"
+    );
+    let messages: Vec<String> = sized_file(1_007, true)
+        .iter()
+        .map(|p| p.to_string())
+        .collect();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(
+        messages[0].contains("inline bucket \"s\" takes 1040 bytes, more than a quarter page"),
+        "{messages:?}"
+    );
+}

@@ -5,8 +5,8 @@
 //! ordered within a page (enforced by decoding) and lie within the bounds their parent's
 //! separators give; page headers carry their own id and a branch or leaf type; the persisted
 //! freelist equals the in-memory one; the meta's txid leaves room for another commit; an inline
-//! bucket holds no sub-bucket (bbolt's rule, which its free-page rebuild relies on). Every
-//! problem is reported, not only the first.
+//! bucket holds no sub-bucket (bbolt's rule, which its free-page rebuild relies on) and fits in a
+//! quarter page (the rule's size half). Every problem is reported, not only the first.
 //!
 //! A read-only database loads no freelist (a reader has no use for one), so its check takes the
 //! free set from the file itself: the persisted freelist page when it decodes, else — no
@@ -309,7 +309,7 @@ impl Shared {
                         if let Err(e) = bucket_roots(one, v.id, v.depth, &mut roots) {
                             report.add(Some(v.id), reason_at(v.id, &e));
                         }
-                        check_inline_holds_no_bucket(it, v.id, report);
+                        check_inline_conforms(it, v.id, self.pager().page_size(), report);
                     }
                     for &(r, d) in &roots {
                         stack.push(Visit {
@@ -396,12 +396,15 @@ fn check_bounds(node: &crashlab_format::node::Node, v: &Visit, report: &mut Repo
     }
 }
 
-/// bbolt stores a bucket inline only when it holds no sub-bucket, and its rebuild of the free
-/// pages (`NoFreelistSync`) does not look inside inline buckets: under bbolt, the pages of a
-/// sub-bucket kept in an inline bucket count as free and are handed out again. This engine
-/// reads such a file, so only this check tells it from a conforming one. A header that does
-/// not decode is reported by the walk already.
-fn check_inline_holds_no_bucket(it: &LeafItem, page: PageId, report: &mut Report) {
+/// bbolt stores a bucket inline only when it holds no sub-bucket and its page image fits in a
+/// quarter page. Its rebuild of the free pages (`NoFreelistSync`) does not look inside inline
+/// buckets: under bbolt, the pages of a sub-bucket kept in an inline bucket count as free and
+/// are handed out again. A larger inline bucket loses nothing, but no bbolt writes one, so it
+/// is a writer that breaks the format's rule (a threshold computed wrong), and the size that
+/// every value copy of the bucket's parent carries grows with it. This engine reads such files,
+/// so only this check tells them from conforming ones. A header that does not decode is
+/// reported by the walk already.
+fn check_inline_conforms(it: &LeafItem, page: PageId, page_size: u32, report: &mut Report) {
     let Ok(Header {
         root: BucketRoot::Inline(node),
         ..
@@ -416,6 +419,15 @@ fn check_inline_holds_no_bucket(it: &LeafItem, page: PageId, report: &mut Report
             let message = format!("inline bucket \"{name}\" holds a sub-bucket ({why})");
             report.add(Some(page), message);
         }
+    }
+    let (size, limit) = (node.size(), page_size as usize / 4);
+    if size > limit {
+        let name = it.key().escape_ascii();
+        let message = format!(
+            "inline bucket \"{name}\" takes {size} bytes, more than a quarter page ({limit}): \
+             bbolt stores only a bucket that fits a quarter page inline"
+        );
+        report.add(Some(page), message);
     }
 }
 

@@ -24,6 +24,7 @@ use crate::error::{Corruption, Error, FormatError, Invariant, Result};
 use crate::flush::{self, grow_to, sync, write_at, write_pages, DirtyPages, PageImage};
 use crate::freelist::{FreeFilter, Freelist, FreelistKind, Taken};
 use crate::guard::{self, Guard};
+use crate::options::DebugHooks;
 use crate::presize::SizedBuf;
 use crate::spill::{self, SpillSink};
 use crate::tree::{self, Reader};
@@ -670,7 +671,7 @@ fn commit_bucket(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> Re
     commit_children(t, rd, sink)?;
     rebalance(t, rd, sink)?;
     if let Child::Node(n) = &t.root {
-        if inlineable(n, sink.page_size, rd.debug.inline_keeps_sub_buckets) {
+        if inlineable(n, sink.page_size, &rd.debug) {
             if let Some(span) = n.origin {
                 sink.free(span)?;
             }
@@ -687,12 +688,17 @@ fn commit_bucket(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> Re
 }
 
 /// bbolt's rule: a leaf root with no sub-buckets whose page image fits in a quarter page
-/// (`keeps_sub_buckets`: a negative control's broken rule, see `DebugHooks`).
-fn inlineable(n: &Node, page_size: u32, keeps_sub_buckets: bool) -> bool {
+/// (two negative controls break it, see `DebugHooks`).
+fn inlineable(n: &Node, page_size: u32, debug: &DebugHooks) -> bool {
+    let limit = match debug.inline_up_to_half_page {
+        true => page_size as usize / 2,
+        false => page_size as usize / 4,
+    };
     match &n.body {
         Body::Leaf(items) => {
-            let holds_bucket = !keeps_sub_buckets && items.iter().any(LeafItem::is_bucket);
-            !holds_bucket && n.size() <= page_size as usize / 4
+            let holds_bucket =
+                !debug.inline_keeps_sub_buckets && items.iter().any(LeafItem::is_bucket);
+            !holds_bucket && n.size() <= limit
         }
         Body::Branch(_) => false,
     }

@@ -137,6 +137,10 @@ pub struct DebugHooks {
     /// the commit's order check refuses a valid commit. Only a tree of three levels or more
     /// whose branch merges in a commit that also puts below that separator shows it.
     pub merge_keeps_branch_separator: bool,
+    /// A bucket is stored inline while its page image fits in half a page, where bbolt's rule
+    /// is a quarter: a threshold computed wrong. Nothing is lost and every reader still reads
+    /// it, so only a check of the format's rule (`check()`, inline buckets) shows it.
+    pub inline_up_to_half_page: bool,
 }
 
 impl Default for Options {

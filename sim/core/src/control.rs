@@ -28,6 +28,7 @@
 //! | `meta-checksum-skips-txid` (u) | a meta's checksum leaves out its txid, on write and on open | `DebugHooks::meta_checksum_skips_txid` |
 //! | `sequence-skips-dirty` (v) | setting a bucket's sequence does not mark the bucket dirty | `DebugHooks::sequence_skips_dirty` |
 //! | `merge-keeps-branch-separator` (w) | a branch merged into its left sibling keeps its own first separator, which may exceed keys under it (regression 018) | `DebugHooks::merge_keeps_branch_separator` |
+//! | `inline-up-to-half-page` (x) | a bucket is stored inline while it fits in half a page (bbolt: a quarter) | `DebugHooks::inline_up_to_half_page` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -72,11 +73,12 @@ pub enum Control {
     MetaChecksumSkipsTxid,
     SequenceSkipsDirty,
     MergeKeepsBranchSeparator,
+    InlineUpToHalfPage,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 25] = [
+    pub const ALL: [Control; 26] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -101,6 +103,7 @@ impl Control {
         Control::MetaChecksumSkipsTxid,
         Control::SequenceSkipsDirty,
         Control::MergeKeepsBranchSeparator,
+        Control::InlineUpToHalfPage,
         Control::FdatasyncDisk,
     ];
 
@@ -130,6 +133,7 @@ impl Control {
             Control::MetaChecksumSkipsTxid => "meta-checksum-skips-txid",
             Control::SequenceSkipsDirty => "sequence-skips-dirty",
             Control::MergeKeepsBranchSeparator => "merge-keeps-branch-separator",
+            Control::InlineUpToHalfPage => "inline-up-to-half-page",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

@@ -133,6 +133,7 @@ impl EngineConfig for Options {
             meta_checksum_skips_txid: control == Control::MetaChecksumSkipsTxid,
             sequence_skips_dirty: control == Control::SequenceSkipsDirty,
             merge_keeps_branch_separator: control == Control::MergeKeepsBranchSeparator,
+            inline_up_to_half_page: control == Control::InlineUpToHalfPage,
         };
         Ok(Options {
             debug,
