@@ -35,6 +35,7 @@ use crashlab_format::limits::MAX_FREE_IDS;
 use crashlab_format::meta::{Meta, META_IMAGE_SIZE};
 use crashlab_format::node::{Body, Child, LeafItem, Node};
 use crashlab_format::page::LEAF_FLAG_BUCKET;
+use crashlab_format::page::PAGE_HEADER_SIZE;
 use crashlab_format::types::{PageId, PageSpan, TxId};
 use freelist_page::{write_freelist, FreelistImage};
 use std::ops::Range;
@@ -497,6 +498,9 @@ fn commit_inner(tx: &mut WriteTx<'_>) -> Result<()> {
     assert!(meta.txid > tx.base.txid, "commit txid follows its base");
     let (_, meta_page) = fixed.place(1, META_IMAGE_SIZE);
     meta.encode_page_checked_into(tx.base.slot(), meta_page, opts.checksum_rule())?;
+    if opts.hooks().page_size_16_bits {
+        narrow_page_size(&meta, meta_page);
+    }
     write_at(
         storage,
         meta_slot(&meta, &opts),
@@ -685,6 +689,17 @@ fn commit_bucket(t: &mut BucketTree, rd: &Reader<'_>, sink: &mut Sink<'_>) -> Re
     let root = std::mem::replace(&mut t.root, Child::Page(PageId(0)));
     let id = spill::spill_root(root, sink, t.home)?;
     encode_header(id, t.sequence, None).map_err(|reason| Error::corrupted(t.home, reason))
+}
+
+/// A negative control's encoder (`DebugHooks::page_size_16_bits`): the meta in `page` written
+/// again with 16 bits of its page size, checksummed as written; the commit's own meta (in
+/// memory) keeps the real size.
+fn narrow_page_size(meta: &Meta, page: &mut [u8]) {
+    let narrow = Meta {
+        page_size: u32::from(meta.page_size as u16),
+        ..*meta
+    };
+    page[PAGE_HEADER_SIZE..META_IMAGE_SIZE].copy_from_slice(&narrow.encode());
 }
 
 /// bbolt's rule: a leaf root with no sub-buckets whose page image fits in a quarter page

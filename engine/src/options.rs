@@ -141,6 +141,10 @@ pub struct DebugHooks {
     /// is a quarter: a threshold computed wrong. Nothing is lost and every reader still reads
     /// it, so only a check of the format's rule (`check()`, inline buckets) shows it.
     pub inline_up_to_half_page: bool,
+    /// Every commit's meta records the page size in 16 bits, as a header field sized for the
+    /// common pages would: 65,536 becomes 0, and the next open finds that meta invalid. Files
+    /// of smaller pages are unchanged, so only a run on 64 KiB pages shows it.
+    pub page_size_16_bits: bool,
 }
 
 impl Default for Options {

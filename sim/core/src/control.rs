@@ -29,6 +29,7 @@
 //! | `sequence-skips-dirty` (v) | setting a bucket's sequence does not mark the bucket dirty | `DebugHooks::sequence_skips_dirty` |
 //! | `merge-keeps-branch-separator` (w) | a branch merged into its left sibling keeps its own first separator, which may exceed keys under it (regression 018) | `DebugHooks::merge_keeps_branch_separator` |
 //! | `inline-up-to-half-page` (x) | a bucket is stored inline while it fits in half a page (bbolt: a quarter) | `DebugHooks::inline_up_to_half_page` |
+//! | `page-size-16-bits` (y) | every commit's meta records the page size in 16 bits (65,536 becomes 0) | `DebugHooks::page_size_16_bits` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -74,11 +75,12 @@ pub enum Control {
     SequenceSkipsDirty,
     MergeKeepsBranchSeparator,
     InlineUpToHalfPage,
+    PageSize16Bits,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 26] = [
+    pub const ALL: [Control; 27] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -104,6 +106,7 @@ impl Control {
         Control::SequenceSkipsDirty,
         Control::MergeKeepsBranchSeparator,
         Control::InlineUpToHalfPage,
+        Control::PageSize16Bits,
         Control::FdatasyncDisk,
     ];
 
@@ -134,6 +137,7 @@ impl Control {
             Control::SequenceSkipsDirty => "sequence-skips-dirty",
             Control::MergeKeepsBranchSeparator => "merge-keeps-branch-separator",
             Control::InlineUpToHalfPage => "inline-up-to-half-page",
+            Control::PageSize16Bits => "page-size-16-bits",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

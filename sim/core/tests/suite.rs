@@ -10,6 +10,7 @@ mod event_log;
 mod groups;
 mod inline_buckets;
 mod key_shapes;
+mod large_pages;
 mod live_checks;
 mod readers_at_end;
 mod scale_thresholds;

@@ -13,6 +13,9 @@ use crashlab_engine::{DebugHooks, FreelistKind, Options, PresizePolicy};
 use crashlab_format::meta::META_SIZE;
 use crashlab_format::page::PAGE_HEADER_SIZE;
 
+/// The share of seeds that draw 16 or 64 KiB pages (bbolt's on machines of those memory pages).
+const LARGE_PAGES_CHANCE: f64 = 1.0 / 16.0;
+
 impl EngineConfig for Options {
     const ENGINE: &'static str = "crashlab";
 
@@ -52,6 +55,19 @@ impl EngineConfig for Options {
                 Options::default().max_batch_size
             },
             ..drawn
+        };
+        // Drawn after the batch limit, for the same reason: large pages on a sixteenth of the
+        // seeds, where a quantity that fits 16 bits at smaller pages may not (65,536 itself,
+        // an offset within a page, a quarter page). With a page cache, as under `scale`: each
+        // uncached read of a 64 KiB page copies it through the simulated disk's sectors, and
+        // the model's whole-state comparisons of nested buckets made one seed take minutes.
+        let drawn = match r.chance(LARGE_PAGES_CHANCE) {
+            true => Options {
+                page_size: *r.pick(&[16_384, 65_536]),
+                page_cache_pages: drawn.page_cache_pages.max(1024),
+                ..drawn
+            },
+            false => drawn,
         };
         if profile.reaches_scale() {
             // A page cache: without one, every reader's whole-snapshot check decodes every page
@@ -134,6 +150,7 @@ impl EngineConfig for Options {
             sequence_skips_dirty: control == Control::SequenceSkipsDirty,
             merge_keeps_branch_separator: control == Control::MergeKeepsBranchSeparator,
             inline_up_to_half_page: control == Control::InlineUpToHalfPage,
+            page_size_16_bits: control == Control::PageSize16Bits,
         };
         Ok(Options {
             debug,
