@@ -17,6 +17,8 @@
 //! rounds.
 
 use crashlab_engine::{Db, MemStorage, Options};
+use proptest::prelude::Rng;
+use proptest::test_runner::{RngAlgorithm, TestRng};
 use std::collections::BTreeSet;
 
 const KEYS: u32 = 600;
@@ -29,17 +31,9 @@ fn long_key(i: u32) -> Vec<u8> {
     k
 }
 
-/// A small seeded generator, so the rounds are the same on every run.
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: u32) -> u32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        ((self.0 >> 33) % u64::from(n)) as u32
-    }
+/// Draws below `n` from a seeded ChaCha stream, so the rounds are the same on every run.
+fn below(rng: &mut TestRng, n: u32) -> u32 {
+    (rng.next_u64() % u64::from(n)) as u32
 }
 
 fn keys_of(db: &Db) -> BTreeSet<Vec<u8>> {
@@ -73,9 +67,9 @@ fn commit(db: &Db, model: &mut BTreeSet<Vec<u8>>, puts: &[u32], deletes: &[u32])
 /// that separator) and, in the same commit, delete the run of keys after it, which can leave the
 /// branch underfull and merge it into its left neighbour. Last, put every other key of the run
 /// back, so the tree keeps its depth.
-fn round(db: &Db, model: &mut BTreeSet<Vec<u8>>, rng: &mut Lcg) {
-    let start = rng.below(KEYS);
-    let width = 1 + rng.below(40);
+fn round(db: &Db, model: &mut BTreeSet<Vec<u8>>, rng: &mut TestRng) {
+    let start = below(rng, KEYS);
+    let width = 1 + below(rng, 40);
     let run: Vec<u32> = (start + 1..(start + width).min(KEYS)).collect();
     commit(db, model, &[], &[start]);
     commit(db, model, &[start], &run);
@@ -102,7 +96,7 @@ fn merged_branches_keep_every_commit_valid() {
         .unwrap();
         model.extend((parity..KEYS).step_by(2).map(long_key));
     }
-    let mut rng = Lcg(18);
+    let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
     let before = db.counters();
     for r in 0..ROUNDS {
         round(&db, &mut model, &mut rng);
