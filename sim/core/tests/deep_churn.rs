@@ -17,17 +17,14 @@ use crashlab_sim::runner::run;
 use crashlab_sim::verdict::{Outcome, Verdict};
 use crashlab_sim::workload::{self, scale};
 
-use crate::seeded_control::saved_case_and_twins;
+use crate::seeded_control::{saved_case_and_twins, with_control};
 
 /// Seeds of each profile run with control (w) on.
 const SEEDS: u64 = 40;
 
-fn with_control(mut cfg: RunConfig<Options>) -> RunConfig<Options> {
-    cfg.engine = cfg
-        .engine
-        .with_control(Control::MergeKeepsBranchSeparator)
-        .unwrap();
-    cfg
+/// `cfg` with control (w) on.
+fn buggy(cfg: RunConfig<Options>) -> RunConfig<Options> {
+    with_control(cfg, Control::MergeKeepsBranchSeparator)
 }
 
 /// Seed `seed`'s scale workload with the deep pattern's churn left out.
@@ -50,7 +47,7 @@ fn draws_deep(seed: u64) -> bool {
 #[test]
 fn a_merged_branch_that_keeps_its_separator_is_caught_only_by_the_churn() {
     for seed in 0..SEEDS {
-        let cfg = with_control(RunConfig::from_seed(seed, 300, Profile::Default));
+        let cfg = buggy(RunConfig::from_seed(seed, 300, Profile::Default));
         let r = run::<CrashlabDb>(&cfg);
         assert!(!r.outcome.is_violation(), "seed {seed}: {:?}", r.outcome);
     }
@@ -64,7 +61,7 @@ fn a_merged_branch_that_keeps_its_separator_is_caught_only_by_the_churn() {
             "seed {seed}: {:?}",
             clean.outcome
         );
-        let Outcome::Violation(v) = run::<CrashlabDb>(&with_control(cfg.clone())).outcome else {
+        let Outcome::Violation(v) = run::<CrashlabDb>(&buggy(cfg.clone())).outcome else {
             continue;
         };
         // A valid commit refused by the engine's own order check.
@@ -73,7 +70,7 @@ fn a_merged_branch_that_keeps_its_separator_is_caught_only_by_the_churn() {
             "seed {seed}: {v}"
         );
         assert_ne!(v.verdict, Verdict::ChecksumProbe, "seed {seed}: {v}");
-        let bare = run::<CrashlabDb>(&with_control(without_churn(&cfg)));
+        let bare = run::<CrashlabDb>(&buggy(without_churn(&cfg)));
         assert!(
             !bare.outcome.is_violation(),
             "seed {seed} without churn: {:?}",

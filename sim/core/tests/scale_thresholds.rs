@@ -7,7 +7,6 @@
 //! freelist page's own header); the correct engine passes the same seeds.
 
 use crashlab_engine::Options;
-use crashlab_sim::adapter::EngineConfig;
 use crashlab_sim::config::RunConfig;
 use crashlab_sim::control::Control;
 use crashlab_sim::crashlab::CrashlabDb;
@@ -16,6 +15,8 @@ use crashlab_sim::runner::run;
 use crashlab_sim::sweep::{sweep, Summary, SweepConfig};
 use crashlab_sim::thresholds::Thresholds;
 use crashlab_sim::verdict::Outcome;
+
+use crate::seeded_control::with_control;
 
 /// Seeds within which the scale profile must have crossed every threshold.
 const SCALE_SEEDS_MAX: u64 = 24;
@@ -81,13 +82,9 @@ fn the_default_universe_crosses_no_threshold() {
     assert_eq!(summary.thresholds.crossings, Thresholds::default());
 }
 
-/// Run `cfg` with control (k) on.
-fn with_wrapping_count(mut cfg: RunConfig<Options>) -> RunConfig<Options> {
-    cfg.engine = cfg
-        .engine
-        .with_control(Control::FreelistCountWraps)
-        .unwrap();
-    cfg
+/// Run `cfg` with control (n) on.
+fn with_wrapping_count(cfg: RunConfig<Options>) -> RunConfig<Options> {
+    with_control(cfg, Control::FreelistCountWraps)
 }
 
 #[test]

@@ -97,3 +97,9 @@ pub fn saved_case_and_twins(
     );
     (case.run, v)
 }
+
+/// `cfg` with `control`'s engine hook on.
+pub fn with_control(mut cfg: RunConfig<Options>, control: Control) -> RunConfig<Options> {
+    cfg.engine = cfg.engine.with_control(control).unwrap();
+    cfg
+}
