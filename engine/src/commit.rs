@@ -704,10 +704,7 @@ fn narrow_page_size(meta: &Meta, page: &mut [u8]) {
 /// bbolt's rule: a leaf root with no sub-buckets whose page image fits in a quarter page
 /// (two negative controls break it, see `DebugHooks`).
 fn inlineable(n: &Node, page_size: u32, debug: &DebugHooks) -> bool {
-    let limit = match debug.inline_up_to_half_page {
-        true => page_size as usize / 2,
-        false => page_size as usize / 4,
-    };
+    let limit = page_size as usize / if debug.inline_up_to_half_page { 2 } else { 4 };
     match &n.body {
         Body::Leaf(items) => {
             let holds_bucket =

@@ -106,7 +106,8 @@ pub struct Case<C> {
     pub run: RunConfig<C>,
     /// The outcome the replay must give.
     pub expect: Expect,
-    /// Whether the operations are written out (otherwise they come from the seed).
+    /// Whether the operations are written out. Otherwise they come from the seed, as `ops = N`,
+    /// unless no count regenerates them exactly; then they are written out all the same.
     pub explicit_ops: bool,
     /// The crash-state checker's parameters, for a check case.
     pub check: Option<CheckParams>,
@@ -372,8 +373,13 @@ impl<C: EngineConfig> Case<C> {
         if let Some(cut) = &r.pinned_cut {
             let _ = writeln!(s, "power-cut = {cut}");
         }
-        // Without its operations only when the seed regenerates them exactly.
-        match r.seed_op_count().filter(|_| !self.explicit_ops) {
+        // Without its operations only when asked and the seed regenerates them exactly (which
+        // takes generating them: not done for a case that writes them out anyway).
+        let count = match self.explicit_ops {
+            true => None,
+            false => r.seed_op_count(),
+        };
+        match count {
             Some(count) => {
                 let _ = writeln!(s, "ops = {count}");
             }

@@ -43,8 +43,8 @@ fn a_page_size_kept_in_16_bits_is_caught_on_64_kib_pages_only() {
         judged.push((seed, v.to_string()));
     });
     assert!(
-        inert + reached == SEEDS as u32 && reached >= 4,
-        "{reached} seeds on 64 KiB pages"
+        reached >= 4,
+        "{reached} of {SEEDS} seeds on 64 KiB pages, {inert} on others"
     );
     assert!(caught * 2 >= reached, "caught on {caught} of {reached}");
     for (seed, v) in &judged {
