@@ -23,7 +23,10 @@
 //! Benchmark ids are `group/engine/mode`; reads use the durable settings and mode `read`;
 //! `group_commit` ids are `group_commit/engine/wN` for N writers (always durable).
 //! Set `CRASHLAB_BENCH_ENGINES` and/or `CRASHLAB_BENCH_GROUPS` to comma-separated names to run
-//! a subset (their setup is skipped too, unlike criterion's own filter).
+//! a subset (their setup is skipped too, unlike criterion's own filter), and
+//! `CRASHLAB_BENCH_MODES` (`sync`, `no_sync`) to keep only those modes of the `set`, `set100`
+//! and `delete` groups: `run-all.sh` runs the durable rows again that way, in rounds that
+//! alternate with bbolt's.
 
 use crashlab_bench::engines::{Engine, Which, ENGINES};
 use crashlab_bench::shape::{BATCH, FILL_BATCH, PREFILL, VALUE};
@@ -112,6 +115,13 @@ fn measure(g: &mut BenchmarkGroup<'_, WallTime>, id: BenchmarkId, kv: &mut dyn K
     });
 }
 
+/// The modes of `e` that `CRASHLAB_BENCH_MODES` keeps (all when it is unset).
+fn modes(e: &Engine) -> impl Iterator<Item = &'static Mode> {
+    e.modes
+        .iter()
+        .filter(|m| selected("CRASHLAB_BENCH_MODES", m.name()))
+}
+
 /// A read shape: one database per engine, durable settings.
 fn bench_reads(c: &mut Criterion, name: &str, op: Op) {
     if !selected("CRASHLAB_BENCH_GROUPS", name) {
@@ -136,7 +146,7 @@ fn bench_writes(c: &mut Criterion, name: &str, op: Op) {
         settle(&mut g, first, op);
     }
     for e in engines() {
-        for &mode in e.modes {
+        for &mode in modes(e) {
             let dir = tempdir();
             let mut kv = open_filled(e, mode, &dir, PREFILL);
             measure(&mut g, BenchmarkId::new(e.name, mode.name()), &mut *kv, op);
@@ -170,7 +180,7 @@ fn bench_delete(c: &mut Criterion) {
     }
     let mut g = c.benchmark_group("delete");
     for e in engines() {
-        for &mode in e.modes {
+        for &mode in modes(e) {
             let dir = tempdir();
             let mut kv = open_filled(e, mode, &dir, PREFILL);
             // Keys `next..filled` are present.

@@ -6,12 +6,20 @@
 #   bash tools/bench/run-all.sh [OUTDIR]
 #
 # OUTDIR (default target/bench-results/DATE) receives: machine.txt, rust.log, rust.jsonl,
-# bbolt.log, bbolt.jsonl and table.md. To join several runs into ranges:
+# bbolt.log, bbolt.jsonl, pairs-N.{rust,bbolt}.{log,jsonl} and table.md. To join several runs
+# into ranges:
 #   python3 tools/bench/join.py table RUN1/*.jsonl RUN2/*.jsonl
 #
 # Environment: CARGO_TARGET_DIR (default bench/target); CRASHLAB_BENCH_GROUPS (comma-separated
 # groups, both sides) and CRASHLAB_BENCH_ENGINES (comma-separated Rust engine names) run a
-# subset; BBOLT_BENCH_ENGINES does the same for the bbolt side.
+# subset; BBOLT_BENCH_ENGINES does the same for the bbolt side. CRASHLAB_BENCH_PAIRS (default 2)
+# is the number of durable rounds.
+#
+# The durable rounds: a sync-bound row is the disk's minute as much as the engine's, and the
+# main run measures bbolt's durable rows minutes after crashlab's. So after it, the durable
+# Set, Set100 and Delete of crashlab's and bbolt's four configurations run again, one side right
+# after the other, in rounds that alternate which side goes first; join.py judges the durable
+# targets on these pairs (ids "paired/...").
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -48,7 +56,37 @@ source "$root/tools/bbolt/env.sh"
 "$BBOLT_BIN_DIR/bbolt-bench" -groups "${CRASHLAB_BENCH_GROUPS:-}" \
     -engines "${BBOLT_BENCH_ENGINES:-}" >"$out/bbolt.jsonl" 2> >(tee "$out/bbolt.log" >&2)
 
+pair_groups=""
+for g in set set100 delete; do
+    case ",${CRASHLAB_BENCH_GROUPS:-$g}," in *",$g,"*) pair_groups="$pair_groups${pair_groups:+,}$g" ;; esac
+done
+pair_rust() {
+    rm -rf "$target/criterion"
+    (cd "$root/bench" && CARGO_TARGET_DIR="$target" CRASHLAB_BENCH_GROUPS="$pair_groups" \
+        CRASHLAB_BENCH_MODES=sync \
+        CRASHLAB_BENCH_ENGINES=crashlab-array-synced,crashlab-array-nosync,crashlab-hashmap-synced,crashlab-hashmap-nosync \
+        cargo bench --bench peers) >"$out/pairs-$1.rust.log" 2>&1
+    python3 "$root/tools/bench/join.py" collect "$target/criterion" |
+        python3 "$root/tools/bench/join.py" prefix paired >"$out/pairs-$1.rust.jsonl"
+}
+pair_bbolt() {
+    "$BBOLT_BIN_DIR/bbolt-bench" -groups "$pair_groups" -modes sync 2>"$out/pairs-$1.bbolt.log" |
+        python3 "$root/tools/bench/join.py" prefix paired >"$out/pairs-$1.bbolt.jsonl"
+}
+if [ -n "$pair_groups" ]; then
+    for round in $(seq 1 "${CRASHLAB_BENCH_PAIRS:-2}"); do
+        echo "== durable round $round: $pair_groups" >&2
+        if [ $((round % 2)) -eq 1 ]; then
+            pair_rust "$round"
+            pair_bbolt "$round"
+        else
+            pair_bbolt "$round"
+            pair_rust "$round"
+        fi
+    done
+fi
+
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
-python3 "$root/tools/bench/join.py" table "$out/rust.jsonl" "$out/bbolt.jsonl" >"$out/table.md"
+python3 "$root/tools/bench/join.py" table "$out"/*.jsonl >"$out/table.md"
 cat "$out/table.md"
 echo "results in $out" >&2

@@ -2,7 +2,7 @@
 // from Debian), with the same keys, values and schedule as the Rust benchmarks in
 // bench/benches/peers.rs, so that tools/bench/run-all.sh can put them in one table.
 //
-// Usage: bench [-engines a,b] [-groups g,h] [-warmup 1s] [-measure 3s] [-samples 20]
+// Usage: bench [-engines a,b] [-groups g,h] [-modes sync] [-warmup 1s] [-measure 3s] [-samples 20]
 //
 // Shapes (groups): get, get100, get_value, set, set100, delete, large_set, reopen,
 // group_commit — see peers.rs. Sizes:
@@ -98,6 +98,10 @@ var engines = []engine{
 }
 
 var modes = []string{"sync", "no_sync"}
+
+// writeModes are the modes the set, set100 and delete groups run: all of them unless -modes
+// keeps some (run-all.sh runs the durable rows again that way, alternating with crashlab's).
+var writeModes = modes
 
 func (e engine) open(path string, mode string) *bolt.DB {
 	opts := &bolt.Options{
@@ -294,7 +298,7 @@ func benchWrites(sel func(string, string) bool, group string, op func(db *bolt.D
 		if !sel(group, e.name) {
 			continue
 		}
-		for _, mode := range modes {
+		for _, mode := range writeModes {
 			db, dir := openFilled(e, mode)
 			run(group+"/"+e.name+"/"+mode, simple(func(i uint64) { op(db, i) }))
 			must(db.Close(), "close")
@@ -310,7 +314,7 @@ func benchDelete(sel func(string, string) bool) {
 		if !sel("delete", e.name) {
 			continue
 		}
-		for _, mode := range modes {
+		for _, mode := range writeModes {
 			db, dir := openFilled(e, mode)
 			next, filled := uint64(0), uint64(prefill)
 			run("delete/"+e.name+"/"+mode, func(iters uint64) time.Duration {
@@ -468,6 +472,7 @@ func concurrentPuts(db *bolt.DB, first, puts, writers uint64) time.Duration {
 func main() {
 	enginesFlag := flag.String("engines", "", "comma-separated engine names (default: all)")
 	groupsFlag := flag.String("groups", "", "comma-separated groups (default: all)")
+	modesFlag := flag.String("modes", "", "comma-separated modes of set, set100 and delete (default: all)")
 	flag.DurationVar(&warmup, "warmup", time.Second, "warm-up time per benchmark")
 	flag.DurationVar(&measure, "measure", 3*time.Second, "measurement time per benchmark")
 	flag.IntVar(&samples, "samples", 20, "samples per benchmark")
@@ -491,6 +496,12 @@ func main() {
 		return false
 	}
 	sel := func(group, name string) bool { return in(*groupsFlag, group) && in(*enginesFlag, name) }
+	writeModes = nil
+	for _, m := range modes {
+		if in(*modesFlag, m) {
+			writeModes = append(writeModes, m)
+		}
+	}
 
 	benchReads(sel, "get", func(db *bolt.DB, i uint64) { get(db, i, i+1, false) })
 	benchReads(sel, "get100", func(db *bolt.DB, i uint64) { get(db, i*batch, (i+1)*batch, false) })
