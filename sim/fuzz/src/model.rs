@@ -56,8 +56,9 @@ pub struct ReadBounds {
     /// Buckets the whole file can hold.
     pub buckets: u64,
     /// Key and value bytes the whole file can hold: each is stored once, in a page. A reading
-    /// holds no more (a file whose pages are shared can be read as more: it is cut there), so
-    /// what the harness keeps follows the file, not how often a damaged tree repeats it.
+    /// holds no more, bucket paths counted in (a file whose pages are shared can be read as
+    /// more: it is cut there), so what the harness keeps follows the file, not how often a
+    /// damaged tree repeats it.
     pub bytes: u64,
 }
 
@@ -149,7 +150,7 @@ pub fn read(db: &Db, rng: &mut FuzzRng, bounds: ReadBounds) -> Result<Reading> {
             if reading.runaway {
                 return Ok(reading);
             }
-            held += data.bytes();
+            held += data.bytes() + path_cost(&path);
             reading.contents.buckets.insert(path.clone(), data);
             if path.len() < NESTING_MAX {
                 for name in subs {
@@ -161,6 +162,14 @@ pub fn read(db: &Db, rng: &mut FuzzRng, bounds: ReadBounds) -> Result<Reading> {
         }
         Ok(reading)
     })
+}
+
+/// What a reading pays to hold a bucket's path, counted with its keys and values against what
+/// the file could store: the names and each one's own allocation. A cycle of empty buckets
+/// holds nothing else, and a path per bucket visited (corpus/fuzz/024).
+fn path_cost(path: &Path) -> u64 {
+    const PER_NAME: u64 = 48;
+    path.iter().map(|name| name.len() as u64 + PER_NAME).sum()
 }
 
 fn open<'t>(tx: &'t ReadTx<'_>, path: &Path) -> Result<Option<Bucket<'t>>> {
