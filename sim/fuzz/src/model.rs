@@ -89,12 +89,7 @@ impl Contents {
     pub fn from_dump(dump: &Dump) -> Contents {
         let mut c = Contents::default();
         for (name, keys) in &dump.buckets {
-            let path: Path = if name.is_empty() {
-                Vec::new()
-            } else {
-                name.split('/').map(unhex).collect()
-            };
-            let b = c.buckets.entry(path).or_default();
+            let b = c.buckets.entry(path_of(name)).or_default();
             b.values = keys.iter().map(|(k, v)| (unhex(k), unhex(v))).collect();
         }
         c
@@ -178,6 +173,15 @@ fn open<'t>(tx: &'t ReadTx<'_>, path: &Path) -> Result<Option<Bucket<'t>>> {
     }
     let names: Vec<&[u8]> = path.iter().map(Vec::as_slice).collect();
     tx.bucket_path(&names)
+}
+
+/// The path of a bucket the dump names `name` (its names in hex, joined by `/`).
+pub fn path_of(name: &str) -> Path {
+    if name.is_empty() {
+        Vec::new()
+    } else {
+        name.split('/').map(unhex).collect()
+    }
 }
 
 pub fn show(path: &Path) -> String {
