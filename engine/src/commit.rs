@@ -319,8 +319,10 @@ fn commit(tx: &mut WriteTx<'_>) -> Result<()> {
         Ok(()) => Ok(()),
         Err(e) => {
             let e = file_or_engine(tx, e);
-            // A negative control forgets to latch (see `DebugHooks`).
-            if !tx.db.options().hooks().no_latch {
+            // Negative controls forget to latch, always or after a refusal (see `DebugHooks`).
+            let hooks = tx.db.options().hooks();
+            let io = matches!(e, Error::Format(FormatError::Io { .. }));
+            if !hooks.no_latch && (io || !hooks.refusal_does_not_latch) {
                 tx.writer.latched = Some(e.to_string());
             }
             tx.db.count_rollback();

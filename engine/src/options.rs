@@ -145,6 +145,11 @@ pub struct DebugHooks {
     /// common pages would: 65,536 becomes 0, and the next open finds that meta invalid. Files
     /// of smaller pages are unchanged, so only a run on 64 KiB pages shows it.
     pub page_size_16_bits: bool,
+    /// Only a commit that failed with an I/O error latches; one refused for damage it found or
+    /// an invariant it broke lets the handle go on writing, with its in-memory free set as the
+    /// refused commit left it (pages of the tree still on disk pending release). The sweeps
+    /// end a run at a refusal, so only the latch check made there shows it.
+    pub refusal_does_not_latch: bool,
 }
 
 impl Default for Options {

@@ -30,6 +30,7 @@
 //! | `merge-keeps-branch-separator` (w) | a branch merged into its left sibling keeps its own first separator, which may exceed keys under it (regression 018) | `DebugHooks::merge_keeps_branch_separator` |
 //! | `inline-up-to-half-page` (x) | a bucket is stored inline while it fits in half a page (bbolt: a quarter) | `DebugHooks::inline_up_to_half_page` |
 //! | `page-size-16-bits` (y) | every commit's meta records the page size in 16 bits (65,536 becomes 0) | `DebugHooks::page_size_16_bits` |
+//! | `refusal-does-not-latch` (z) | only a commit failed by I/O latches: one refused for damage it found lets the handle write on | `DebugHooks::refusal_does_not_latch` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -76,11 +77,12 @@ pub enum Control {
     MergeKeepsBranchSeparator,
     InlineUpToHalfPage,
     PageSize16Bits,
+    RefusalDoesNotLatch,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 27] = [
+    pub const ALL: [Control; 28] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -107,6 +109,7 @@ impl Control {
         Control::MergeKeepsBranchSeparator,
         Control::InlineUpToHalfPage,
         Control::PageSize16Bits,
+        Control::RefusalDoesNotLatch,
         Control::FdatasyncDisk,
     ];
 
@@ -138,6 +141,7 @@ impl Control {
             Control::MergeKeepsBranchSeparator => "merge-keeps-branch-separator",
             Control::InlineUpToHalfPage => "inline-up-to-half-page",
             Control::PageSize16Bits => "page-size-16-bits",
+            Control::RefusalDoesNotLatch => "refusal-does-not-latch",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

@@ -90,9 +90,13 @@ impl Verdict {
 impl Verdict {
     /// Whether a disk that corrupted bytes on purpose may explain this verdict. A panic never is,
     /// and neither is the checksum probe's: it compares two opens of the same file, so what
-    /// the disk did to the rest of the file is in both.
+    /// the disk did to the rest of the file is in both. Nor is the latch's: it is the handle's
+    /// state in memory, and a latched engine reads nothing from the disk to refuse a write.
     pub fn disk_may_explain(self) -> bool {
-        !matches!(self, Verdict::Panic | Verdict::ChecksumProbe)
+        !matches!(
+            self,
+            Verdict::Panic | Verdict::ChecksumProbe | Verdict::Latch
+        )
     }
 }
 

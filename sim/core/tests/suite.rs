@@ -13,6 +13,7 @@ mod key_shapes;
 mod large_pages;
 mod live_checks;
 mod readers_at_end;
+mod refusal_latch;
 mod scale_thresholds;
 mod seeded_control;
 mod shrink_crash;

@@ -151,6 +151,7 @@ impl EngineConfig for Options {
             merge_keeps_branch_separator: control == Control::MergeKeepsBranchSeparator,
             inline_up_to_half_page: control == Control::InlineUpToHalfPage,
             page_size_16_bits: control == Control::PageSize16Bits,
+            refusal_does_not_latch: control == Control::RefusalDoesNotLatch,
         };
         Ok(Options {
             debug,

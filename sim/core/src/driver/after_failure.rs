@@ -10,7 +10,7 @@
 //! it.
 
 use super::session::{Batch, Next, Writer};
-use super::{Driver, Hooks, SessionEnd, Step};
+use super::{Driver, Hooks, SessionEnd, Step, Stop};
 use crate::adapter::{Engine, EngineError, ErrorKind};
 use crate::config::AfterFailure;
 use crate::op::Op;
@@ -97,6 +97,34 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
                 }
                 Ok(Next::Go(format!("{msg}; carrying on")))
             }
+        }
+    }
+
+    /// A commit refused with anything but an I/O error: a violation, or the end of the run when
+    /// damage the disk made may explain it. A latch covers every failed commit, a refusal as
+    /// much as an I/O failure, and a run never goes on past a refusal to find out: so before
+    /// the run ends, a write on the handle must be refused with the latch's error, without
+    /// touching the disk.
+    pub(super) fn refused_commit(&mut self, db: &E, e: &EngineError) -> Stop {
+        let stop = self.failure(Verdict::CommitRefused, e);
+        if !matches!(stop, Stop::DiskFailure(_)) || !self.caps.latches_after_failed_commit {
+            return stop;
+        }
+        self.latched = Some(self.medium.io_stats());
+        let latch = self
+            .write_while_latched(db.begin_write().map(drop))
+            .and_then(|refused| {
+                self.disk_untouched_while_latched()?;
+                Ok(refused)
+            });
+        match latch {
+            Ok(refused) => {
+                let index = self.next - 1;
+                self.trace
+                    .record(format!("{index} commit refused; {refused}"));
+                stop
+            }
+            Err(violation) => violation,
         }
     }
 

@@ -229,7 +229,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             return Err(self.violation(Verdict::ModelMismatch, format!("group: {why}")));
         }
         match failure {
-            Some(e) if !e.is_io() => Err(self.failure(Verdict::CommitRefused, &e)),
+            Some(e) if !e.is_io() => Err(self.refused_commit(db, &e)),
             Some(e) => {
                 self.stats.failed_commits += 1;
                 Ok(Err(format!("{summary}; a commit failed: {e}")))

@@ -245,9 +245,11 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
     }
 
     /// The end of a commit: `Err` is a failed commit (what follows is the application's choice);
-    /// a commit that fails with anything but an I/O error is a violation (`Stop`) instead.
+    /// a commit that fails with anything but an I/O error ends the run instead
+    /// ([`Driver::refused_commit`]).
     fn end_commit(
         &mut self,
+        db: &E,
         index: usize,
         done: Result<Ack, EngineError>,
     ) -> Step<Result<String, String>> {
@@ -269,7 +271,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
                 self.promise_changed();
                 self.log_commit(index, CommitEnd::Failed);
                 if !e.is_io() {
-                    return Err(self.failure(Verdict::CommitRefused, &e));
+                    return Err(self.refused_commit(db, &e));
                 }
                 Ok(Err(format!("failed S[{index}]: {e}")))
             }
@@ -284,7 +286,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         };
         let index = self.begin_commit_shared(model);
         let done = db.commit(tx);
-        Ok(self.end_commit(index, done)?.map_err(|msg| (msg, ops)))
+        Ok(self.end_commit(db, index, done)?.map_err(|msg| (msg, ops)))
     }
 
     /// A batched transaction's operations as one write batch.
@@ -295,7 +297,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         let index = self.begin_commit(model);
         let done = db.commit_batch(&batch.ops);
         Ok(self
-            .end_commit(index, done)?
+            .end_commit(db, index, done)?
             .map_err(|msg| (msg, batch.ops)))
     }
 
