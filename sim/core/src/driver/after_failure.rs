@@ -44,14 +44,11 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             }
             AfterFailure::Retry if latches => {
                 self.stats.retries += 1;
-                self.latched = Some(self.medium.io_stats());
-                let again = if self.settings.batched {
-                    db.commit_batch(&work).map(drop)
-                } else {
-                    db.begin_write().map(drop)
-                };
-                let refused = self.write_while_latched(again)?;
-                self.disk_untouched_while_latched()?;
+                let batched = self.settings.batched;
+                let refused = self.latch_holds(|| match batched {
+                    true => db.commit_batch(&work).map(drop),
+                    false => db.begin_write().map(drop),
+                })?;
                 self.trace.record(format!(
                     "{index} commit -> {msg}; retried: {refused}; restarting"
                 ));
@@ -78,9 +75,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         match self.policy() {
             AfterFailure::Retry if latches => {
                 self.stats.retries += 1;
-                self.latched = Some(self.medium.io_stats());
-                let refused = self.write_while_latched(db.begin_write().map(drop))?;
-                self.disk_untouched_while_latched()?;
+                let refused = self.latch_holds(|| db.begin_write().map(drop))?;
                 self.trace.record(format!(
                     "{index} group -> {msg}; retried: {refused}; restarting"
                 ));
@@ -110,14 +105,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         if !matches!(stop, Stop::DiskFailure(_)) || !self.caps.latches_after_failed_commit {
             return stop;
         }
-        self.latched = Some(self.medium.io_stats());
-        let latch = self
-            .write_while_latched(db.begin_write().map(drop))
-            .and_then(|refused| {
-                self.disk_untouched_while_latched()?;
-                Ok(refused)
-            });
-        match latch {
+        match self.latch_holds(|| db.begin_write().map(drop)) {
             Ok(refused) => {
                 let index = self.next - 1;
                 self.trace
@@ -126,6 +114,15 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             }
             Err(violation) => violation,
         }
+    }
+
+    /// The handle is latched from here: `write` (a write on it) must be refused with the
+    /// latch's error, and the disk must see nothing.
+    fn latch_holds(&mut self, write: impl FnOnce() -> Result<(), EngineError>) -> Step<String> {
+        self.latched = Some(self.medium.io_stats());
+        let refused = self.write_while_latched(write())?;
+        self.disk_untouched_while_latched()?;
+        Ok(refused)
     }
 
     /// Do the failed transaction's work again on the same handle (an engine that does not
