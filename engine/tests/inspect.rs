@@ -3,7 +3,7 @@
 
 use crashlab_engine::{Db, MemStorage, Options};
 use crashlab_format::inspect::*;
-use crashlab_format::{Error, PageId, Result};
+use crashlab_format::{Error, PageId, Problem, Result};
 
 fn check(image: &Image) -> crashlab_engine::Result<Vec<crashlab_engine::Problem>> {
     Db::check_image(image)
@@ -173,4 +173,57 @@ fn page_detail_decodes_each_kind() {
         assert!(ok, "{run:?}: {d:?}");
     }
     assert!(page_detail(&img, PageId(img.file_pages())).is_err());
+}
+
+/// A misplaced write: a copy of leaf L lands on an overflow page of the leaf holding the large
+/// value, and the branch above L now points at the copy (what an engine that reused a page still
+/// in a node's run would leave). The walk meets the covered page first inside the large value's
+/// run; referenced then as a node, it is still entered, so its keys are dumped (the engine reads
+/// them) and the page is named as reached twice. The walk once entered such a page never, as
+/// `check` once did (corpus/fuzz/027).
+#[test]
+fn a_page_met_first_inside_another_nodes_run_is_still_entered() {
+    let mut bytes = sample(0);
+    let map = page_map(&image(bytes.clone()).unwrap()).unwrap();
+    let big = map.runs.iter().find(|r| r.overflow > 0).unwrap();
+    let covered = big.start.0 + 1;
+    let branch = map
+        .runs
+        .iter()
+        .find(|r| r.kind == PageUse::Branch && r.bucket == big.bucket)
+        .unwrap();
+    let ps = PS as usize;
+    let at = |page: u64| page as usize * ps;
+    // The last child of the branch: its keys come after "big" in key order.
+    let slot = at(branch.start.0) + 16 + (branch.count as usize - 1) * 16 + 8;
+    let leaf = u64::from_le_bytes(bytes[slot..slot + 8].try_into().unwrap());
+    let copy = bytes[at(leaf)..at(leaf) + ps].to_vec();
+    bytes[at(covered)..at(covered) + ps].copy_from_slice(&copy);
+    bytes[at(covered)..at(covered) + 8].copy_from_slice(&covered.to_le_bytes());
+    bytes[slot..slot + 8].copy_from_slice(&covered.to_le_bytes());
+
+    let img = image(bytes).unwrap();
+    let (d, problems) = dump(&img).unwrap();
+    let keys = &d.buckets["61"];
+    let last_keys = page_detail(&img, PageId(covered)).unwrap();
+    let PageBody::Leaf(items) = last_keys.body else {
+        panic!("page {covered} reads as a leaf: {last_keys:?}");
+    };
+    assert!(items.iter().any(|it| !it.is_bucket()), "{items:?}");
+    for it in items.iter().filter(|it| !it.is_bucket()) {
+        assert!(keys.contains_key(&hex(it.key())), "{it:?}: {problems:?}");
+    }
+    assert_eq!(keys.len(), 81, "{problems:?}");
+    assert_eq!(
+        d.buckets["61/737562"][&hex(b"x")],
+        hex(b"y"),
+        "a/sub is below it"
+    );
+    let twice = |p: &&Problem| p.page == Some(PageId(covered)) && p.message == "page reached twice";
+    assert!(problems.iter().any(|p| twice(&p)), "{problems:?}");
+    let engine = check(&img).unwrap();
+    assert!(
+        engine.iter().any(|p| p.page == Some(PageId(covered))),
+        "{engine:?}"
+    );
 }

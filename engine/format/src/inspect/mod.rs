@@ -14,8 +14,8 @@
 //!   handled run by run, so a sparse file whose metas claim 2^31 pages costs what its few real
 //!   pages cost.
 //! - No recursion: walks use explicit stacks, bounded by [`MAX_TREE_DEPTH`] levels per tree and
-//!   [`MAX_BUCKET_DEPTH`] levels of nesting, and enter each page at most once, so their work is
-//!   linear in the pages they read whatever the references say.
+//!   [`MAX_BUCKET_DEPTH`] levels of nesting, and enter each page as a node at most once, so
+//!   their work is linear in the pages they read whatever the references say.
 //!
 //! [`PageSet`]: crate::PageSet
 //!

@@ -1,12 +1,15 @@
 //! The walk every view shares: each bucket's tree, from the root bucket down, with every page
-//! entered at most once.
+//! entered as a node at most once. A page first met inside another node's run (an overflow page,
+//! or a damaged node's run covering a live page) is still entered when a branch or bucket names
+//! it, so nothing below it drops out of the views.
 //!
 //! Damage does not stop the walk. A page that cannot be read or decoded, a reference outside
 //! `[2, high-water)`, a page reached twice, a tree deeper than [`MAX_TREE_DEPTH`] or buckets
 //! nested deeper than [`MAX_BUCKET_DEPTH`] becomes a [`Problem`] and the walk goes on with the
-//! rest; only an I/O error stops it. The stack is explicit and a [`PageSet`] remembers the pages
-//! entered, so a file whose references form cycles or share children costs no more than one pass
-//! over its pages, and memory follows the pages read, not the high-water mark a meta claims.
+//! rest; only an I/O error stops it. The stack is explicit and [`PageSet`]s remember the pages
+//! reached and entered, so a file whose references form cycles or share children costs no more
+//! than one pass over its pages, and memory follows the pages read, not the high-water mark a
+//! meta claims.
 
 use crate::bucket::{decode_header, BucketRoot};
 use crate::error::{Error, Result};
@@ -103,6 +106,10 @@ pub struct Walk {
     /// Pages a bucket references that do not read as a branch or leaf, with that bucket.
     pub damaged: BTreeMap<u64, usize>,
     pub report: Report,
+    /// Pages entered as a node. A page reached before only inside another node's run (a
+    /// damaged node's overflow covering it) is entered once when referenced as a node, so that
+    /// what lies below it is walked too (corpus/fuzz/027 showed `check` missing it).
+    entered: PageSet,
 }
 
 enum Work {
@@ -140,6 +147,7 @@ pub fn walk(pager: &PageReader, meta: &Meta, visitor: &mut dyn Visitor) -> Resul
         reached: PageSet::new(),
         damaged: BTreeMap::new(),
         report: Report::default(),
+        entered: PageSet::new(),
     };
     let mut stack = vec![Work::Page {
         id: meta.root,
@@ -190,7 +198,10 @@ impl Walk {
         }
         if self.reached.contains(id) {
             self.problem(id, "page reached twice");
-            return Ok(());
+            // Entering again would repeat whole subtrees: the walk's bound (regression 005).
+            if self.entered.contains(id) || self.damaged.contains_key(&id.0) {
+                return Ok(());
+            }
         }
         let node = match pager.node(id, high_water, from) {
             Ok(node) => Arc::new(node),
@@ -207,6 +218,7 @@ impl Walk {
         };
         let span = node.origin.expect("pager nodes carry their origin");
         self.reached.insert(id, id.plus(1));
+        self.entered.insert(id, id.plus(1));
         if span.count > 1 {
             for twice in self.reached.insert(id.plus(1), span.end()) {
                 self.report.add_each(twice, "overflow page reached twice");
