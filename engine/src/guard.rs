@@ -13,7 +13,8 @@
 //!   [`Corruption::ReachedTwice`]: the other reference would keep the old copy, and with it
 //!   share every child of the new one;
 //! * an allocation at the high-water mark that covers a page something references is refused
-//!   with [`Corruption::AllocatesReferencedPage`].
+//!   with [`Corruption::AllocatesReferencedPage`], naming the page that holds the reference
+//!   (the page allocated may lie past the end of the file: corpus/fuzz/028).
 //!
 //! The walk costs one read of every tree page once per session, not per commit; afterwards each
 //! allocation and free costs a look-up in sets the size of the damage found. A file so damaged
@@ -25,6 +26,7 @@ use crate::error::{Corruption, Error, Result};
 use crashlab_format::pageset::PageSet;
 use crashlab_format::problem::{Problem, ProblemKind};
 use crashlab_format::types::{PageId, PageSpan};
+use std::collections::BTreeMap;
 
 /// The damage a session's commits must step around.
 #[derive(Clone, Debug, Default)]
@@ -33,8 +35,10 @@ pub(crate) struct Guard {
     pub quarantined: PageSet,
     /// Pages reached by more than one reference.
     shared: PageSet,
-    /// Pages at or past the high-water mark that a reference, or a node's run, reaches.
-    referenced_beyond: PageSet,
+    /// Pages at or past the high-water mark that a reference, or a node's run, reaches, each
+    /// with the page that holds the reference (or is the node whose run it is): the page a
+    /// refusal names, since the one reached may lie past the end of the file.
+    referenced_beyond: BTreeMap<u64, PageId>,
 }
 
 impl Guard {
@@ -67,9 +71,7 @@ impl Guard {
                     // the mark hands out.
                     // (Page 2^64 - 1 is never allocated: a high-water mark cannot pass it.)
                     let at = target.max(hwm);
-                    if at.0 < u64::MAX {
-                        g.referenced_beyond.insert(at, at.plus(1));
-                    }
+                    g.referenced_beyond.entry(at.0).or_insert(page);
                 }
                 ProblemKind::TxIdExhausted | ProblemKind::Other => {}
             }
@@ -80,11 +82,13 @@ impl Guard {
     /// Refuse pages `start..start+count` allocated at the high-water mark if a reference
     /// already reaches one of them.
     pub fn check_high_water(&self, start: PageId, count: u64) -> Result<()> {
-        let end = PageId(start.0.saturating_add(count));
-        match self.referenced_beyond.runs_within(start, end).next() {
-            Some(hit) => Err(Error::corrupted(
-                hit.start,
-                Corruption::AllocatesReferencedPage,
+        let end = start.0.saturating_add(count);
+        match self.referenced_beyond.range(start.0..end).next() {
+            Some((&at, &from)) => Err(Error::corrupted(
+                from,
+                Corruption::AllocatesReferencedPage {
+                    allocated: PageId(at),
+                },
             )),
             None => Ok(()),
         }

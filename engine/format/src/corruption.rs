@@ -148,10 +148,13 @@ pub enum Corruption {
     /// the tree references that page from two places.
     #[error("page reference {child} is to a free page (the tree references it twice)")]
     ReferenceToFreePage { child: PageId },
-    /// A commit would allocate this page at the high-water mark, yet a reference in the tree
-    /// (or a node's run) already reaches it: what that reference reads would change.
-    #[error("a reference past the high-water mark reaches the page a commit would allocate")]
-    AllocatesReferencedPage,
+    /// A commit would allocate page `allocated` at the high-water mark, yet a reference on this
+    /// page (or this node's run) already reaches it: what that reference reads would change.
+    #[error(
+        "a reference past the high-water mark reaches page {allocated}, which a commit would \
+         allocate"
+    )]
+    AllocatesReferencedPage { allocated: PageId },
     /// The first commit of a session checks the file to step around damage no commit can
     /// see (FORMAT.md §10); this file's tree has more problems than the check reports.
     #[error("too damaged for a commit to step around what it cannot see (check stopped)")]

@@ -63,33 +63,6 @@ fn every_saved_input_replays_clean() {
     assert!(out.status.success());
 }
 
-/// The inputs kept under `corpus/fuzz/open/` show defects not fixed yet: each still fails, and
-/// this test, run by hand (`-- --ignored`), passes once they are fixed; then the file moves up
-/// into `corpus/fuzz/` with the fix.
-#[test]
-#[ignore = "open finding corpus/fuzz/open/028: a refusal names the page it would allocate, past \
-            the end of the file; not fixed yet"]
-fn the_open_findings_replay_clean() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../corpus/fuzz/open");
-    let files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    assert!(!files.is_empty(), "no open findings: remove this test");
-    let out = Command::new(env!("CARGO_BIN_EXE_crashlab-fuzz"))
-        .arg("replay")
-        .arg(format!(
-            "--fixtures={}",
-            crashlab_fuzz::bases::default_fixtures().display()
-        ))
-        .args(&files)
-        .output()
-        .expect("crashlab-fuzz runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "open findings still fail:\n{stdout}");
-}
-
 /// A file that is not a saved input is bad input: `replay` and `minimize` exit 2 naming it and
 /// where it stops being one, and replay nothing. `replay` had started a worker per file and
 /// reported a malformed one as "FAIL crash in replay: the worker stopped", exit 1, as though
