@@ -150,6 +150,10 @@ pub struct DebugHooks {
     /// refused commit left it (pages of the tree still on disk pending release). The sweeps
     /// end a run at a refusal, so only the latch check made there shows it.
     pub refusal_does_not_latch: bool,
+    /// A cursor stepping forward stops at an empty leaf instead of going on to the next one, so
+    /// a scan inside a transaction that emptied a leaf (its rebalance waits for the commit) ends
+    /// early. Committed trees have no empty leaves, so only such a scan shows it.
+    pub empty_leaf_ends_scan: bool,
 }
 
 impl Default for Options {

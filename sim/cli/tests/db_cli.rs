@@ -311,8 +311,8 @@ fn a_branch_pointing_at_a_free_page_is_listed_by_check() {
 #[test]
 fn a_saved_simulator_disk_image_opens_like_any_file() {
     let dir = tempfile::tempdir().unwrap();
-    let image = dir.path().join("seed-7.img");
-    let case = root().join("corpus/seeds/seed-7.case");
+    let image = dir.path().join("seed-14.img");
+    let case = root().join("corpus/seeds/seed-14.case");
     let o = Command::new(env!("CARGO_BIN_EXE_crashlab"))
         .args(["repro", case.to_str().unwrap(), "--save-image"])
         .arg(&image)

@@ -31,6 +31,7 @@
 //! | `inline-up-to-half-page` (x) | a bucket is stored inline while it fits in half a page (bbolt: a quarter) | `DebugHooks::inline_up_to_half_page` |
 //! | `page-size-16-bits` (y) | every commit's meta records the page size in 16 bits (65,536 becomes 0) | `DebugHooks::page_size_16_bits` |
 //! | `refusal-does-not-latch` (z) | only a commit failed by I/O latches: one refused for damage it found lets the handle write on | `DebugHooks::refusal_does_not_latch` |
+//! | `empty-leaf-ends-scan` (aa) | a cursor stepping forward stops at a leaf emptied in its transaction | `DebugHooks::empty_leaf_ends_scan` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -78,11 +79,12 @@ pub enum Control {
     InlineUpToHalfPage,
     PageSize16Bits,
     RefusalDoesNotLatch,
+    EmptyLeafEndsScan,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 28] = [
+    pub const ALL: [Control; 29] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -110,6 +112,7 @@ impl Control {
         Control::InlineUpToHalfPage,
         Control::PageSize16Bits,
         Control::RefusalDoesNotLatch,
+        Control::EmptyLeafEndsScan,
         Control::FdatasyncDisk,
     ];
 
@@ -142,6 +145,7 @@ impl Control {
             Control::InlineUpToHalfPage => "inline-up-to-half-page",
             Control::PageSize16Bits => "page-size-16-bits",
             Control::RefusalDoesNotLatch => "refusal-does-not-latch",
+            Control::EmptyLeafEndsScan => "empty-leaf-ends-scan",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

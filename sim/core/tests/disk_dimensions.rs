@@ -140,14 +140,14 @@ fn a_default_sweep_passes_on_both_length_models_with_growth_made_durable() {
     );
 }
 
-/// The saved default-profile seeds 7 and 273 pin the faults the seed drew when they were saved
+/// The saved default-profile seeds 14 and 273 pin the faults the seed drew when they were saved
 /// (seed 30's case pins faults of its own choosing, so it is not one of them); the tear is drawn
 /// after every one of them, so the seed still draws the same (plus its tear), and a
 /// case without a `disk` line replays on 512-byte sectors with `with-data`.
 #[test]
 fn the_fault_draws_of_saved_seeds_are_unchanged_and_old_cases_replay_on_todays_disk() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/seeds");
-    for name in ["seed-7.case", "seed-273.case"] {
+    for name in ["seed-14.case", "seed-273.case"] {
         let case = Case::<Options>::load(&root.join(name)).unwrap_or_else(|e| panic!("{e}"));
         let pinned = &case.run.disk;
         assert_eq!(pinned.sector_size, 512, "{name}");

@@ -5,6 +5,7 @@ mod after_failure;
 mod checksum_probe;
 mod deep_churn;
 mod disk_dimensions;
+mod empty_leaf_scan;
 mod engine_failures;
 mod event_log;
 mod groups;

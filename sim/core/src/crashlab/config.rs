@@ -152,6 +152,7 @@ impl EngineConfig for Options {
             inline_up_to_half_page: control == Control::InlineUpToHalfPage,
             page_size_16_bits: control == Control::PageSize16Bits,
             refusal_does_not_latch: control == Control::RefusalDoesNotLatch,
+            empty_leaf_ends_scan: control == Control::EmptyLeafEndsScan,
         };
         Ok(Options {
             debug,

@@ -167,7 +167,10 @@ fn add_groups(seed: u64, ops: &mut Vec<Op>) {
     *ops = out;
 }
 
-/// Fill a bucket with many values, commit, delete most of them, commit.
+/// Fill a bucket with many values, commit, delete most of them, scan it, commit. The values are
+/// large, so most leaves hold one or two and the deletes empty some: the scan walks them before
+/// the commit rebalances them away (a committed tree has no empty leaf to show a cursor that
+/// stops at one: control `empty-leaf-ends-scan`).
 fn fragment(r: &mut SimRng, buckets: &[&[&str]], ops: &mut Vec<Op>, version: &mut u32) {
     let p = path(r, buckets);
     let n = r.range(10, 40);
@@ -188,6 +191,7 @@ fn fragment(r: &mut SimRng, buckets: &[&[&str]], ops: &mut Vec<Op>, version: &mu
             key: Name::new(format!("f{i}")),
         });
     }
+    ops.push(Op::Scan { path: p });
     ops.push(Op::Commit);
 }
 
