@@ -68,8 +68,8 @@ impl Guard {
                 }
                 ProblemKind::BeyondHighWater { target } => {
                     // A node below the mark whose run reaches past it reads the first pages
-                    // the mark hands out.
-                    // (Page 2^64 - 1 is never allocated: a high-water mark cannot pass it.)
+                    // the mark hands out. Of several references to one page, the first named
+                    // is kept: a refusal needs one place to point at.
                     let at = target.max(hwm);
                     g.referenced_beyond.entry(at.0).or_insert(page);
                 }
