@@ -106,9 +106,10 @@ pub struct Walk {
     /// Pages a bucket references that do not read as a branch or leaf, with that bucket.
     pub damaged: BTreeMap<u64, usize>,
     pub report: Report,
-    /// Pages entered as a node. A page reached before only inside another node's run (a
-    /// damaged node's overflow covering it) is entered once when referenced as a node, so that
-    /// what lies below it is walked too (corpus/fuzz/027 showed `check` missing it).
+    /// Pages entered as a node, read or found damaged. A page reached before only inside
+    /// another node's run (a damaged node's overflow covering it) is entered once when
+    /// referenced as a node, so that what lies below it is walked too (corpus/fuzz/027 showed
+    /// `check` missing it).
     entered: PageSet,
 }
 
@@ -199,9 +200,13 @@ impl Walk {
         if self.reached.contains(id) {
             self.problem(id, "page reached twice");
             // Entering again would repeat whole subtrees: the walk's bound (regression 005).
-            if self.entered.contains(id) || self.damaged.contains_key(&id.0) {
+            if self.entered.contains(id) {
                 return Ok(());
             }
+        }
+        if id < high_water {
+            // Read or found damaged, it is entered: a second reference does not read it again.
+            self.entered.insert(id, id.plus(1));
         }
         let node = match pager.node(id, high_water, from) {
             Ok(node) => Arc::new(node),
@@ -218,7 +223,6 @@ impl Walk {
         };
         let span = node.origin.expect("pager nodes carry their origin");
         self.reached.insert(id, id.plus(1));
-        self.entered.insert(id, id.plus(1));
         if span.count > 1 {
             for twice in self.reached.insert(id.plus(1), span.end()) {
                 self.report.add_each(twice, "overflow page reached twice");
