@@ -243,12 +243,16 @@ impl<'a> BucketMut<'a> {
     }
 
     fn put_item(&mut self, key: &[u8], value: &[u8], flags: u32) -> Result<()> {
+        let put_over_bucket = self.rd.debug.put_over_bucket;
         let BucketTree {
             root, home, hint, ..
         } = &mut *self.tree;
         tree::with_leaf(root, *home, key, &self.rd, hint, |items, _| {
             match items.search(key) {
-                Ok(i) if items.get(i).flags != flags => Err(incompatible(items.get(i).is_bucket())),
+                // A negative control takes a plain value over a bucket (see `DebugHooks`).
+                Ok(i) if items.get(i).flags != flags && !(flags == 0 && put_over_bucket) => {
+                    Err(incompatible(items.get(i).is_bucket()))
+                }
                 Ok(i) => {
                     items.set_value(i, value);
                     Ok(())

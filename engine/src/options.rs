@@ -154,6 +154,10 @@ pub struct DebugHooks {
     /// a scan inside a transaction that emptied a leaf (its rebalance waits for the commit) ends
     /// early. Committed trees have no empty leaves, so only such a scan shows it.
     pub empty_leaf_ends_scan: bool,
+    /// A plain put over a sub-bucket's key is taken, not refused as an incompatible value: the
+    /// value replaces the bucket's header and the item keeps its bucket flag. Only a put that
+    /// names a sub-bucket shows it.
+    pub put_over_bucket: bool,
 }
 
 impl Default for Options {

@@ -32,6 +32,7 @@
 //! | `page-size-16-bits` (y) | every commit's meta records the page size in 16 bits (65,536 becomes 0) | `DebugHooks::page_size_16_bits` |
 //! | `refusal-does-not-latch` (z) | only a commit failed by I/O latches: one refused for damage it found lets the handle write on | `DebugHooks::refusal_does_not_latch` |
 //! | `empty-leaf-ends-scan` (aa) | a cursor stepping forward stops at a leaf emptied in its transaction | `DebugHooks::empty_leaf_ends_scan` |
+//! | `put-over-bucket` (ab) | a plain put over a sub-bucket's key replaces its header instead of being refused | `DebugHooks::put_over_bucket` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -80,11 +81,12 @@ pub enum Control {
     PageSize16Bits,
     RefusalDoesNotLatch,
     EmptyLeafEndsScan,
+    PutOverBucket,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 29] = [
+    pub const ALL: [Control; 30] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -113,6 +115,7 @@ impl Control {
         Control::PageSize16Bits,
         Control::RefusalDoesNotLatch,
         Control::EmptyLeafEndsScan,
+        Control::PutOverBucket,
         Control::FdatasyncDisk,
     ];
 
@@ -146,6 +149,7 @@ impl Control {
             Control::PageSize16Bits => "page-size-16-bits",
             Control::RefusalDoesNotLatch => "refusal-does-not-latch",
             Control::EmptyLeafEndsScan => "empty-leaf-ends-scan",
+            Control::PutOverBucket => "put-over-bucket",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

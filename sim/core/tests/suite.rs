@@ -3,6 +3,7 @@
 
 mod after_failure;
 mod checksum_probe;
+mod collisions;
 mod deep_churn;
 mod disk_dimensions;
 mod empty_leaf_scan;

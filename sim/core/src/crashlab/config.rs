@@ -153,6 +153,7 @@ impl EngineConfig for Options {
             page_size_16_bits: control == Control::PageSize16Bits,
             refusal_does_not_latch: control == Control::RefusalDoesNotLatch,
             empty_leaf_ends_scan: control == Control::EmptyLeafEndsScan,
+            put_over_bucket: control == Control::PutOverBucket,
         };
         Ok(Options {
             debug,

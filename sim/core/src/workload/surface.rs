@@ -25,6 +25,7 @@ pub(super) fn add(
     }
     if caps.nested_buckets {
         add_deep_nesting(seed, ops);
+        add_collisions(seed, ops, buckets);
     }
 }
 
@@ -156,4 +157,67 @@ fn add_deep_nesting(seed: u64, ops: &mut Vec<Op>) {
     let end = r.range(at as u64, ops.len() as u64) as usize;
     ops.insert(end, Op::DeleteBucket(vec![Name::new("deep")]));
     ops.splice(at..at, fragment);
+}
+
+/// The name the collision fragments give to both kinds of item. No key shape draws it (a drawn
+/// key ends in `k` and its number, or is a binary key of bytes below 8, 0x00 and 0xFF), and no
+/// bucket path or group call uses it, so a fragment cut short by a rollback or a crash leaves an
+/// item that only the next fragments meet (and the model knows).
+const CROSSED: &str = "crossed";
+
+/// For half the seeds, after some commits, a name used for both kinds of item in one bucket: a
+/// sub-bucket, then a value put, read and deleted under its name, or a value, then a bucket
+/// created and deleted under its key. A key holds a value or a bucket, never both (bbolt refuses
+/// the other kind with "incompatible value"), and the workload's keys and bucket names never meet
+/// otherwise. From a stream of its own.
+fn add_collisions(seed: u64, ops: &mut Vec<Op>, buckets: &[&[&str]]) {
+    let mut r = SimRng::derive(seed, "collisions");
+    if !r.chance(0.5) {
+        return;
+    }
+    let mut out = Vec::with_capacity(ops.len() + ops.len() / 8);
+    // Versions above the workload's and below the groups' (which set bit 30), one per put.
+    let mut version = 1 << 29;
+    for op in ops.drain(..) {
+        let commit = matches!(op, Op::Commit);
+        out.push(op);
+        if commit && r.chance(0.1) {
+            version += 1;
+            out.extend(collision(&mut r, buckets, version));
+        }
+    }
+    *ops = out;
+}
+
+/// One fragment of [`add_collisions`]: the item of one kind, every operation of the other kind
+/// on its name (each refused), and the item deleted; committed half way now and then, so that
+/// the item is on disk too.
+fn collision(r: &mut SimRng, buckets: &[&[&str]], version: u32) -> Vec<Op> {
+    let parent = path(r, buckets);
+    let key = Name::new(CROSSED);
+    let mut bucket = parent.clone();
+    bucket.push(key.clone());
+    let put = Op::Put {
+        path: parent.clone(),
+        key: key.clone(),
+        len: r.range(0, 200) as u32,
+        version,
+    };
+    let get = Op::Get {
+        path: parent.clone(),
+        key: key.clone(),
+    };
+    let delete = Op::Delete { path: parent, key };
+    let commit = r.chance(0.5).then_some(Op::Commit);
+    if r.chance(0.5) {
+        let mut ops = vec![Op::CreateBucket(bucket.clone()), put, get, delete];
+        ops.extend(commit);
+        ops.push(Op::DeleteBucket(bucket));
+        ops
+    } else {
+        let mut ops = vec![put, Op::CreateBucket(bucket.clone()), get];
+        ops.extend(commit);
+        ops.extend([Op::DeleteBucket(bucket), delete]);
+        ops
+    }
 }
