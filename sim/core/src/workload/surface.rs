@@ -189,9 +189,9 @@ fn add_collisions(seed: u64, ops: &mut Vec<Op>, buckets: &[&[&str]]) {
     *ops = out;
 }
 
-/// One fragment of [`add_collisions`]: the item of one kind, every operation of the other kind
-/// on its name (each refused), and the item deleted; committed half way now and then, so that
-/// the item is on disk too.
+/// One fragment of [`add_collisions`]: the item of one kind, the other kind's operations on its
+/// name (refused while the item is there; the get answers as the model does), and the item
+/// deleted; committed half way now and then, so that the item is on disk too.
 fn collision(r: &mut SimRng, buckets: &[&[&str]], version: u32) -> Vec<Op> {
     let parent = path(r, buckets);
     let key = Name::new(CROSSED);
