@@ -46,6 +46,7 @@ fn the_workload_calls_every_part_of_the_surface() {
         "next-seq",
         "set-seq",
         "create past the nesting limit",
+        "incompatible value",
         "check",
     ] {
         assert!(

@@ -456,8 +456,12 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         match apply_checked(model, op, |op| E::apply(tx, op), EngineError::refusal) {
             Ok(Applied::Done) => Ok("ok".into()),
             Ok(Applied::Refused(me)) => {
-                if me == ModelError::TooDeep {
-                    self.stats.called("create past the nesting limit");
+                match me {
+                    ModelError::TooDeep => self.stats.called("create past the nesting limit"),
+                    // A value's operation on a sub-bucket's key, or the other way round (the
+                    // collision fragments): refused alike by the model and the engine.
+                    ModelError::Incompatible => self.stats.called("incompatible value"),
+                    _ => {}
                 }
                 Ok(format!("refused {me:?}"))
             }
