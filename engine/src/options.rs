@@ -158,6 +158,10 @@ pub struct DebugHooks {
     /// value replaces the bucket's header and the item keeps its bucket flag. Only a put that
     /// names a sub-bucket shows it.
     pub put_over_bucket: bool,
+    /// Deleting a bucket opened in the same transaction frees the pages of its tree but not those
+    /// of the sub-buckets stored in a leaf the transaction edited (those it did not open): they
+    /// leak. Only a bucket deleted after a write into it, with sub-buckets below, shows it.
+    pub delete_leaks_sub_buckets: bool,
 }
 
 impl Default for Options {

@@ -536,7 +536,7 @@ fn shrink_prints_and_saves_the_minimal_crash_state() {
         &[
             "run",
             "--seed",
-            "7",
+            "21",
             "--ops",
             "120",
             "--profile",
@@ -545,7 +545,7 @@ fn shrink_prints_and_saves_the_minimal_crash_state() {
         dir.path(),
     );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    let case = "corpus/found/seed-7-no-barrier-crashlab.case";
+    let case = "corpus/found/seed-21-no-barrier-crashlab.case";
     let o = crashlab(&["shrink", case], dir.path());
     let t = text(&o);
     assert_eq!(o.status.code(), Some(0), "{t}");
@@ -553,7 +553,7 @@ fn shrink_prints_and_saves_the_minimal_crash_state() {
     assert!(t.contains(" survived"), "{t}");
     let shrunk = dir
         .path()
-        .join("corpus/found/seed-7-no-barrier-crashlab.shrunk.case");
+        .join("corpus/found/seed-21-no-barrier-crashlab.shrunk.case");
     let saved = std::fs::read_to_string(&shrunk).unwrap();
     assert!(saved.contains("\npower-cut = cut="), "{saved}");
     let r = crashlab(&["repro", shrunk.to_str().unwrap()], dir.path());

@@ -110,7 +110,7 @@ fn explore_and_check_write_a_page_per_failure() {
         &[
             "explore",
             "--seeds",
-            "7..8",
+            "21..22",
             "--ops",
             "300",
             "--profile",
@@ -124,13 +124,13 @@ fn explore_and_check_write_a_page_per_failure() {
     );
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
-    let page: PathBuf = dir.path().join("pages/seed-7-no-barrier-crashlab.html");
+    let page: PathBuf = dir.path().join("pages/seed-21-no-barrier-crashlab.html");
     assert!(
-        t.contains("report: pages/seed-7-no-barrier-crashlab.html"),
+        t.contains("report: pages/seed-21-no-barrier-crashlab.html"),
         "{t}"
     );
     let page = std::fs::read_to_string(page).unwrap();
-    assert!(page.contains("crashlab repro found/seed-7-no-barrier-crashlab.case"));
+    assert!(page.contains("crashlab repro found/seed-21-no-barrier-crashlab.case"));
     assert!(page.contains(r#"id="failing""#));
 
     let case = corpus("corpus/check/negative/b-meta-same-slot.case");

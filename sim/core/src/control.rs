@@ -33,6 +33,7 @@
 //! | `refusal-does-not-latch` (z) | only a commit failed by I/O latches: one refused for damage it found lets the handle write on | `DebugHooks::refusal_does_not_latch` |
 //! | `empty-leaf-ends-scan` (aa) | a cursor stepping forward stops at a leaf emptied in its transaction | `DebugHooks::empty_leaf_ends_scan` |
 //! | `put-over-bucket` (ab) | a plain put over a sub-bucket's key replaces its header instead of being refused | `DebugHooks::put_over_bucket` |
+//! | `delete-leaks-sub-buckets` (ac) | deleting a bucket written in the same transaction leaks the sub-buckets stored in its edited leaves | `DebugHooks::delete_leaks_sub_buckets` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -82,11 +83,12 @@ pub enum Control {
     RefusalDoesNotLatch,
     EmptyLeafEndsScan,
     PutOverBucket,
+    DeleteLeaksSubBuckets,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 30] = [
+    pub const ALL: [Control; 31] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -116,6 +118,7 @@ impl Control {
         Control::RefusalDoesNotLatch,
         Control::EmptyLeafEndsScan,
         Control::PutOverBucket,
+        Control::DeleteLeaksSubBuckets,
         Control::FdatasyncDisk,
     ];
 
@@ -150,6 +153,7 @@ impl Control {
             Control::RefusalDoesNotLatch => "refusal-does-not-latch",
             Control::EmptyLeafEndsScan => "empty-leaf-ends-scan",
             Control::PutOverBucket => "put-over-bucket",
+            Control::DeleteLeaksSubBuckets => "delete-leaks-sub-buckets",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

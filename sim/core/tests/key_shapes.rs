@@ -43,10 +43,12 @@ fn the_workload_spells_its_keys_in_the_shape_its_seed_draws() {
         let shape = KeyShape::of_seed(seed);
         let universe: Vec<Vec<u8>> = (0..KEYS).map(|n| shape.key(n).0).collect();
         let keys = put_keys(&cfg);
-        // Fragmenting bursts put `f0`, `f1`, ..., deep nesting puts `bottom` and the collision
-        // fragments put `crossed` in every shape; every other key is the shape's.
+        // Fragmenting bursts put `f0`, `f1`, ..., deep nesting puts `bottom`, the collision
+        // fragments put `crossed` and the lifecycle fragments `v0`, `v1`, ... in every shape;
+        // every other key is the shape's.
         let extras: Vec<Vec<u8>> = (0..40)
             .map(|i| format!("f{i}").into_bytes())
+            .chain((0..10).map(|i| format!("v{i}").into_bytes()))
             .chain([b"bottom".to_vec(), b"crossed".to_vec()])
             .collect();
         let shaped = keys.iter().filter(|k| universe.contains(k)).count();

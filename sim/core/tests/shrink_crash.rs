@@ -1,7 +1,8 @@
 //! `shrink` minimises the crash itself: a case found by the `no-barrier` control shrinks to a
 //! pinned power cut of few sectors that still fails on replay, every one of whose surviving
-//! sectors is needed (lose it and the case passes), and the clean twin — the same case
-//! without the wrapper — passes.
+//! sectors is needed (lose it and the case no longer fails with the same verdict: the shrinker
+//! keeps the failure it was given, so a sector whose loss shows a different bug stays), and the
+//! clean twin — the same case without the wrapper — passes.
 
 use crashlab_engine::Options;
 use crashlab_sim::case::{Case, Expect};
@@ -11,6 +12,7 @@ use crashlab_sim::disk::PinnedCut;
 use crashlab_sim::profile::Profile;
 use crashlab_sim::runner::run;
 use crashlab_sim::shrink::shrink;
+use crashlab_sim::verdict::Outcome;
 
 fn fails(cfg: &RunConfig<Options>) -> bool {
     run::<CrashlabDb>(cfg).outcome.is_violation()
@@ -53,7 +55,12 @@ fn a_no_barrier_case_shrinks_to_a_minimal_crash_state_that_replays() {
     assert!(replay.outcome.is_violation(), "{:?}", replay.outcome);
     assert_eq!(replay.cut.as_ref(), Some(&crash));
 
-    // Minimal: losing any one surviving sector makes the case pass.
+    // Minimal: losing any one surviving sector loses the failure (the case passes, or fails
+    // otherwise).
+    let verdict = match &replay.outcome {
+        Outcome::Violation(v) => v.verdict,
+        other => panic!("{other:?}"),
+    };
     for sector in &survivors {
         let mut fewer = s.run.clone();
         fewer.pinned_cut = Some(PinnedCut {
@@ -63,7 +70,7 @@ fn a_no_barrier_case_shrinks_to_a_minimal_crash_state_that_replays() {
         });
         let r = run::<CrashlabDb>(&fewer);
         assert!(
-            !r.outcome.is_violation(),
+            !matches!(&r.outcome, Outcome::Violation(v) if v.verdict == verdict),
             "sector {sector} is not needed: {:?}",
             r.outcome
         );

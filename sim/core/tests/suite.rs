@@ -2,6 +2,7 @@
 //! binary. Run one file's tests with `cargo test -p crashlab-sim --test suite FILE::`.
 
 mod after_failure;
+mod bucket_lifecycle;
 mod checksum_probe;
 mod collisions;
 mod deep_churn;

@@ -154,6 +154,7 @@ impl EngineConfig for Options {
             refusal_does_not_latch: control == Control::RefusalDoesNotLatch,
             empty_leaf_ends_scan: control == Control::EmptyLeafEndsScan,
             put_over_bucket: control == Control::PutOverBucket,
+            delete_leaks_sub_buckets: control == Control::DeleteLeaksSubBuckets,
         };
         Ok(Options {
             debug,

@@ -26,6 +26,7 @@ pub(super) fn add(
     if caps.nested_buckets {
         add_deep_nesting(seed, ops);
         add_collisions(seed, ops, buckets);
+        add_bucket_lifecycles(seed, ops);
     }
 }
 
@@ -105,22 +106,34 @@ fn add_sequences(seed: u64, ops: &mut Vec<Op>) {
 /// here. From a stream of their own.
 fn add_lone_sequences(seed: u64, ops: &mut Vec<Op>, buckets: &[&[&str]]) {
     let mut r = SimRng::derive(seed, "lone sequences");
-    let mut out = Vec::with_capacity(ops.len() + ops.len() / 16);
-    for op in ops.drain(..) {
-        let commit = matches!(op, Op::Commit);
-        out.push(op);
-        if !commit || !r.chance(0.15) {
-            continue;
-        }
-        let path = path(&mut r, buckets);
-        out.push(match r.below(4) {
+    after_commits(ops, &mut r, 0.15, |r| {
+        let path = path(r, buckets);
+        let change = match r.below(4) {
             0 => Op::SetSequence {
                 path,
                 value: r.range(1, 1000),
             },
             _ => Op::NextSequence { path },
-        });
-        out.push(Op::Commit);
+        };
+        vec![change, Op::Commit]
+    });
+}
+
+/// Insert `fragment`'s operations after each commit, with probability `p` (drawn from `r` at
+/// each commit, before the fragment's own draws).
+fn after_commits(
+    ops: &mut Vec<Op>,
+    r: &mut SimRng,
+    p: f64,
+    mut fragment: impl FnMut(&mut SimRng) -> Vec<Op>,
+) {
+    let mut out = Vec::with_capacity(ops.len() + ops.len() / 8);
+    for op in ops.drain(..) {
+        let commit = matches!(op, Op::Commit);
+        out.push(op);
+        if commit && r.chance(p) {
+            out.extend(fragment(r));
+        }
     }
     *ops = out;
 }
@@ -175,18 +188,12 @@ fn add_collisions(seed: u64, ops: &mut Vec<Op>, buckets: &[&[&str]]) {
     if !r.chance(0.5) {
         return;
     }
-    let mut out = Vec::with_capacity(ops.len() + ops.len() / 8);
     // Versions above the workload's and below the groups' (which set bit 30), one per put.
     let mut version = 1 << 29;
-    for op in ops.drain(..) {
-        let commit = matches!(op, Op::Commit);
-        out.push(op);
-        if commit && r.chance(0.1) {
-            version += 1;
-            out.extend(collision(&mut r, buckets, version));
-        }
-    }
-    *ops = out;
+    after_commits(ops, &mut r, 0.1, |r| {
+        version += 1;
+        collision(r, buckets, version)
+    });
 }
 
 /// One fragment of [`add_collisions`]: the item of one kind, the other kind's operations on its
@@ -220,4 +227,56 @@ fn collision(r: &mut SimRng, buckets: &[&[&str]], version: u32) -> Vec<Op> {
         ops.extend([Op::DeleteBucket(bucket), delete]);
         ops
     }
+}
+
+/// The top-level bucket of the lifecycle fragments, its sub-bucket and one level below: names no
+/// other operation uses, so a fragment cut short leaves buckets only the next fragments meet.
+const LIFECYCLE: [&str; 3] = ["lifecycle", "held", "below"];
+
+/// For half the seeds, after some commits, a bucket with sub-buckets below it that a later
+/// transaction writes into and then deletes, then a live check. Deleting a bucket this
+/// transaction wrote frees its tree from the nodes it holds and the sub-buckets stored in them
+/// from their pages, unless it opened them too: the workload's own bucket deletes rarely meet
+/// that mix. From a stream of its own.
+fn add_bucket_lifecycles(seed: u64, ops: &mut Vec<Op>) {
+    let mut r = SimRng::derive(seed, "bucket lifecycle");
+    if !r.chance(0.5) {
+        return;
+    }
+    // Versions above the collision fragments' and below the groups', one per put.
+    let mut version = 3 << 28;
+    after_commits(ops, &mut r, 0.05, |r| lifecycle(r, &mut version));
+}
+
+/// One fragment of [`add_bucket_lifecycles`]: the buckets built and committed, one value written
+/// into the top one (and, now and then, into its sub-bucket, which opens it too), the top one
+/// deleted, committed and checked.
+fn lifecycle(r: &mut SimRng, version: &mut u32) -> Vec<Op> {
+    let path =
+        |depth: usize| -> Path { LIFECYCLE[..depth].iter().map(|s| Name::new(*s)).collect() };
+    let mut put = |r: &mut SimRng, depth: usize, i: u64| {
+        *version += 1;
+        Op::Put {
+            path: path(depth),
+            key: Name::new(format!("v{i}")),
+            // Past an inline bucket's quarter page at every page size up to 4 KiB.
+            len: r.range(200, 1200) as u32,
+            version: *version,
+        }
+    };
+    let deep = if r.chance(0.5) { 3 } else { 2 };
+    let mut ops: Vec<Op> = (1..=deep).map(|d| Op::CreateBucket(path(d))).collect();
+    for i in 0..r.range(2, 6) {
+        ops.push(put(r, 2, i));
+    }
+    if deep == 3 {
+        ops.push(put(r, 3, 0));
+    }
+    ops.push(Op::Commit);
+    ops.push(put(r, 1, 0));
+    if r.chance(0.3) {
+        ops.push(put(r, 2, 9));
+    }
+    ops.extend([Op::DeleteBucket(path(1)), Op::Commit, Op::Check]);
+    ops
 }
