@@ -6,14 +6,12 @@
 //! seeds of 20,000 showed it.
 
 use crashlab_engine::Options;
-use crashlab_sim::adapter::Capabilities;
 use crashlab_sim::config::RunConfig;
 use crashlab_sim::control::Control;
 use crashlab_sim::op::Op;
 use crashlab_sim::verdict::{Verdict, Violation};
-use crashlab_sim::workload::generate;
 
-use crate::seeded_control::{saved_case_and_twins, sweep_control, sweep_control_on};
+use crate::seeded_control::{saved_case_and_twins, seeds_drawing, sweep_control, sweep_control_on};
 
 const SEEDS: u64 = 200;
 
@@ -77,16 +75,7 @@ fn the_fragments_catch_the_control_where_the_workloads_own_deletes_rarely_do() {
 
 #[test]
 fn only_engines_with_nested_buckets_draw_the_fragments() {
-    let nested = Capabilities {
-        nested_buckets: true,
-        ..Capabilities::default()
-    };
-    let seeds_with = |caps: &Capabilities| {
-        (0..100)
-            .filter(|&seed| generate(seed, 300, true, caps).iter().any(in_lifecycle))
-            .count()
-    };
-    let with = seeds_with(&nested);
-    assert!((25..=70).contains(&with), "{with} of 100 seeds");
-    assert_eq!(seeds_with(&Capabilities::default()), 0);
+    let (nested, flat) = seeds_drawing(in_lifecycle);
+    assert!((25..=70).contains(&nested), "{nested} of 100 seeds");
+    assert_eq!(flat, 0);
 }

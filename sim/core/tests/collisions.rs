@@ -5,13 +5,11 @@
 //! `crossed`, for both in one bucket. Negative control (ab), `put-over-bucket`, takes a plain put
 //! over a sub-bucket's key: before the fragments, 0 seeds of 20,000 showed it.
 
-use crashlab_sim::adapter::Capabilities;
 use crashlab_sim::control::Control;
 use crashlab_sim::op::Op;
 use crashlab_sim::verdict::Verdict;
-use crashlab_sim::workload::generate;
 
-use crate::seeded_control::{saved_case_and_twins, sweep_control, sweep_control_on};
+use crate::seeded_control::{saved_case_and_twins, seeds_drawing, sweep_control, sweep_control_on};
 
 const CROSSED: &[u8] = b"crossed";
 
@@ -66,17 +64,7 @@ fn without_the_fragments_no_seed_reaches_the_control() {
 
 #[test]
 fn only_engines_with_nested_buckets_draw_the_fragments() {
-    let nested = Capabilities {
-        nested_buckets: true,
-        ..Capabilities::default()
-    };
-    let flat = Capabilities::default();
-    let seeds_crossing = |caps: &Capabilities| {
-        (0..100)
-            .filter(|&seed| generate(seed, 300, true, caps).iter().any(names_crossed))
-            .count()
-    };
-    let crossing = seeds_crossing(&nested);
-    assert!((30..=70).contains(&crossing), "{crossing} of 100 seeds");
-    assert_eq!(seeds_crossing(&flat), 0);
+    let (nested, flat) = seeds_drawing(names_crossed);
+    assert!((30..=70).contains(&nested), "{nested} of 100 seeds");
+    assert_eq!(flat, 0);
 }

@@ -103,3 +103,20 @@ pub fn with_control(mut cfg: RunConfig<Options>, control: Control) -> RunConfig<
     cfg.engine = cfg.engine.with_control(control).unwrap();
     cfg
 }
+
+/// Of seeds `0..100`, how many draw an operation `drawn` picks out, on an engine with nested
+/// buckets and on one with flat buckets (300 operations, crashes allowed).
+pub fn seeds_drawing(drawn: impl Fn(&crashlab_sim::op::Op) -> bool) -> (usize, usize) {
+    use crashlab_sim::adapter::Capabilities;
+    use crashlab_sim::workload::generate;
+    let count = |caps: &Capabilities| {
+        (0..100)
+            .filter(|&seed| generate(seed, 300, true, caps).iter().any(&drawn))
+            .count()
+    };
+    let nested = Capabilities {
+        nested_buckets: true,
+        ..Capabilities::default()
+    };
+    (count(&nested), count(&Capabilities::default()))
+}
