@@ -162,6 +162,10 @@ pub struct DebugHooks {
     /// of the sub-buckets stored in a leaf the transaction edited (those it did not open): they
     /// leak. Only a bucket deleted after a write into it, with sub-buckets below, shows it.
     pub delete_leaks_sub_buckets: bool,
+    /// A delete of a key its bucket does not hold answers that the key was there, as code that
+    /// reports the bucket's existence instead of the key's would. Nothing on disk changes, so
+    /// only a caller that compares the answer shows it.
+    pub delete_answers_existed: bool,
 }
 
 impl Default for Options {

@@ -29,6 +29,9 @@ pub(crate) enum ApplyFailure<E> {
 
 /// Apply a data operation in the engine (`engine`) and to `model`; `model` changes only when
 /// both did it. `refusal` says which of the engine's errors are refusals the model also makes.
+/// `engine` answers a delete with whether its key was there, when the engine says
+/// ([`Engine::delete_in`](crate::adapter::Engine::delete_in)): an answer other than the
+/// model's is a mismatch too.
 ///
 /// The model takes the operation first and is put back from an [`Undo`] of the one slot it
 /// touches when the engine did not follow: cloning the whole model per operation made a run
@@ -37,15 +40,24 @@ pub(crate) enum ApplyFailure<E> {
 pub(crate) fn apply_checked<E>(
     model: &mut KvModel,
     op: &Op,
-    engine: impl FnOnce(&Op) -> Result<(), E>,
+    engine: impl FnOnce(&Op) -> Result<Option<bool>, E>,
     refusal: impl Fn(&E) -> Option<ModelError>,
 ) -> Result<Applied, ApplyFailure<E>> {
     let undo = Undo::before(model, op);
-    let want = model_apply(model, op);
+    let answer = model_answer(model, op);
+    let want_existed = answer.as_ref().ok().copied().flatten();
+    let want = answer.map(drop);
     let took_it = want.is_ok();
     let outcome = match engine(op) {
-        Ok(()) if want.is_ok() => return Ok(Applied::Done),
-        Ok(()) => Err(ApplyFailure::Mismatch(format!(
+        Ok(Some(got)) if want_existed.is_some_and(|w| w != got) => {
+            Err(ApplyFailure::Mismatch(format!(
+                "{op}: the engine answered that the key {}, the model that it {}",
+                existed(got),
+                existed(!got)
+            )))
+        }
+        Ok(_) if want.is_ok() => return Ok(Applied::Done),
+        Ok(_) => Err(ApplyFailure::Mismatch(format!(
             "engine accepted, model says {want:?}"
         ))),
         Err(e) => match (refusal(&e), want) {
@@ -138,6 +150,23 @@ impl Undo {
     }
 }
 
+fn existed(yes: bool) -> &'static str {
+    if yes {
+        "was there"
+    } else {
+        "was not"
+    }
+}
+
+/// [`model_apply`], with what a delete answers: whether its key was there (`None` for every
+/// other operation).
+fn model_answer(m: &mut KvModel, op: &Op) -> Result<Option<bool>, ModelError> {
+    match op {
+        Op::Delete { path, key } => m.delete(&owned(path), &key.0).map(Some),
+        _ => model_apply(m, op).map(|()| None),
+    }
+}
+
 /// Apply a data operation to the model alone.
 pub fn model_apply(m: &mut KvModel, op: &Op) -> Result<(), ModelError> {
     match op {
@@ -211,12 +240,47 @@ mod tests {
             let r = apply_checked(&mut m, &op, |_| Err("io"), |_| None);
             assert!(matches!(r, Err(ApplyFailure::Engine("io"))), "{op}");
             assert_eq!(m, before, "{op}");
-            let r = apply_checked(&mut m, &op, |_| Ok::<(), &str>(()), |_| None);
+            let r = apply_checked(&mut m, &op, |_| Ok::<_, &str>(None), |_| None);
             assert!(matches!(r, Ok(Applied::Done)), "{op}");
             let mut want = before.clone();
             model_apply(&mut want, &op).unwrap();
             assert_eq!(m, want, "{op}");
             m = before;
+        }
+    }
+
+    #[test]
+    fn a_deletes_answer_is_compared_with_the_models() {
+        let mut m = KvModel::new();
+        let a = vec![n("a")];
+        model_apply(&mut m, &Op::CreateBucket(a.clone())).unwrap();
+        let put = Op::Put {
+            path: a.clone(),
+            key: n("k"),
+            len: 3,
+            version: 1,
+        };
+        model_apply(&mut m, &put).unwrap();
+        let before = m.clone();
+        for (key, there) in [("k", true), ("absent", false)] {
+            let op = Op::Delete {
+                path: a.clone(),
+                key: n(key),
+            };
+            let wrong = apply_checked(&mut m, &op, |_| Ok::<_, &str>(Some(!there)), |_| None);
+            let Err(ApplyFailure::Mismatch(detail)) = wrong else {
+                panic!("{op}: a wrong answer taken");
+            };
+            assert!(detail.contains("the engine answered"), "{detail}");
+            assert_eq!(
+                m, before,
+                "{op}: the model follows only an engine that agrees"
+            );
+            for answer in [Some(there), None] {
+                let r = apply_checked(&mut m, &op, |_| Ok::<_, &str>(answer), |_| None);
+                assert!(matches!(r, Ok(Applied::Done)), "{op} answered {answer:?}");
+                m = before.clone();
+            }
         }
     }
 }

@@ -34,6 +34,7 @@
 //! | `empty-leaf-ends-scan` (aa) | a cursor stepping forward stops at a leaf emptied in its transaction | `DebugHooks::empty_leaf_ends_scan` |
 //! | `put-over-bucket` (ab) | a plain put over a sub-bucket's key replaces its header instead of being refused | `DebugHooks::put_over_bucket` |
 //! | `delete-leaks-sub-buckets` (ac) | deleting a bucket written in the same transaction leaks the sub-buckets stored in its edited leaves | `DebugHooks::delete_leaks_sub_buckets` |
+//! | `delete-answers-existed` (ad) | a delete of an absent key answers that the key was there | `DebugHooks::delete_answers_existed` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -84,11 +85,12 @@ pub enum Control {
     EmptyLeafEndsScan,
     PutOverBucket,
     DeleteLeaksSubBuckets,
+    DeleteAnswersExisted,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 31] = [
+    pub const ALL: [Control; 32] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -119,6 +121,7 @@ impl Control {
         Control::EmptyLeafEndsScan,
         Control::PutOverBucket,
         Control::DeleteLeaksSubBuckets,
+        Control::DeleteAnswersExisted,
         Control::FdatasyncDisk,
     ];
 
@@ -154,6 +157,7 @@ impl Control {
             Control::EmptyLeafEndsScan => "empty-leaf-ends-scan",
             Control::PutOverBucket => "put-over-bucket",
             Control::DeleteLeaksSubBuckets => "delete-leaks-sub-buckets",
+            Control::DeleteAnswersExisted => "delete-answers-existed",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

@@ -6,6 +6,7 @@ mod bucket_lifecycle;
 mod checksum_probe;
 mod collisions;
 mod deep_churn;
+mod delete_answers;
 mod disk_dimensions;
 mod empty_leaf_scan;
 mod engine_failures;

@@ -47,6 +47,7 @@ fn the_workload_calls_every_part_of_the_surface() {
         "set-seq",
         "create past the nesting limit",
         "incompatible value",
+        "delete absent",
         "check",
     ] {
         assert!(

@@ -375,6 +375,12 @@ impl Engine for RedbDb {
         }
     }
 
+    fn delete_in(w: &mut RedbWriter, path: &Path, key: &Name) -> Result<Option<bool>, EngineError> {
+        let mut t = open_existing(&w.tx, path)?;
+        let removed = t.remove(key.0.as_slice()).map_err(err)?;
+        Ok(Some(removed.is_some()))
+    }
+
     fn get_in(w: &mut RedbWriter, path: &Path, key: &Name) -> Result<Option<Vec<u8>>, EngineError> {
         let t = match open_existing(&w.tx, path) {
             Err(EngineError {

@@ -185,6 +185,21 @@ impl Engine for SqliteDb {
         applied
     }
 
+    /// A `DELETE` changes one row when the key was there.
+    fn delete_in(
+        w: &mut SqliteWriter<'_>,
+        path: &Path,
+        key: &Name,
+    ) -> Result<Option<bool>, EngineError> {
+        let before = w.db.conn.total_changes();
+        let op = Op::Delete {
+            path: path.clone(),
+            key: key.clone(),
+        };
+        Self::apply(w, &op)?;
+        Ok(Some(w.db.conn.total_changes() != before))
+    }
+
     fn get_in(
         w: &mut SqliteWriter<'_>,
         path: &Path,

@@ -155,6 +155,21 @@ pub trait Engine: Sized + 'static {
     fn begin_write(&self) -> Result<Self::Writer<'_>, EngineError>;
     /// A data operation (create / delete bucket, put, delete) in the write transaction.
     fn apply(tx: &mut Self::Writer<'_>, op: &Op) -> Result<(), EngineError>;
+    /// Delete `key` in the write transaction, as [`Engine::apply`] does, and say whether the key
+    /// was there: `Some(existed)`, which the driver compares with the model's answer, from an
+    /// engine whose delete tells (bbolt's does not; crashlab's, redb's and SQLite's do). The
+    /// default runs `apply` and answers `None`.
+    fn delete_in(
+        tx: &mut Self::Writer<'_>,
+        path: &Path,
+        key: &Name,
+    ) -> Result<Option<bool>, EngineError> {
+        let op = Op::Delete {
+            path: path.clone(),
+            key: key.clone(),
+        };
+        Self::apply(tx, &op).map(|()| None)
+    }
     fn get_in(
         tx: &mut Self::Writer<'_>,
         path: &Path,

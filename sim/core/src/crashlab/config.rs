@@ -155,6 +155,7 @@ impl EngineConfig for Options {
             empty_leaf_ends_scan: control == Control::EmptyLeafEndsScan,
             put_over_bucket: control == Control::PutOverBucket,
             delete_leaks_sub_buckets: control == Control::DeleteLeaksSubBuckets,
+            delete_answers_existed: control == Control::DeleteAnswersExisted,
         };
         Ok(Options {
             debug,

@@ -127,6 +127,17 @@ impl Engine for CrashlabDb {
         Ok(engine_apply(tx, op)?)
     }
 
+    fn delete_in(
+        tx: &mut WriteTx<'_>,
+        path: &Path,
+        key: &Name,
+    ) -> Result<Option<bool>, EngineError> {
+        match tx.bucket_path_mut(&path_refs(path))? {
+            Some(mut b) => Ok(Some(b.delete(&key.0)?)),
+            None => Err(Error::BucketNotFound.into()),
+        }
+    }
+
     fn get_in(
         tx: &mut WriteTx<'_>,
         path: &Path,
