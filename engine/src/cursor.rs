@@ -233,6 +233,10 @@ impl<'a> Cursor<'a> {
                 return Ok(None);
             };
             if let Body::Leaf(items) = &node.body {
+                // A negative control: an emptied leaf ends the backward walk (see `DebugHooks`).
+                if items.is_empty() && self.rd.debug.empty_leaf_ends_reverse_scan {
+                    return Ok(None);
+                }
                 if *idx < items.len() {
                     return Ok(Some(Entry::new(node.clone(), *idx)));
                 }

@@ -166,6 +166,10 @@ pub struct DebugHooks {
     /// reports the bucket's existence instead of the key's would. Nothing on disk changes, so
     /// only a caller that compares the answer shows it.
     pub delete_answers_existed: bool,
+    /// A cursor stepping back stops at an empty leaf instead of going on to the one before, so a
+    /// reverse read inside a transaction that emptied a leaf ends early (forward steps are
+    /// right). Committed trees have no empty leaves, so only such a read shows it.
+    pub empty_leaf_ends_reverse_scan: bool,
 }
 
 impl Default for Options {

@@ -35,6 +35,7 @@
 //! | `put-over-bucket` (ab) | a plain put over a sub-bucket's key replaces its header instead of being refused | `DebugHooks::put_over_bucket` |
 //! | `delete-leaks-sub-buckets` (ac) | deleting a bucket written in the same transaction leaks the sub-buckets stored in its edited leaves | `DebugHooks::delete_leaks_sub_buckets` |
 //! | `delete-answers-existed` (ad) | a delete of an absent key answers that the key was there | `DebugHooks::delete_answers_existed` |
+//! | `empty-leaf-ends-reverse-scan` (ae) | a cursor stepping back stops at a leaf emptied in its transaction | `DebugHooks::empty_leaf_ends_reverse_scan` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -86,11 +87,12 @@ pub enum Control {
     PutOverBucket,
     DeleteLeaksSubBuckets,
     DeleteAnswersExisted,
+    EmptyLeafEndsReverseScan,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 32] = [
+    pub const ALL: [Control; 33] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -122,6 +124,7 @@ impl Control {
         Control::PutOverBucket,
         Control::DeleteLeaksSubBuckets,
         Control::DeleteAnswersExisted,
+        Control::EmptyLeafEndsReverseScan,
         Control::FdatasyncDisk,
     ];
 
@@ -158,6 +161,7 @@ impl Control {
             Control::PutOverBucket => "put-over-bucket",
             Control::DeleteLeaksSubBuckets => "delete-leaks-sub-buckets",
             Control::DeleteAnswersExisted => "delete-answers-existed",
+            Control::EmptyLeafEndsReverseScan => "empty-leaf-ends-reverse-scan",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

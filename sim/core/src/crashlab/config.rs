@@ -156,6 +156,7 @@ impl EngineConfig for Options {
             put_over_bucket: control == Control::PutOverBucket,
             delete_leaks_sub_buckets: control == Control::DeleteLeaksSubBuckets,
             delete_answers_existed: control == Control::DeleteAnswersExisted,
+            empty_leaf_ends_reverse_scan: control == Control::EmptyLeafEndsReverseScan,
         };
         Ok(Options {
             debug,

@@ -10,7 +10,7 @@ pub mod scale;
 mod surface;
 
 use crate::adapter::Capabilities;
-use crate::op::{Name, Op, Path};
+use crate::op::{KeyRange, Name, Op, Path};
 use crate::rng::SimRng;
 use keys::{KeyShape, KEYS};
 
@@ -167,10 +167,11 @@ fn add_groups(seed: u64, ops: &mut Vec<Op>) {
     *ops = out;
 }
 
-/// Fill a bucket with many values, commit, delete most of them, scan it, commit. The values are
-/// large, so most leaves hold one or two and the deletes empty some: the scan walks them before
-/// the commit rebalances them away (a committed tree has no empty leaf to show a cursor that
-/// stops at one: control `empty-leaf-ends-scan`).
+/// Fill a bucket with many values, commit, delete most of them, scan it forward and read it
+/// backward, commit. The values are large, so most leaves hold one or two and the deletes empty
+/// some: both walks cross them before the commit rebalances them away (a committed tree has no
+/// empty leaf to show a cursor that stops at one: controls `empty-leaf-ends-scan` and
+/// `empty-leaf-ends-reverse-scan`). The backward read draws nothing, so no other draw moves.
 fn fragment(r: &mut SimRng, buckets: &[&[&str]], ops: &mut Vec<Op>, version: &mut u32) {
     let p = path(r, buckets);
     let n = r.range(10, 40);
@@ -191,7 +192,16 @@ fn fragment(r: &mut SimRng, buckets: &[&[&str]], ops: &mut Vec<Op>, version: &mu
             key: Name::new(format!("f{i}")),
         });
     }
-    ops.push(Op::Scan { path: p });
+    ops.push(Op::Scan { path: p.clone() });
+    ops.push(Op::Range {
+        path: p,
+        range: KeyRange {
+            from: None,
+            to: None,
+            reverse: true,
+            limit: None,
+        },
+    });
     ops.push(Op::Commit);
 }
 
