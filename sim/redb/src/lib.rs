@@ -367,10 +367,7 @@ impl Engine for RedbDb {
                     .map_err(err)
                     .map(drop)
             }
-            Op::Delete { path, key } => {
-                let mut t = open_existing(tx, path)?;
-                t.remove(key.0.as_slice()).map_err(err).map(drop)
-            }
+            Op::Delete { path, key } => Self::delete_in(w, path, key).map(drop),
             other => unreachable!("{other} is not a data operation"),
         }
     }

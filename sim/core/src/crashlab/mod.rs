@@ -132,10 +132,7 @@ impl Engine for CrashlabDb {
         path: &Path,
         key: &Name,
     ) -> Result<Option<bool>, EngineError> {
-        match tx.bucket_path_mut(&path_refs(path))? {
-            Some(mut b) => Ok(Some(b.delete(&key.0)?)),
-            None => Err(Error::BucketNotFound.into()),
-        }
+        Ok(Some(delete(tx, path, key)?))
     }
 
     fn get_in(
@@ -256,11 +253,7 @@ pub(crate) fn engine_apply(tx: &mut WriteTx<'_>, op: &Op) -> Result<(), Error> {
             Ok(None) => missing(),
             Err(e) => Err(e),
         },
-        Op::Delete { path, key } => match tx.bucket_path_mut(&path_refs(path)) {
-            Ok(Some(mut b)) => b.delete(&key.0).map(|_| ()),
-            Ok(None) => missing(),
-            Err(e) => Err(e),
-        },
+        Op::Delete { path, key } => delete(tx, path, key).map(drop),
         Op::SetSequence { path, value } => match tx.bucket_path_mut(&path_refs(path))? {
             Some(mut b) => {
                 b.set_sequence(*value);
@@ -270,6 +263,14 @@ pub(crate) fn engine_apply(tx: &mut WriteTx<'_>, op: &Op) -> Result<(), Error> {
         },
         Op::NextSequence { path } => next_sequence(tx, path).map(drop),
         other => unreachable!("{other} is not a data operation"),
+    }
+}
+
+/// Delete `key` in the bucket at `path`: whether it was there.
+fn delete(tx: &mut WriteTx<'_>, path: &Path, key: &Name) -> Result<bool, Error> {
+    match tx.bucket_path_mut(&path_refs(path))? {
+        Some(mut b) => b.delete(&key.0),
+        None => Err(Error::BucketNotFound),
     }
 }
 
