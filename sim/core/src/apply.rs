@@ -14,7 +14,9 @@ pub fn path_refs(p: &[Name]) -> Vec<&[u8]> {
 
 /// How a data operation went when engine and model agreed.
 pub(crate) enum Applied {
-    Done,
+    /// Both did it; for a delete, whether its key was there (the model's answer, which an
+    /// engine that answers gave too).
+    Done(Option<bool>),
     /// Both refused it, for this reason.
     Refused(ModelError),
 }
@@ -56,7 +58,7 @@ pub(crate) fn apply_checked<E>(
                 existed(!got)
             )))
         }
-        Ok(_) if want.is_ok() => return Ok(Applied::Done),
+        Ok(_) if want.is_ok() => return Ok(Applied::Done(want_existed)),
         Ok(_) => Err(ApplyFailure::Mismatch(format!(
             "engine accepted, model says {want:?}"
         ))),
@@ -241,7 +243,7 @@ mod tests {
             assert!(matches!(r, Err(ApplyFailure::Engine("io"))), "{op}");
             assert_eq!(m, before, "{op}");
             let r = apply_checked(&mut m, &op, |_| Ok::<_, &str>(None), |_| None);
-            assert!(matches!(r, Ok(Applied::Done)), "{op}");
+            assert!(matches!(r, Ok(Applied::Done(_))), "{op}");
             let mut want = before.clone();
             model_apply(&mut want, &op).unwrap();
             assert_eq!(m, want, "{op}");
@@ -278,7 +280,10 @@ mod tests {
             );
             for answer in [Some(there), None] {
                 let r = apply_checked(&mut m, &op, |_| Ok::<_, &str>(answer), |_| None);
-                assert!(matches!(r, Ok(Applied::Done)), "{op} answered {answer:?}");
+                assert!(
+                    matches!(r, Ok(Applied::Done(existed)) if existed == Some(there)),
+                    "{op} answered {answer:?}"
+                );
                 m = before.clone();
             }
         }

@@ -21,7 +21,8 @@ fn in_lifecycle(op: &Op) -> bool {
         Op::Put { path, .. } | Op::CreateBucket(path) | Op::DeleteBucket(path) => path,
         _ => return false,
     };
-    path.first().is_some_and(|n| n.0 == b"lifecycle")
+    path.first()
+        .is_some_and(|n| n.0 == crashlab_sim::workload::LIFECYCLE[0].as_bytes())
 }
 
 /// Whether a seed's run can show the control: with the fragments, yes; with no bucket delete at

@@ -11,7 +11,7 @@ use crashlab_sim::verdict::Verdict;
 
 use crate::seeded_control::{saved_case_and_twins, seeds_drawing, sweep_control, sweep_control_on};
 
-const CROSSED: &[u8] = b"crossed";
+const CROSSED: &[u8] = crashlab_sim::workload::CROSSED.as_bytes();
 
 /// Whether `op` names the collision fragments' item.
 fn names_crossed(op: &Op) -> bool {

@@ -49,7 +49,10 @@ fn the_workload_spells_its_keys_in_the_shape_its_seed_draws() {
         let extras: Vec<Vec<u8>> = (0..40)
             .map(|i| format!("f{i}").into_bytes())
             .chain((0..10).map(|i| format!("v{i}").into_bytes()))
-            .chain([b"bottom".to_vec(), b"crossed".to_vec()])
+            .chain([
+                b"bottom".to_vec(),
+                crashlab_sim::workload::CROSSED.as_bytes().to_vec(),
+            ])
             .collect();
         let shaped = keys.iter().filter(|k| universe.contains(k)).count();
         assert!(shaped > 15, "seed {seed}: {shaped} shaped puts");

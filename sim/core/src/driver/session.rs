@@ -453,7 +453,6 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
         };
         ops.push(op.clone());
         let model = Arc::make_mut(model);
-        let absent = deletes_absent_key(model, op);
         // A delete goes through `delete_in`, so an engine that says whether the key was there
         // has its answer compared with the model's.
         let engine = |op: &Op| match op {
@@ -461,8 +460,8 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             _ => E::apply(tx, op).map(|()| None),
         };
         match apply_checked(model, op, engine, EngineError::refusal) {
-            Ok(Applied::Done) => {
-                if absent {
+            Ok(Applied::Done(existed)) => {
+                if existed == Some(false) {
                     self.stats.called("delete absent");
                 }
                 Ok("ok".into())
@@ -584,15 +583,4 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             (Err(e), _) => self.engine_error(During::Write, e),
         }
     }
-}
-
-/// Whether `op` deletes a key its bucket (which exists) holds neither as a value nor as a
-/// sub-bucket: the delete whose answer says "was not there".
-fn deletes_absent_key(model: &KvModel, op: &Op) -> bool {
-    let Op::Delete { path, key } = op else {
-        return false;
-    };
-    model
-        .bucket(&owned(path))
-        .is_some_and(|b| !b.values.contains_key(&key.0) && !b.buckets.contains_key(&key.0))
 }

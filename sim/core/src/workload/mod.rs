@@ -9,6 +9,8 @@ pub mod keys;
 pub mod scale;
 mod surface;
 
+pub use surface::{CROSSED, LIFECYCLE};
+
 use crate::adapter::Capabilities;
 use crate::op::{KeyRange, Name, Op, Path};
 use crate::rng::SimRng;

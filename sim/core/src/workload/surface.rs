@@ -176,7 +176,7 @@ fn add_deep_nesting(seed: u64, ops: &mut Vec<Op>) {
 /// key ends in `k` and its number, or is a binary key of bytes below 8, 0x00 and 0xFF), and no
 /// bucket path or group call uses it, so a fragment cut short by a rollback or a crash leaves an
 /// item that only the next fragments meet (and the model knows).
-const CROSSED: &str = "crossed";
+pub const CROSSED: &str = "crossed";
 
 /// For half the seeds, after some commits, a name used for both kinds of item in one bucket: a
 /// sub-bucket, then a value put, read and deleted under its name, or a value, then a bucket
@@ -231,7 +231,7 @@ fn collision(r: &mut SimRng, buckets: &[&[&str]], version: u32) -> Vec<Op> {
 
 /// The top-level bucket of the lifecycle fragments, its sub-bucket and one level below: names no
 /// other operation uses, so a fragment cut short leaves buckets only the next fragments meet.
-const LIFECYCLE: [&str; 3] = ["lifecycle", "held", "below"];
+pub const LIFECYCLE: [&str; 3] = ["lifecycle", "held", "below"];
 
 /// For half the seeds, after some commits, a bucket with sub-buckets below it that a later
 /// transaction writes into and then deletes, then a live check. Deleting a bucket this
