@@ -8,6 +8,7 @@
 
 use crate::common;
 
+use crashlab_engine::limits::MAX_KEY_SIZE;
 use crashlab_engine::{Db, FreelistKind, Options};
 use crashlab_models::KvModel;
 use std::path::{Path, PathBuf};
@@ -54,6 +55,17 @@ fn write_db(path: &Path, options: Options) -> KvModel {
         m.put(&p(&["inline"]), b"small", b"value").unwrap();
         tx.create_bucket(b"empty")?;
         m.create_bucket(&p(&["empty"])).unwrap();
+        // A key and a bucket name of exactly bbolt's MaxKeySize: the key also becomes a branch
+        // separator of the big bucket, eight 4 KiB pages long.
+        let limit = vec![b'~'; MAX_KEY_SIZE];
+        tx.bucket_mut(b"big")?
+            .unwrap()
+            .put(&limit, b"at the limit")?;
+        m.put(&p(&["big"]), &limit, b"at the limit").unwrap();
+        tx.create_bucket(&limit)?.put(b"in", b"a limit bucket")?;
+        m.create_bucket(std::slice::from_ref(&limit)).unwrap();
+        m.put(std::slice::from_ref(&limit), b"in", b"a limit bucket")
+            .unwrap();
         Ok(())
     })
     .unwrap();

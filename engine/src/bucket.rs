@@ -25,11 +25,13 @@ use crashlab_format::types::{PageId, PageSpan};
 use std::ops::{RangeBounds, RangeFull};
 use std::sync::Arc;
 
-fn check_key(key: &[u8]) -> Result<()> {
+/// `key` checked as a key or bucket name: not empty, at most `MAX_KEY_SIZE` bytes (one short
+/// of it under the negative control `one_short`, see `DebugHooks`).
+fn check_key(key: &[u8], one_short: bool) -> Result<()> {
     if key.is_empty() {
         return Err(Error::KeyRequired);
     }
-    if key.len() > MAX_KEY_SIZE {
+    if key.len() > MAX_KEY_SIZE || (one_short && key.len() == MAX_KEY_SIZE) {
         return Err(Error::KeyTooLarge {
             len: key.len(),
             max: MAX_KEY_SIZE,
@@ -225,7 +227,7 @@ impl<'a> BucketMut<'a> {
 
     /// Insert or replace `key`.
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
-        check_key(key)?;
+        check_key(key, self.rd.debug.key_limit_one_short)?;
         if value.len() > MAX_VALUE_SIZE {
             return Err(Error::ValueTooLarge {
                 len: value.len(),
@@ -381,7 +383,7 @@ impl<'a> BucketMut<'a> {
         if name.is_empty() {
             return Err(Error::BucketNameRequired);
         }
-        check_key(name)?;
+        check_key(name, self.rd.debug.key_limit_one_short)?;
         if let Some(is_bucket) = self.stored_as_bucket(name)? {
             return Err(if is_bucket {
                 Error::BucketExists

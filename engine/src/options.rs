@@ -170,6 +170,10 @@ pub struct DebugHooks {
     /// reverse read inside a transaction that emptied a leaf ends early (forward steps are
     /// right). Committed trees have no empty leaves, so only such a read shows it.
     pub empty_leaf_ends_reverse_scan: bool,
+    /// A key or bucket name of exactly `MAX_KEY_SIZE` bytes is refused as too large, as a
+    /// length check written `>=` for `>` would: the limit is one byte short. Only a key at the
+    /// limit shows it; the keys the workloads draw are at most a tenth of it.
+    pub key_limit_one_short: bool,
 }
 
 impl Default for Options {

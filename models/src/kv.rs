@@ -14,12 +14,26 @@ pub enum ModelError {
     Incompatible,
     /// A bucket nested deeper than [`BUCKET_DEPTH_MAX`].
     TooDeep,
+    /// A key or bucket name longer than [`KEY_LEN_MAX`].
+    KeyTooLarge,
 }
 
 /// How deep buckets may nest (a top-level bucket is at depth 1): bbolt has no limit, crashlab's
 /// engine refuses a bucket deeper than this, and the model follows the engine it is compared
 /// with (an engine with flat buckets never comes near it).
 pub const BUCKET_DEPTH_MAX: usize = 64;
+
+/// The longest key or bucket name: bbolt's `MaxKeySize`, which crashlab's engine keeps. A put or
+/// a bucket created under a longer one is refused. Only engines that declare this limit are
+/// given such keys (the simulator's `Capabilities::key_len_max`); the model follows them.
+pub const KEY_LEN_MAX: usize = 32_768;
+
+fn check_key(key: &[u8]) -> Result<(), ModelError> {
+    if key.len() > KEY_LEN_MAX {
+        return Err(ModelError::KeyTooLarge);
+    }
+    Ok(())
+}
 
 /// One bucket: its values, its sub-buckets and its sequence.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -61,6 +75,7 @@ impl KvModel {
 
     pub fn create_bucket(&mut self, path: &[Vec<u8>]) -> Result<(), ModelError> {
         let (parent, name) = self.parent_and_name(path)?;
+        check_key(name)?;
         if parent.buckets.contains_key(name) {
             return Err(ModelError::BucketExists);
         }
@@ -88,6 +103,7 @@ impl KvModel {
 
     pub fn put(&mut self, path: &[Vec<u8>], key: &[u8], value: &[u8]) -> Result<(), ModelError> {
         let b = self.bucket_mut(path).ok_or(ModelError::BucketNotFound)?;
+        check_key(key)?;
         if b.buckets.contains_key(key) {
             return Err(ModelError::Incompatible);
         }
@@ -191,6 +207,34 @@ mod tests {
         assert_eq!(
             m.next_sequence(&p(&["missing"])),
             Err(ModelError::BucketNotFound)
+        );
+    }
+
+    #[test]
+    fn keys_and_bucket_names_stop_at_the_limit() {
+        let mut m = KvModel::new();
+        let at = vec![b'k'; KEY_LEN_MAX];
+        let past = vec![b'k'; KEY_LEN_MAX + 1];
+        assert_eq!(
+            m.create_bucket(std::slice::from_ref(&past)),
+            Err(ModelError::KeyTooLarge)
+        );
+        let b = [at.clone()];
+        m.create_bucket(&b).unwrap();
+        assert_eq!(m.put(&b, &past, b"v"), Err(ModelError::KeyTooLarge));
+        m.put(&b, &at, b"v").unwrap();
+        assert_eq!(m.get(&b, &at), Some(&b"v"[..]));
+        assert_eq!(m.get(&b, &past), None);
+        assert_eq!(
+            m.delete(&b, &past),
+            Ok(false),
+            "a delete never refuses a long key"
+        );
+        let missing = [b"missing".to_vec()];
+        assert_eq!(
+            m.put(&missing, &past, b"v"),
+            Err(ModelError::BucketNotFound),
+            "the bucket is looked up before the key is measured, as the engine does"
         );
     }
 }

@@ -9,5 +9,5 @@ pub mod kv;
 pub mod oracle;
 
 pub use calls::{Answer, CallIndex, CallOracle};
-pub use kv::{BucketModel, KvModel, ModelError, BUCKET_DEPTH_MAX};
+pub use kv::{BucketModel, KvModel, ModelError, BUCKET_DEPTH_MAX, KEY_LEN_MAX};
 pub use oracle::{CommitOutcome, DurabilityOracle, Violation};

@@ -50,8 +50,9 @@ pub struct CheckArgs {
     /// inline-keeps-sub-buckets, branch-frees-first-page, meta-checksum-skips-txid,
     /// sequence-skips-dirty, merge-keeps-branch-separator, inline-up-to-half-page,
     /// page-size-16-bits, refusal-does-not-latch, empty-leaf-ends-scan, put-over-bucket,
-    /// delete-leaks-sub-buckets, delete-answers-existed, empty-leaf-ends-reverse-scan (or
-    /// fdatasync-disk, the disk model of no-growth-sync without the bug).
+    /// delete-leaks-sub-buckets, delete-answers-existed, empty-leaf-ends-reverse-scan,
+    /// key-limit-one-short (or fdatasync-disk, the disk model of no-growth-sync without the
+    /// bug).
     #[arg(long)]
     control: Option<Control>,
     /// Crash again during the recovery of one distinct state in N (0: never), N ≤ 2^20

@@ -467,6 +467,11 @@ fn check_runs_against_redb_and_rejects_what_redb_lacks() {
             "engine = redb\nseed = 1\ncheck = batched=true\ncrash-state = call=1 keep=none\nops = 5\n",
             "bad.case:3: batched commits (--batched)",
         ),
+        (
+            &format!("engine = redb\nseed = 1\n[ops]\ncreate a\nput a {} len=1 v=1\n", "k".repeat(32_769)),
+            "bad.case:5: `put` names a key or bucket of 32769 bytes, but redb declares no key limit, \
+             so names take at most 32768 bytes (KEY_LEN_MAX)",
+        ),
     ] {
         std::fs::write(dir.path().join("bad.case"), case).unwrap();
         let o = crashlab(&["repro", "bad.case"], dir.path());

@@ -45,6 +45,7 @@ use crate::op::Op;
 use crate::profile::{self, Profile};
 use crate::spec::{CheckParams, CrashState};
 use crate::verdict::Outcome;
+use crashlab_models::KEY_LEN_MAX;
 use lines::{op_count, Lines};
 pub use settings::{format_disk, format_faults, format_fs};
 use settings::{parse_disk, parse_faults, parse_fs};
@@ -273,6 +274,19 @@ impl<C: EngineConfig> Case<C> {
                 return Err(err(lines.op_lines[i], message));
             }
         }
+        if let (false, Some(list)) = (caps.refuses_long_keys, &lines.ops) {
+            let long = list.iter().map(longest_name).position(|n| n > KEY_LEN_MAX);
+            if let Some(i) = long {
+                let message = format!(
+                    "`{}` names a key or bucket of {} bytes, but {} declares no key limit, so \
+                     names take at most {KEY_LEN_MAX} bytes (KEY_LEN_MAX)",
+                    list[i].kind(),
+                    longest_name(&list[i]),
+                    C::ENGINE,
+                );
+                return Err(err(lines.op_lines[i], message));
+            }
+        }
         let explicit_ops = lines.ops.is_some();
         let ops = match (lines.ops, get("ops")) {
             (Some(list), _) => list,
@@ -395,6 +409,19 @@ impl<C: EngineConfig> Case<C> {
 }
 
 /// A seed: a decimal u64, or a 40-hex-digit commit hash (its first 16 digits).
+/// The longest key or bucket name `op` writes under (a put's key, a path's names): what an
+/// engine with a key limit refuses past it.
+fn longest_name(op: &Op) -> usize {
+    let key = match op {
+        Op::Put { key, .. } => key.0.len(),
+        _ => 0,
+    };
+    let names = op
+        .path()
+        .map_or(0, |p| p.iter().map(|n| n.0.len()).max().unwrap_or(0));
+    key.max(names)
+}
+
 pub fn parse_seed(s: &str) -> Result<u64, String> {
     if s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit()) {
         return u64::from_str_radix(&s[..16], 16).map_err(|e| e.to_string());

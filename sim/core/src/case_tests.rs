@@ -316,6 +316,12 @@ fn names_and_paths_are_held_to_the_engine_limits() {
     let e = Case::parse(&format!("seed = 1\n[ops]\nget a {key}\n"), "x.case").unwrap_err();
     assert_eq!(e.line, 3);
     assert!(e.message.contains("(NAME_LEN_MAX)"), "{e}");
+    // One byte past the engine's key limit is a name a case may hold: the engine refuses it,
+    // as the model does.
+    let past = &key[1..];
+    assert_eq!(past.len(), crashlab_models::KEY_LEN_MAX + 1);
+    let text = format!("seed = 1\n[ops]\ncreate a\nput a {past} len=1 v=1\ncreate {past}\n");
+    assert!(Case::parse(&text, "x.case").is_ok());
     let path = vec!["b"; crate::limits::PATH_DEPTH_MAX + 1].join("/");
     let e = Case::parse(&format!("seed = 1\n[ops]\ncreate {path}\n"), "x.case").unwrap_err();
     assert!(e.message.contains("(PATH_DEPTH_MAX)"), "{e}");

@@ -36,6 +36,7 @@
 //! | `delete-leaks-sub-buckets` (ac) | deleting a bucket written in the same transaction leaks the sub-buckets stored in its edited leaves | `DebugHooks::delete_leaks_sub_buckets` |
 //! | `delete-answers-existed` (ad) | a delete of an absent key answers that the key was there | `DebugHooks::delete_answers_existed` |
 //! | `empty-leaf-ends-reverse-scan` (ae) | a cursor stepping back stops at a leaf emptied in its transaction | `DebugHooks::empty_leaf_ends_reverse_scan` |
+//! | `key-limit-one-short` (af) | a key or bucket name of exactly the size limit is refused | `DebugHooks::key_limit_one_short` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -88,11 +89,12 @@ pub enum Control {
     DeleteLeaksSubBuckets,
     DeleteAnswersExisted,
     EmptyLeafEndsReverseScan,
+    KeyLimitOneShort,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 33] = [
+    pub const ALL: [Control; 34] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -125,6 +127,7 @@ impl Control {
         Control::DeleteLeaksSubBuckets,
         Control::DeleteAnswersExisted,
         Control::EmptyLeafEndsReverseScan,
+        Control::KeyLimitOneShort,
         Control::FdatasyncDisk,
     ];
 
@@ -162,6 +165,7 @@ impl Control {
             Control::DeleteLeaksSubBuckets => "delete-leaks-sub-buckets",
             Control::DeleteAnswersExisted => "delete-answers-existed",
             Control::EmptyLeafEndsReverseScan => "empty-leaf-ends-reverse-scan",
+            Control::KeyLimitOneShort => "key-limit-one-short",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

@@ -43,9 +43,11 @@ pub const CALLERS_MAX: u32 = 64;
 /// `OPS_MAX` operations a run may hold.
 pub const CALLS_PER_CALLER_MAX: u32 = 512;
 
-/// Longest key or bucket name: the engine's (and bbolt's) `MAX_KEY_SIZE`. A longer one would be
-/// refused by the engine mid-run, which the runner reports as a violation of a correct engine.
-pub const NAME_LEN_MAX: usize = MAX_KEY_SIZE;
+/// Longest key or bucket name: one past the engine's (and bbolt's) `MAX_KEY_SIZE`, so a workload
+/// can put a key past the limit and see it refused, as the model is. Only an engine that
+/// declares the limit (`Capabilities::refuses_long_keys`) is given a key past it; a case file
+/// that would give one to another engine is refused when it is read.
+pub const NAME_LEN_MAX: usize = MAX_KEY_SIZE + 1;
 
 /// Deepest bucket path: one past the engine's `MAX_BUCKET_DEPTH`, so a workload can ask for a
 /// bucket past the nesting limit and see it refused.

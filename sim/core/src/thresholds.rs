@@ -1,6 +1,8 @@
 //! The format's scale thresholds, and how often a run crossed each: where bbolt's format changes
 //! shape, which the default workload's universe (48 keys, 5 buckets, values ≤ 9,000 B) never
-//! reaches and the `scale` profile's patterns do.
+//! reaches and the `scale` profile's patterns do. The one exception is the key-limit
+//! fragment's 32,768-byte key: at 512-byte pages its leaf is a node of 65 pages, an
+//! `overflow-chain` crossing.
 //!
 //! | threshold | crossed once per | counted by |
 //! |---|---|---|

@@ -16,6 +16,7 @@ use crashlab_sim::sweep::{sweep, Summary, SweepConfig};
 use crashlab_sim::thresholds::Thresholds;
 use crashlab_sim::verdict::Outcome;
 
+use crate::key_limit::has_limit_keys;
 use crate::seeded_control::with_control;
 
 /// Seeds within which the scale profile must have crossed every threshold.
@@ -74,12 +75,20 @@ fn a_scale_sweep_sums_its_seeds_reports() {
 }
 
 #[test]
-fn the_default_universe_crosses_no_threshold() {
-    let summary = sweep::<CrashlabDb>(
-        &SweepConfig::new(0..DEFAULT_SEEDS, 300, Profile::Default),
-        &mut |_, _| {},
-    );
-    assert_eq!(summary.thresholds.crossings, Thresholds::default());
+fn the_default_universe_crosses_no_threshold_but_a_limit_keys_overflow() {
+    // The key-limit fragment's 32,768-byte key makes a node of 65 pages at 512-byte pages: the
+    // one crossing the default profile makes, and only there.
+    let mut limit_crossings = 0;
+    for seed in 0..DEFAULT_SEEDS {
+        let cfg = RunConfig::<Options>::from_seed(seed, 300, Profile::Default);
+        let mut crossed = run::<CrashlabDb>(&cfg).stats.thresholds;
+        if has_limit_keys(&cfg) && cfg.engine.page_size == 512 {
+            limit_crossings += crossed.overflow_chain;
+            crossed.overflow_chain = 0;
+        }
+        assert_eq!(crossed, Thresholds::default(), "seed {seed}");
+    }
+    assert!(limit_crossings > 0, "no key at the limit crossed");
 }
 
 /// Run `cfg` with control (n) on.

@@ -13,6 +13,7 @@ mod engine_failures;
 mod event_log;
 mod groups;
 mod inline_buckets;
+mod key_limit;
 mod key_shapes;
 mod large_pages;
 mod live_checks;

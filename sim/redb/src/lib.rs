@@ -107,6 +107,8 @@ impl EngineConfig for RedbChoices {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             nested_buckets: false,
+            // redb takes keys of gigabytes: no key limit near bbolt's.
+            refuses_long_keys: false,
             sequences: false,
             // `check_integrity` needs the database by `&mut`, which a session shares with its
             // readers: the live check compares the state with the model only.

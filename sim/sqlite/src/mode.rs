@@ -205,6 +205,9 @@ impl EngineConfig for SqliteChoices {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             nested_buckets: false,
+            // A blob key may be up to SQLITE_MAX_LENGTH (a billion bytes): no key limit near
+            // bbolt's.
+            refuses_long_keys: false,
             sequences: false,
             live_check: true,
             write_batches: false,

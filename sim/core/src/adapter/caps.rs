@@ -8,6 +8,11 @@ pub struct Capabilities {
     /// Buckets inside buckets (crashlab's); otherwise workloads use top-level buckets only.
     /// Nesting stops at the model's `BUCKET_DEPTH_MAX`: a bucket deeper is refused.
     pub nested_buckets: bool,
+    /// Keys and bucket names longer than the model's `KEY_LEN_MAX` (bbolt's `MaxKeySize`) are
+    /// refused with [`ModelError::KeyTooLarge`](crate::adapter::ModelError::KeyTooLarge):
+    /// workloads then put keys and create buckets at the limit and one byte past it. An engine
+    /// without this limit is never given a key past it.
+    pub refuses_long_keys: bool,
     /// [`Engine::next_sequence`](super::Engine::next_sequence) and `set-seq`: a per-bucket
     /// sequence (bbolt's `NextSequence`).
     pub sequences: bool,
@@ -64,6 +69,7 @@ impl Default for Capabilities {
     fn default() -> Capabilities {
         Capabilities {
             nested_buckets: false,
+            refuses_long_keys: false,
             sequences: false,
             live_check: false,
             write_batches: false,

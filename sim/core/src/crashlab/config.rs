@@ -13,6 +13,9 @@ use crashlab_engine::{DebugHooks, FreelistKind, Options, PresizePolicy};
 use crashlab_format::meta::META_SIZE;
 use crashlab_format::page::PAGE_HEADER_SIZE;
 
+// The model's key limit is the engine's, which `refuses_long_keys` below declares.
+const _: () = assert!(crashlab_models::KEY_LEN_MAX == crashlab_engine::limits::MAX_KEY_SIZE);
+
 /// The share of seeds that draw 16 or 64 KiB pages (bbolt's on machines of those memory pages).
 const LARGE_PAGES_CHANCE: f64 = 1.0 / 16.0;
 
@@ -84,6 +87,7 @@ impl EngineConfig for Options {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             nested_buckets: true,
+            refuses_long_keys: true,
             sequences: true,
             live_check: true,
             write_batches: true,
@@ -157,6 +161,7 @@ impl EngineConfig for Options {
             delete_leaks_sub_buckets: control == Control::DeleteLeaksSubBuckets,
             delete_answers_existed: control == Control::DeleteAnswersExisted,
             empty_leaf_ends_reverse_scan: control == Control::EmptyLeafEndsReverseScan,
+            key_limit_one_short: control == Control::KeyLimitOneShort,
         };
         Ok(Options {
             debug,

@@ -37,6 +37,7 @@ impl From<Error> for EngineError {
             Error::BucketExists => ErrorKind::Refused(ModelError::BucketExists),
             Error::IncompatibleValue { .. } => ErrorKind::Refused(ModelError::Incompatible),
             Error::BucketTooDeep { .. } => ErrorKind::Refused(ModelError::TooDeep),
+            Error::KeyTooLarge { .. } => ErrorKind::Refused(ModelError::KeyTooLarge),
             Error::Format(FormatError::Corrupted { .. })
             | Error::Format(FormatError::ChecksumMismatch { .. })
             | Error::Format(FormatError::NoValidMeta { .. })

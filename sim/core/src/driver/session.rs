@@ -469,6 +469,7 @@ impl<E: Engine, H: Hooks<E>> Driver<'_, E, H> {
             Ok(Applied::Refused(me)) => {
                 match me {
                     ModelError::TooDeep => self.stats.called("create past the nesting limit"),
+                    ModelError::KeyTooLarge => self.stats.called("name past the key limit"),
                     // A value's operation on a sub-bucket's key, or the other way round (the
                     // collision fragments): refused alike by the model and the engine.
                     ModelError::Incompatible => self.stats.called("incompatible value"),

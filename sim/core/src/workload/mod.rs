@@ -5,6 +5,7 @@
 //! (overflow). Bursts of fill-then-delete fragment the freelist. Commits are frequent; rollbacks,
 //! long-lived readers, reopens and power cuts are sprinkled in.
 
+mod key_limit;
 pub mod keys;
 pub mod scale;
 mod surface;

@@ -1,6 +1,6 @@
 //! The engine's public surface beyond get, scan and put: cursor ranges (seek to present and
 //! absent keys, first, last, next, prev, limits), bucket sequences, and nesting up to and past
-//! the limit. Each from a stream of its own, inserted into the generated operations, so the
+//! the limit (keys at and past theirs are in `key_limit`). Each from a stream of its own, inserted into the generated operations, so the
 //! operations a seed drew before these existed keep their order.
 
 use super::keys::KeyShape;
@@ -27,6 +27,9 @@ pub(super) fn add(
         add_deep_nesting(seed, ops);
         add_collisions(seed, ops, buckets);
         add_bucket_lifecycles(seed, ops);
+    }
+    if caps.refuses_long_keys {
+        super::key_limit::add(seed, ops, buckets);
     }
 }
 
