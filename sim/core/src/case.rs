@@ -408,7 +408,6 @@ impl<C: EngineConfig> Case<C> {
     }
 }
 
-/// A seed: a decimal u64, or a 40-hex-digit commit hash (its first 16 digits).
 /// The longest key or bucket name `op` writes under (a put's key, a path's names): what an
 /// engine with a key limit refuses past it.
 fn longest_name(op: &Op) -> usize {
@@ -422,6 +421,7 @@ fn longest_name(op: &Op) -> usize {
     key.max(names)
 }
 
+/// A seed: a decimal u64, or a 40-hex-digit commit hash (its first 16 digits).
 pub fn parse_seed(s: &str) -> Result<u64, String> {
     if s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit()) {
         return u64::from_str_radix(&s[..16], 16).map_err(|e| e.to_string());
