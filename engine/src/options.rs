@@ -174,6 +174,12 @@ pub struct DebugHooks {
     /// length check written `>=` for `>` would: the limit is one byte short. Only a key at the
     /// limit shows it; the keys the workloads draw are at most a tenth of it.
     pub key_limit_one_short: bool,
+    /// The commit that drops a persisted freelist (`no_freelist_sync` on a file that has one)
+    /// frees only the first page of the old list: the others leak until an open rebuilds the
+    /// free set. A new file's list is one page (every `no_freelist_sync` run drops it at its
+    /// first commit), so only a file whose list grew past a page, then reopened with the setting
+    /// switched on, shows it.
+    pub dropped_freelist_frees_first_page: bool,
 }
 
 impl Default for Options {

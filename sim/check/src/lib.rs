@@ -126,6 +126,9 @@ pub struct CheckConfig<C> {
     /// not part of a case file, and not used by [`check_all_workloads`] or
     /// [`check_interleavings`].
     pub image: Option<Shape>,
+    /// The recorded run's sessions after the first open with the settings the engine's
+    /// `at_open` gives them, as the run of a case that says so did (`RunConfig::switch_settings`).
+    pub switch_settings: bool,
 }
 
 /// Default `recrash_one_in`.
@@ -138,8 +141,10 @@ impl<C: EngineConfig> CheckConfig<C> {
     pub fn from_seed(seed: u64, ops: usize) -> CheckConfig<C> {
         let engine = C::from_seed(seed, Profile::None);
         let ops = workload::generate(seed, ops, false, &engine.capabilities());
+        let switch_settings = engine.switches_settings(seed);
         let mut cfg = CheckConfig::new(seed, engine, ops);
         cfg.params.length = profile::length_model(seed);
+        cfg.switch_settings = switch_settings;
         cfg
     }
 
@@ -154,6 +159,7 @@ impl<C: EngineConfig> CheckConfig<C> {
             stop_after: None,
             jobs: 1,
             image: None,
+            switch_settings: false,
         }
     }
 
@@ -175,6 +181,7 @@ impl<C: EngineConfig> CheckConfig<C> {
     pub fn from_case(case: &Case<C>) -> CheckConfig<C> {
         let mut cfg =
             CheckConfig::new(case.run.seed, case.run.engine.clone(), case.run.ops.clone());
+        cfg.switch_settings = case.run.switch_settings;
         cfg.params = case.check.unwrap_or(CheckParams {
             length: case.run.disk.length,
             ..CheckParams::default()
@@ -232,6 +239,7 @@ impl<C: EngineConfig> CheckConfig<C> {
             after_failure: AfterFailure::Restart,
             pinned_cut: None,
             fs: Default::default(),
+            switch_settings: self.switch_settings,
         }
     }
 

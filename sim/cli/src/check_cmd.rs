@@ -51,8 +51,8 @@ pub struct CheckArgs {
     /// sequence-skips-dirty, merge-keeps-branch-separator, inline-up-to-half-page,
     /// page-size-16-bits, refusal-does-not-latch, empty-leaf-ends-scan, put-over-bucket,
     /// delete-leaks-sub-buckets, delete-answers-existed, empty-leaf-ends-reverse-scan,
-    /// key-limit-one-short (or fdatasync-disk, the disk model of no-growth-sync without the
-    /// bug).
+    /// key-limit-one-short, dropped-freelist-frees-first-page (or fdatasync-disk, the disk
+    /// model of no-growth-sync without the bug).
     #[arg(long)]
     control: Option<Control>,
     /// Crash again during the recovery of one distinct state in N (0: never), N ≤ 2^20

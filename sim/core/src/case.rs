@@ -16,6 +16,8 @@
 //! power-cut = cut=3 keep=16,17 torn=25@40..512   # optional: the 3rd power cut's outcome, pinned
 //! fs = model=strict          # an engine of several files only: the metadata crash model
 //!                             # (absent: drawn from the seed); see `docs/simfs.md`
+//! sessions = switch           # sessions after the first open with other settings, as the
+//!                             # engine's adapter draws them (absent: `same`, one for all)
 //! [ops]                       # optional: explicit operations, one per line (see `op.rs`)
 //! create a
 //! put a k1 len=10 v=1
@@ -56,7 +58,7 @@ mod lines;
 mod settings;
 
 /// The keys a case file may hold.
-const KEYS: [&str; 13] = [
+const KEYS: [&str; 14] = [
     "engine",
     "seed",
     "profile",
@@ -70,6 +72,7 @@ const KEYS: [&str; 13] = [
     "crash-state",
     "power-cut",
     "fs",
+    "sessions",
 ];
 
 /// What a case expects its run to end with.
@@ -343,6 +346,18 @@ impl<C: EngineConfig> Case<C> {
             Some((n, _, v)) => v.parse::<AfterFailure>().map_err(|m| err(*n, m))?,
             None => AfterFailure::Restart,
         };
+        // Absent: one configuration for every session, as every case saved before the choice.
+        let switch_settings = match get("sessions") {
+            None => false,
+            Some((n, _, v)) => match v.as_str() {
+                "switch" => true,
+                "same" => false,
+                _ => {
+                    let m = format!("sessions: expected `same` or `switch`, got `{v}`");
+                    return Err(err(*n, m));
+                }
+            },
+        };
         Ok(Case {
             run: RunConfig {
                 seed,
@@ -353,6 +368,7 @@ impl<C: EngineConfig> Case<C> {
                 after_failure,
                 pinned_cut,
                 fs,
+                switch_settings,
             },
             expect,
             explicit_ops,
@@ -377,6 +393,9 @@ impl<C: EngineConfig> Case<C> {
         let _ = writeln!(s, "after-failure = {}", r.after_failure);
         if r.engine.capabilities().directory {
             let _ = writeln!(s, "fs = {}", format_fs(&r.fs));
+        }
+        if r.switch_settings {
+            let _ = writeln!(s, "sessions = switch");
         }
         if let Some(c) = &self.check {
             let _ = writeln!(s, "check = {c}");

@@ -79,6 +79,9 @@ pub struct RunConfig<C> {
     /// metadata crash model, drawn from the seed ([`fs_config_from_seed`]). Unused, and left at
     /// its default, for a single-file engine.
     pub fs: FsConfig,
+    /// Sessions after the first open with the settings [`EngineConfig::at_open`] gives them;
+    /// `false`: every session with `engine` (as every case saved before the choice existed).
+    pub switch_settings: bool,
 }
 
 /// The file system a seed draws for an engine of several files: the metadata model, from a
@@ -118,6 +121,7 @@ impl<C: EngineConfig> RunConfig<C> {
     /// The run a seed describes: engine options, faults and `ops` operations all drawn from it.
     pub fn from_seed(seed: u64, ops: usize, profile: Profile) -> RunConfig<C> {
         let engine = C::from_seed(seed, profile);
+        let switch_settings = engine.switches_settings(seed);
         let caps = engine.capabilities();
         let ops = seed_ops(seed, ops, profile, &caps);
         let mut disk = profile::disk_config(seed, profile);
@@ -137,6 +141,7 @@ impl<C: EngineConfig> RunConfig<C> {
             } else {
                 FsConfig::default()
             },
+            switch_settings,
         }
     }
 }

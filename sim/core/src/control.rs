@@ -37,6 +37,7 @@
 //! | `delete-answers-existed` (ad) | a delete of an absent key answers that the key was there | `DebugHooks::delete_answers_existed` |
 //! | `empty-leaf-ends-reverse-scan` (ae) | a cursor stepping back stops at a leaf emptied in its transaction | `DebugHooks::empty_leaf_ends_reverse_scan` |
 //! | `key-limit-one-short` (af) | a key or bucket name of exactly the size limit is refused | `DebugHooks::key_limit_one_short` |
+//! | `dropped-freelist-frees-first-page` (ag) | the commit that drops a persisted freelist frees only its first page | `DebugHooks::dropped_freelist_frees_first_page` |
 //!
 //! `fdatasync-disk` is no bug: it is (d)'s disk, the `own-barrier` length model of `SimDisk`
 //! (growth is durable only through the sync that directly follows the growing `set_len`), with
@@ -90,11 +91,12 @@ pub enum Control {
     DeleteAnswersExisted,
     EmptyLeafEndsReverseScan,
     KeyLimitOneShort,
+    DroppedFreelistFreesFirstPage,
     FdatasyncDisk,
 }
 
 impl Control {
-    pub const ALL: [Control; 34] = [
+    pub const ALL: [Control; 35] = [
         Control::None,
         Control::NoBarrier,
         Control::MetaSameSlot,
@@ -128,6 +130,7 @@ impl Control {
         Control::DeleteAnswersExisted,
         Control::EmptyLeafEndsReverseScan,
         Control::KeyLimitOneShort,
+        Control::DroppedFreelistFreesFirstPage,
         Control::FdatasyncDisk,
     ];
 
@@ -166,6 +169,7 @@ impl Control {
             Control::DeleteAnswersExisted => "delete-answers-existed",
             Control::EmptyLeafEndsReverseScan => "empty-leaf-ends-reverse-scan",
             Control::KeyLimitOneShort => "key-limit-one-short",
+            Control::DroppedFreelistFreesFirstPage => "dropped-freelist-frees-first-page",
             Control::FdatasyncDisk => "fdatasync-disk",
         }
     }

@@ -15,9 +15,12 @@ use crashlab_sim::verdict::{Outcome, Verdict};
 
 const SEEDS: u64 = 60;
 
+/// Seed `seed`'s run with the freelist rebuilt at every open: in every session, so no session
+/// switches the setting off and persists a list (`RunConfig::switch_settings`).
 fn rebuilt_freelist(seed: u64) -> RunConfig<Options> {
     let mut cfg = RunConfig::<Options>::from_seed(seed, 300, Profile::Default);
     cfg.engine.no_freelist_sync = true;
+    cfg.switch_settings = false;
     cfg
 }
 

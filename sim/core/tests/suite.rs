@@ -19,6 +19,7 @@ mod large_pages;
 mod live_checks;
 mod readers_at_end;
 mod refusal_latch;
+mod reopen_options;
 mod scale_thresholds;
 mod seeded_control;
 mod shrink_crash;

@@ -24,6 +24,7 @@ proptest! {
             after_failure: AfterFailure::from_seed(seed),
             pinned_cut: None,
             fs: Default::default(),
+            switch_settings: false,
         };
         let r = run::<CrashlabDb>(&cfg);
         prop_assert!(!r.outcome.is_violation(), "{:?}\n{:#?}", r.outcome, r.trace_tail);

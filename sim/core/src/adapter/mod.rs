@@ -77,6 +77,21 @@ pub trait EngineConfig: Clone + fmt::Debug + PartialEq + Send + Sync + 'static {
     fn length_model(&self) -> Option<crate::disk::LengthModel> {
         None
     }
+    /// Whether `seed`'s run opens its sessions after the first with [`EngineConfig::at_open`]'s
+    /// settings (a case says so in its `sessions` line). `false` (the default): one
+    /// configuration for the whole run.
+    fn switches_settings(&self, _seed: u64) -> bool {
+        false
+    }
+    /// The configuration the run's session number `session` opens with where it is not this
+    /// one (0: the creation and the first session; a session ends at a reopen or a crash), in a
+    /// run that switches settings: what an application may change between runs of the same
+    /// file, as an upgrade or a changed setting does. `None` (the default): this one. A function
+    /// of `seed` and `session` alone, so a run and its case replay exactly (every attempt of one
+    /// open uses the same); the checks that open a copy of the file use this configuration.
+    fn at_open(&self, _seed: u64, _session: u64) -> Option<Self> {
+        None
+    }
     /// The variants `crashlab check --variants` runs (the engine's own option grid), or why
     /// there are none.
     fn variants(&self) -> Result<Vec<Self>, String> {

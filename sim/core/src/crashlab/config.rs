@@ -16,6 +16,9 @@ use crashlab_format::page::PAGE_HEADER_SIZE;
 // The model's key limit is the engine's, which `refuses_long_keys` below declares.
 const _: () = assert!(crashlab_models::KEY_LEN_MAX == crashlab_engine::limits::MAX_KEY_SIZE);
 
+/// The share of seeds whose later sessions may switch the freelist's settings (`at_open`).
+const SWITCHING_SEEDS: f64 = 0.25;
+
 /// The share of seeds that draw 16 or 64 KiB pages (bbolt's on machines of those memory pages).
 const LARGE_PAGES_CHANCE: f64 = 1.0 / 16.0;
 
@@ -162,11 +165,41 @@ impl EngineConfig for Options {
             delete_answers_existed: control == Control::DeleteAnswersExisted,
             empty_leaf_ends_reverse_scan: control == Control::EmptyLeafEndsReverseScan,
             key_limit_one_short: control == Control::KeyLimitOneShort,
+            dropped_freelist_frees_first_page: control == Control::DroppedFreelistFreesFirstPage,
         };
         Ok(Options {
             debug,
             ..self.clone()
         })
+    }
+
+    /// A quarter of the seeds (`SWITCHING_SEEDS`), from a stream of their own.
+    fn switches_settings(&self, seed: u64) -> bool {
+        SimRng::derive(seed, "reopen options").chance(SWITCHING_SEEDS)
+    }
+
+    /// Each session after the first may switch what an application may change between runs of
+    /// one file, each with probability one half: whether the freelist is persisted
+    /// (`no_freelist_sync`: the first commit after turning it on drops the persisted list, the
+    /// open after turning it off writes one at once) and the free set's kind (array or hashmap,
+    /// built from the same file). The page size (the file fixes it), `no_sync` (what a commit
+    /// promises) and the debug hooks stay.
+    fn at_open(&self, seed: u64, session: u64) -> Option<Options> {
+        if session == 0 {
+            return None;
+        }
+        let mut r = SimRng::derive(seed, &format!("session {session} options"));
+        let mut other = self.clone();
+        if r.chance(0.5) {
+            other.no_freelist_sync = !other.no_freelist_sync;
+        }
+        if r.chance(0.5) {
+            other.freelist = match other.freelist {
+                FreelistKind::Array => FreelistKind::Hashmap,
+                FreelistKind::Hashmap => FreelistKind::Array,
+            };
+        }
+        (other != *self).then_some(other)
     }
 
     /// Every freelist kind × freelist synced or not × pre-size policy (the checker multiplies

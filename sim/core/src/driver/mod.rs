@@ -164,6 +164,9 @@ pub struct Driver<'c, E: Engine, H> {
     pub stats: RunStats,
     /// Opens so far (the engine may derive per-open choices from it).
     opens: u64,
+    /// Sessions opened so far: the configuration may change between them
+    /// ([`EngineConfig::at_open`]), never between the attempts of one open.
+    sessions: u64,
     /// Index of the next operation.
     pub(crate) next: usize,
     /// A power cut happened since the last judged recovery.
@@ -219,6 +222,7 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
             counters: Counters::default(),
             stats: RunStats::default(),
             opens: 0,
+            sessions: 0,
             next: 0,
             pending_power_cut: false,
             restart_after_io_error: false,
@@ -460,6 +464,18 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
     fn open_engine(&mut self, creating: bool) -> Result<E, EngineError> {
         self.opens += 1;
         let opens = self.opens - 1;
+        let other = match self.cfg.switch_settings {
+            true => self.cfg.engine.at_open(self.cfg.seed, self.sessions),
+            false => None,
+        };
+        if let Some(cfg) = &other {
+            self.stats.called("open with other options");
+            let session = self.sessions;
+            let changed = changed_words(&self.cfg.engine.describe(), &cfg.describe());
+            self.trace
+                .record(format!("session {session} opens with {changed}"));
+        }
+        let cfg = other.as_ref().unwrap_or(&self.cfg.engine);
         match &self.medium {
             Medium::Disk(disk) => {
                 let storage = if creating {
@@ -467,11 +483,11 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
                 } else {
                     self.hooks.storage(disk, &self.power)
                 };
-                E::open(storage, &self.cfg.engine, opens)
+                E::open(storage, cfg, opens)
             }
             Medium::Fs(fs) => {
                 let dir = self.hooks.directory(fs, &self.power);
-                E::open_dir(dir, &self.cfg.engine, opens)
+                E::open_dir(dir, cfg, opens)
             }
         }
     }
@@ -493,7 +509,10 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
                 continue;
             }
             match opened {
-                Ok(db) => return Ok(Some(db)),
+                Ok(db) => {
+                    self.sessions += 1;
+                    return Ok(Some(db));
+                }
                 Err(e) if e.is_io() => {
                     self.stats.io_errors += 1;
                     last = e.to_string();
@@ -541,4 +560,15 @@ impl<'c, E: Engine, H: Hooks<E>> Driver<'c, E, H> {
         self.hooks.promise_changed(&self.oracle, promised);
         self.hooks.acknowledged(self.oracle.current_shared());
     }
+}
+
+/// The words of `other` (`key=value` settings) that `base` does not have: what a session's
+/// settings change, named alike in a run with a debug hook on and in its clean twin.
+fn changed_words(base: &str, other: &str) -> String {
+    let base: Vec<&str> = base.split_whitespace().collect();
+    let changed: Vec<&str> = other
+        .split_whitespace()
+        .filter(|w| !base.contains(w))
+        .collect();
+    changed.join(" ")
 }

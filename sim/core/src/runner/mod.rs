@@ -193,5 +193,8 @@ pub fn header<C: EngineConfig>(cfg: &RunConfig<C>) -> String {
     if cfg.engine.capabilities().directory {
         h.push_str(&format!("  fs:      {}\n", crate::case::format_fs(&cfg.fs)));
     }
+    if cfg.switch_settings {
+        h.push_str("  sessions: switch (later sessions may open with other settings)\n");
+    }
     h
 }
