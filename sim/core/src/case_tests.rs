@@ -311,6 +311,21 @@ fn a_listed_workload_is_bounded_in_operations_and_in_bytes() {
 }
 
 #[test]
+fn the_sessions_line_round_trips_and_is_absent_for_one_configuration() {
+    let text = "seed = 5\nsessions = switch\n[ops]\ncreate a\n";
+    let case = Case::parse(text, "x.case").unwrap();
+    assert!(case.run.switch_settings);
+    let again = Case::parse(&case.to_text(), "y.case").unwrap();
+    assert!(again.run.switch_settings);
+    let same = Case::parse("seed = 5\n[ops]\ncreate a\n", "x.case").unwrap();
+    assert!(!same.run.switch_settings);
+    assert!(!same.to_text().contains("sessions"), "{}", same.to_text());
+    let e = Case::parse("seed = 5\nsessions = maybe\n[ops]\ncreate a\n", "x.case").unwrap_err();
+    assert_eq!(e.line, 2, "{e}");
+    assert!(e.message.contains("expected `same` or `switch`"), "{e}");
+}
+
+#[test]
 fn names_and_paths_are_held_to_the_engine_limits() {
     let key = "k".repeat(crate::limits::NAME_LEN_MAX + 1);
     let e = Case::parse(&format!("seed = 1\n[ops]\nget a {key}\n"), "x.case").unwrap_err();
