@@ -25,7 +25,7 @@ pub const BUCKET_DEPTH_MAX: usize = 64;
 
 /// The longest key or bucket name: bbolt's `MaxKeySize`, which crashlab's engine keeps. A put or
 /// a bucket created under a longer one is refused. Only engines that declare this limit are
-/// given such keys (the simulator's `Capabilities::key_len_max`); the model follows them.
+/// given such keys (the simulator's `Capabilities::refuses_long_keys`); the model follows them.
 pub const KEY_LEN_MAX: usize = 32_768;
 
 fn check_key(key: &[u8]) -> Result<(), ModelError> {

@@ -141,10 +141,9 @@ impl<C: EngineConfig> CheckConfig<C> {
     pub fn from_seed(seed: u64, ops: usize) -> CheckConfig<C> {
         let engine = C::from_seed(seed, Profile::None);
         let ops = workload::generate(seed, ops, false, &engine.capabilities());
-        let switch_settings = engine.switches_settings(seed);
         let mut cfg = CheckConfig::new(seed, engine, ops);
         cfg.params.length = profile::length_model(seed);
-        cfg.switch_settings = switch_settings;
+        cfg.switch_settings = cfg.engine.switches_settings(seed);
         cfg
     }
 

@@ -51,7 +51,7 @@ fn one_byte_shorter(cfg: &mut RunConfig<Options>) {
 fn caught_at_the_limit(ops: &[Op], v: &Violation) {
     assert_eq!(v.verdict, Verdict::ModelMismatch, "{v}");
     assert!(names_a_limit_key(&ops[v.op_index]), "{v}");
-    assert_eq!(v.detail, "engine refused KeyTooLarge, model Ok(())", "{v}");
+    assert!(v.detail.contains("engine refused KeyTooLarge"), "{v}");
 }
 
 #[test]

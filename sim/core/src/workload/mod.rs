@@ -199,10 +199,8 @@ fn fragment(r: &mut SimRng, buckets: &[&[&str]], ops: &mut Vec<Op>, version: &mu
     ops.push(Op::Range {
         path: p,
         range: KeyRange {
-            from: None,
-            to: None,
             reverse: true,
-            limit: None,
+            ..KeyRange::default()
         },
     });
     ops.push(Op::Commit);

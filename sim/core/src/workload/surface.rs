@@ -1,7 +1,8 @@
 //! The engine's public surface beyond get, scan and put: cursor ranges (seek to present and
 //! absent keys, first, last, next, prev, limits), bucket sequences, and nesting up to and past
-//! the limit (keys at and past theirs are in `key_limit`). Each from a stream of its own, inserted into the generated operations, so the
-//! operations a seed drew before these existed keep their order.
+//! the limit (keys at and past theirs are in `key_limit`). Each from a stream of its own,
+//! inserted into the generated operations, so the operations a seed drew before these existed
+//! keep their order.
 
 use super::keys::KeyShape;
 use super::{key, path};
