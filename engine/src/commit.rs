@@ -138,19 +138,25 @@ impl Sink<'_> {
 }
 
 impl Sink<'_> {
-    /// Reserve `want` pages in one run (`commit/reserve.rs`): a free run of exactly that many,
-    /// else, when no free run is that long and no more than `want` pages are free, at the
-    /// high-water mark if the file already has room there and the run is small.
+    /// Reserve `want` pages in one run (`commit/reserve.rs`): a free run of exactly that many;
+    /// else the front of a long run when few free pages lie outside it; else, when no free run
+    /// is that long and no more than `want` pages are free, at the high-water mark if the file
+    /// already has room there and the run is small.
     fn reserve(&mut self, want: u64) -> Result<Option<(PageId, Source)>> {
         if let Some(id) = self.freelist.allocate_exact(self.txid, want) {
             self.taken.insert(PageSpan::new(id, want));
             return Ok(Some((id, Source::FreeSet)));
         }
-        if self.freelist.fit_len(want).is_some() {
-            // Only longer runs: page by page, as without a reservation. Splitting one would
-            // leave its rest behind, and the rests of many commits as fragments that only a
-            // page-by-page allocation takes: enough of them make every free-set query slow.
-            return Ok(None);
+        if let Some(len) = self.freelist.fit_len(want) {
+            if !reserve::takes_front_of(want, len, self.freelist.free_count()) {
+                // Longer runs only, none long enough to split, or short runs holding enough
+                // pages that page by page should use them.
+                return Ok(None);
+            }
+            // The front of the run `fit_len` measured: its rest stays one long run.
+            let taken = self.freelist.allocate(self.txid, want);
+            taken.inspect(|&id| self.taken.insert(PageSpan::new(id, want)));
+            return Ok(taken.map(|id| (id, Source::FreeSet)));
         }
         if self.freelist.free_count() > want {
             // Short runs that together could hold the commit: page by page, which uses them.

@@ -13,25 +13,51 @@
 //! (`docs/performance.md`, "The ninth round").
 //!
 //! The run is a free run of exactly that length — the generation the commit two before wrote,
-//! in the steady state — never the front of a longer one: the rests of split runs piled up as
-//! short runs that only page-by-page allocation takes, and slowed every free-set query
-//! (`engine/tests/reserve.rs`, the regression). With a longer run free the commit allocates page
-//! by page, as before. With none that long and no more free pages than it wants, as in the
-//! interleaved steady state, a small reservation is taken at the high-water mark when the file
-//! already has room there (it grows by doubling): the generations it leaves behind are runs, and
-//! the interleaved pages stay free for commits that need single pages. With more free pages, in
+//! in the steady state — or the front of a long run when few free pages lie outside it. Runs
+//! split anywhere left their rests behind as short runs that only page-by-page allocation
+//! takes, and those slowed every free-set query (`engine/tests/reserve.rs`, the first
+//! regression); but the rest of a long run is a long run, and the generations taken from its
+//! front come back as runs of their commits' length. That is the once-large file: one long free
+//! run beside a small tree, where commits allocating page by page settled into interleaved
+//! generations at the run's front, four or five `pwrite`s a one-key Set where a fresh file
+//! needs three. The short runs a tree's growth leaves among its pages (about one page per
+//! thousand one-key commits here) count against [`SHORT_PAGES_MAX`]: past it a commit allocates
+//! page by page, as before, taking them first, so they stay about that many. The array free
+//! set's first-fit scans pass over them, so the bound is small.
+//!
+//! With no free run that long and no more free pages than it wants, as in the interleaved
+//! steady state, a small reservation is taken at the high-water mark when the file already has
+//! room there (it grows by doubling): the generations it leaves behind are runs, and the
+//! interleaved pages stay free for commits that need single pages. With more free pages, in
 //! short runs, the commit allocates page by page, which uses them: passing over them at every
 //! commit of a stream of varying lengths grew the free set without bound (the second
-//! regression in `engine/tests/reserve.rs`). A reservation never grows the file, and steps aside where
-//! the session's guard knows damage that references a page in its reach, so only a page the
-//! commit needs can refuse it (`tests/regression_015_…`). It is a choice of which pages, never
-//! whether a page may be written: a page reachable from the last durable meta is never reused.
+//! regression in `engine/tests/reserve.rs`). A reservation never grows the file, and steps
+//! aside where the session's guard knows damage that references a page in its reach, so only a
+//! page the commit needs can refuse it (`tests/regression_015_…`). It is a choice of which
+//! pages, never whether a page may be written: a page reachable from the last durable meta is
+//! never reused.
 
 use crashlab_format::types::{PageId, PageSpan};
 
 /// The largest reservation taken at the high-water mark (when no free run holds it): enough
 /// for a commit of a few keys, and a bound on the room a reservation can use past the mark.
 pub(super) const HIGH_WATER_MAX: u64 = 16;
+
+/// The shortest rest a reservation may leave of the run whose front it takes: a run that long
+/// is no fragment, and only a run this much longer than a commit is split at all.
+pub(super) const LONG_REST_MIN: u64 = 64;
+
+/// The most free pages that may lie outside the run a reservation takes the front of. With
+/// more, the commit allocates page by page and uses them, so the short runs that commits of
+/// varying length leave behind stay few.
+pub(super) const SHORT_PAGES_MAX: u64 = 16;
+
+/// Whether a reservation of `want` pages takes the front of the run of `run` pages that
+/// first-page allocation would use, with `free` pages free in all.
+pub(super) fn takes_front_of(want: u64, run: u64, free: u64) -> bool {
+    assert!(run >= want && free >= run, "the run fits and is free");
+    run - want >= LONG_REST_MIN && free - run <= SHORT_PAGES_MAX
+}
 
 /// Where a reservation's pages came from, and so where its leftover goes back to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,6 +141,21 @@ mod tests {
         assert_eq!(r.finish(), Some((left, Source::HighWater)));
         assert_eq!(r.held(), 0);
         assert_eq!(r.finish(), None, "given back once");
+    }
+
+    #[test]
+    fn takes_the_front_only_of_a_long_run_with_few_pages_beside_it() {
+        assert!(takes_front_of(4, 4 + LONG_REST_MIN, 4 + LONG_REST_MIN));
+        assert!(
+            !takes_front_of(4, 3 + LONG_REST_MIN, 3 + LONG_REST_MIN),
+            "short rest"
+        );
+        let run = 1 << 20;
+        assert!(takes_front_of(4, run, run + SHORT_PAGES_MAX));
+        assert!(
+            !takes_front_of(4, run, run + SHORT_PAGES_MAX + 1),
+            "short runs to use first"
+        );
     }
 
     #[test]

@@ -481,7 +481,7 @@ impl Freelist {
         } else if pending <= filter::MAX_PAGES && free.run_count() <= filter::MAX_RUNS {
             let mut filter = FreeFilter::for_runs(free.run_count());
             self.pending_index.iter().for_each(|id| filter.add(id));
-            free.for_each_run(&mut |run| filter.hold_run(run));
+            free.for_each_run(&mut |run| filter.keep_run(run));
             filter
         } else {
             FreeFilter::pass_all()
