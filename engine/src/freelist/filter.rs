@@ -75,7 +75,14 @@ pub struct HeldRuns {
 impl HeldRuns {
     /// Whether `id` may be free or pending: its residue's bit, or a run holding it.
     pub fn may_hold(&self, id: PageId) -> bool {
-        self.bits.may_hold(id) || {
+        self.bits.may_hold(id) || self.in_run(id)
+    }
+
+    /// Whether a held run holds `id`. A once-large file's long free runs mostly lie past its
+    /// tree, so most references are below the first run: one comparison answers them.
+    fn in_run(&self, id: PageId) -> bool {
+        let below_all = self.runs.first().is_none_or(|first| id < first.start);
+        !below_all && {
             let i = self.runs.partition_point(|r| r.end() <= id);
             self.runs.get(i).is_some_and(|r| r.start <= id)
         }
