@@ -19,11 +19,12 @@
 //! regression); but the rest of a long run is a long run, and the generations taken from its
 //! front come back as runs of their commits' length. That is the once-large file: one long free
 //! run beside a small tree, where commits allocating page by page settled into interleaved
-//! generations at the run's front, four or five `pwrite`s a one-key Set where a fresh file
-//! needs three. The short runs a tree's growth leaves among its pages (about one page per
-//! thousand one-key commits here) count against [`SHORT_PAGES_MAX`]: past it a commit allocates
-//! page by page, as before, taking them first, so they stay about that many. The array free
-//! set's first-fit scans pass over them, so the bound is small.
+//! generations at the run's front, four to six `pwrite`s a one-key Set where a fresh file
+//! needs three. The short runs a growing tree leaves among its pages (about one page per
+//! thousand one-key commits in the regression test) count against [`SHORT_PAGES_MAX`]: past it
+//! a commit allocates page by page, as before, taking them first, so they stay about that many.
+//! The array free set's first-fit scans pass over them, so the bound is small
+//! (`docs/performance.md`, "The twelfth round", measures 4 to 64).
 //!
 //! With no free run that long and no more free pages than it wants, as in the interleaved
 //! steady state, a small reservation is taken at the high-water mark when the file already has
