@@ -154,9 +154,11 @@ impl Sink<'_> {
                 return Ok(None);
             }
             // The front of the run `fit_len` measured: its rest stays one long run.
-            let taken = self.freelist.allocate(self.txid, want);
-            taken.inspect(|&id| self.taken.insert(PageSpan::new(id, want)));
-            return Ok(taken.map(|id| (id, Source::FreeSet)));
+            let Some(id) = self.freelist.allocate(self.txid, want) else {
+                return Ok(None);
+            };
+            self.taken.insert(PageSpan::new(id, want));
+            return Ok(Some((id, Source::FreeSet)));
         }
         if self.freelist.free_count() > want {
             // Short runs that together could hold the commit: page by page, which uses them.

@@ -157,13 +157,15 @@ impl FreeFilter {
     /// the bisection every reference pays for, where a bit costs the rare reference that shares
     /// its residue a question to the freelist.
     pub fn keep_run(&mut self, run: PageSpan) {
-        let FreeFilter::Runs(HeldRuns { bits, .. }) = self else {
-            panic!("runs are kept by a filter made with for_runs");
-        };
-        if run.count <= SHORT_RUN_MAX && bits.pages + run.count <= MAX_PAGES {
-            self.add_run(run);
-        } else {
-            self.hold_run(run);
+        let short = run.count <= SHORT_RUN_MAX;
+        match self {
+            FreeFilter::Runs(HeldRuns { bits, .. })
+                if short && bits.pages + run.count <= MAX_PAGES =>
+            {
+                self.add_run(run)
+            }
+            // `hold_run` refuses any filter not made with `for_runs`.
+            _ => self.hold_run(run),
         }
     }
 
