@@ -139,21 +139,21 @@ impl Sink<'_> {
 
 impl Sink<'_> {
     /// Reserve `want` pages in one run (`commit/reserve.rs`): a free run of exactly that many;
-    /// else the front of a long run when few free pages lie outside it; else, when no free run
-    /// is that long and no more than `want` pages are free, at the high-water mark if the file
-    /// already has room there and the run is small.
+    /// else the front of a long run when few idle free pages lie outside it; else, when no free
+    /// run is that long and no more than `want` pages are free, at the high-water mark if the
+    /// file already has room there and the run is small.
     fn reserve(&mut self, want: u64) -> Result<Option<(PageId, Source)>> {
         if let Some(id) = self.freelist.allocate_exact(self.txid, want) {
             self.taken.insert(PageSpan::new(id, want));
             return Ok(Some((id, Source::FreeSet)));
         }
-        if let Some(len) = self.freelist.fit_len(want) {
-            if !reserve::takes_front_of(want, len, self.freelist.free_count()) {
-                // Longer runs only, none long enough to split, or short runs holding enough
-                // pages that page by page should use them.
+        if let Some(run) = self.freelist.fit(want) {
+            if !reserve::takes_front_of(want, run.count, self.freelist.idle_outside(run)) {
+                // Longer runs only, none long enough to split, or idle short runs holding
+                // enough pages that page by page should use them.
                 return Ok(None);
             }
-            // The front of the run `fit_len` measured: its rest stays one long run.
+            // The front of the run `fit` found: its rest stays one long run.
             let Some(id) = self.freelist.allocate(self.txid, want) else {
                 return Ok(None);
             };

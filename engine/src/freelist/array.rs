@@ -75,11 +75,8 @@ impl FreeSet for ArrayFreeSet {
         Some(start)
     }
 
-    fn fit_len(&self, n: u64) -> Option<u64> {
-        self.runs
-            .iter()
-            .find(|run| run.count >= n)
-            .map(|run| run.count)
+    fn fit(&self, n: u64) -> Option<PageSpan> {
+        self.runs.iter().find(|run| run.count >= n).copied()
     }
 
     fn merge_run(&mut self, run: PageSpan, moved: &mut u64) {

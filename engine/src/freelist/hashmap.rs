@@ -101,8 +101,8 @@ impl FreeSet for HashmapFreeSet {
         Some(span.start)
     }
 
-    fn fit_len(&self, n: u64) -> Option<u64> {
-        self.spans.fit(n).map(|span| span.count)
+    fn fit(&self, n: u64) -> Option<PageSpan> {
+        self.spans.fit(n)
     }
 
     fn merge_run(&mut self, run: PageSpan, moved: &mut u64) {

@@ -81,8 +81,8 @@ trait FreeSet {
     /// commit's reservation (`commit/reserve.rs`), which must not split a longer run and leave
     /// the rest behind as fragments no reservation takes.
     fn take_exact(&mut self, n: u64, scan_steps: &mut u64, moved: &mut u64) -> Option<PageId>;
-    /// The length of the run [`FreeSet::allocate`] would take `n` pages from, if any.
-    fn fit_len(&self, n: u64) -> Option<u64>;
+    /// The run [`FreeSet::allocate`] would take `n` pages from, if any.
+    fn fit(&self, n: u64) -> Option<PageSpan>;
     /// Add `ids` (strictly ascending, none already in the set).
     fn merge(&mut self, ids: &[PageId], moved: &mut u64) {
         for run in runs_in(ids.iter().copied()) {
@@ -175,7 +175,8 @@ pub struct Freelist {
     /// Looked up and removed once per page a commit frees, and added once per allocation: a
     /// hash map (the B-tree it was cost a one-key Set a thousand instructions).
     allocs: PageMap<TxId>,
-    /// Room for the ids a release collects, kept so that a release allocates nothing.
+    /// The ids the last release brought back (ascending), in room kept so that a release
+    /// allocates nothing.
     released: Vec<PageId>,
     counters: FreelistCounters,
 }
@@ -342,9 +343,23 @@ impl Freelist {
         })
     }
 
-    /// The length of the run [`Freelist::allocate`] would take `n` pages from, if any.
-    pub fn fit_len(&self, n: u64) -> Option<u64> {
-        self.free.get().fit_len(n)
+    /// The run [`Freelist::allocate`] would take `n` pages from, if any.
+    pub fn fit(&self, n: u64) -> Option<PageSpan> {
+        self.free.get().fit(n)
+    }
+
+    /// Free pages outside `run` (a free run) that were free before this write tx began: those
+    /// the release at its start brought back were in use until then (`commit/reserve.rs`).
+    pub fn idle_outside(&self, run: PageSpan) -> u64 {
+        let free = self.free.get();
+        let back = |id: &&PageId| !(run.start..run.end()).contains(*id) && free.contains(**id);
+        let back = self.released.iter().filter(back).count() as u64;
+        let outside = free.count() - run.count;
+        assert!(
+            back <= outside,
+            "released ids are distinct free pages outside the run"
+        );
+        outside - back
     }
 
     /// Record that write tx `txid` took pages starting at `start` from the high-water mark, so

@@ -317,7 +317,7 @@ fn give_back_of_a_free_page_is_a_programmer_error() {
 }
 
 #[test]
-fn take_exact_takes_only_a_run_of_that_length_and_fit_len_names_allocates_run() {
+fn take_exact_takes_only_a_run_of_that_length_and_fit_names_allocates_run() {
     for kind in KINDS {
         let mut f = with_free(kind, &[3, 4, 5, 6, 7, 10, 11, 20, 21, 22]);
         assert_eq!(f.allocate_exact(tx(5), 4), None, "{kind:?}: no run of four");
@@ -330,8 +330,41 @@ fn take_exact_takes_only_a_run_of_that_length_and_fit_len_names_allocates_run() 
             FreelistKind::Array => Some(5),
             FreelistKind::Hashmap => Some(2),
         };
-        assert_eq!(f.fit_len(2), expected, "{kind:?}");
-        assert_eq!(f.fit_len(6), None, "{kind:?}");
+        let expected_start = match kind {
+            FreelistKind::Array => 3,
+            FreelistKind::Hashmap => 10,
+        };
+        assert_eq!(f.fit(2).map(|r| r.start.0), Some(expected_start));
+        assert_eq!(f.fit(2).map(|r| r.count), expected, "{kind:?}");
+        assert_eq!(f.fit(6), None, "{kind:?}");
         f.verify();
+    }
+}
+
+/// Pages the release at a write tx's start brought back are not idle; every other free page
+/// outside the run is, whichever release freed it.
+#[test]
+fn idle_outside_leaves_out_the_pages_the_last_release_brought_back() {
+    for kind in KINDS {
+        let mut f = with_free(kind, &[3, 4, 5, 6, 7, 8, 9, 10]);
+        // Tx 2 frees 20 and 30, released as tx 3 begins; tx 3 frees 31, released as tx 4 does.
+        f.free(tx(2), span(20, 1));
+        f.free(tx(2), span(30, 1));
+        f.release_pending(&[]);
+        f.free(tx(3), span(31, 1));
+        f.release_pending(&[]);
+        let run = span(3, 8);
+        assert_eq!(f.fit(4), Some(run), "{kind:?}");
+        assert_eq!(f.idle_outside(run), 2, "{kind:?}: 20 and 30, not 31");
+        // Taken since the release (30 and 31, one run), a page is neither free nor idle.
+        let mut taken = f.clone();
+        assert_eq!(taken.allocate_exact(tx(4), 2), Some(PageId(30)), "{kind:?}");
+        assert_eq!(taken.idle_outside(run), 1, "{kind:?}: 20");
+        // A released page inside the run counts neither way.
+        f.free(tx(4), span(11, 1));
+        f.release_pending(&[]);
+        let run = span(3, 9);
+        assert_eq!(f.fit(4), Some(run), "{kind:?}");
+        assert_eq!(f.idle_outside(run), 3, "{kind:?}: 20, 30 and 31");
     }
 }
