@@ -148,7 +148,8 @@ impl Sink<'_> {
             return Ok(Some((id, Source::FreeSet)));
         }
         if let Some(run) = self.freelist.fit(want) {
-            if !reserve::takes_front_of(want, run.count, self.freelist.idle_outside(run)) {
+            let idle = self.freelist.idle_outside(run, reserve::LONG_REST_MIN);
+            if !reserve::takes_front_of(want, run.count, idle) {
                 // Longer runs only, none long enough to split, or idle short runs holding
                 // enough pages that page by page should use them.
                 return Ok(None);

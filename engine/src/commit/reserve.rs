@@ -13,8 +13,8 @@
 //! (`docs/performance.md`, "The ninth round").
 //!
 //! The run is a free run of exactly that length — the generation the commit two before wrote,
-//! in the steady state — or the front of a long run when few idle free pages lie outside it. Runs
-//! split anywhere left their rests behind as short runs that only page-by-page allocation
+//! in the steady state — or the front of a long run when few idle free pages lie outside it.
+//! Runs split anywhere left their rests behind as short runs that only page-by-page allocation
 //! takes, and those slowed every free-set query (`engine/tests/reserve.rs`, the first
 //! regression); but the rest of a long run is a long run, and the generations taken from its
 //! front come back as runs of their commits' length. That is the once-large file: one long free
@@ -25,8 +25,8 @@
 //! a commit allocates page by page, as before, taking them first, so they stay about that many.
 //! The array free set's first-fit scans pass over them, so the bound is small
 //! (`docs/performance.md`, "The twelfth round", measures 4 to 64). Only idle pages count: the
-//! pages this commit's start released were written two commits before, and counting them made
-//! a page-by-page commit's own pages push the commit after next past the bound
+//! short runs this commit's start released were a page-by-page commit's pages two commits
+//! before, and counting them pushed the commit after it past the bound again
 //! ([`takes_front_of`]).
 //!
 //! With no free run that long and no more free pages than it wants, as in the interleaved
@@ -57,17 +57,20 @@ pub(super) const LONG_REST_MIN: u64 = 64;
 pub(super) const SHORT_PAGES_MAX: u64 = 16;
 
 /// Whether a reservation of `want` pages takes the front of the run of `run` pages that
-/// first-fit allocation would use, with `idle` free pages outside it that were free before
-/// this commit began.
+/// first-fit allocation would use, with `idle` free pages outside it
+/// ([`Freelist::idle_outside`](crate::freelist::Freelist::idle_outside)).
 ///
-/// Pages the commit two before wrote come back as this one begins; counted as idle, a
+/// Pages the commit two before wrote come back as this one begins. Counted as idle, a
 /// page-by-page commit's pages, taken from the short runs, came back to push the next count
-/// past the bound, so commits alternated for good (`engine/tests/reserve.rs`, the third
-/// regression). A commit's worth beyond the bound is the generation a split leaves one page
-/// short, which no reservation takes whole: circulation, not accumulation. It is capped: a
-/// synced freelist of a once-large file is a thousand pages a commit, and that many idle pages
-/// allowed sent every commit's freelist to fresh pages of the long run, which the kernel charges
-/// for page by page (`docs/performance.md`, "The thirteenth round").
+/// past the bound, so commits alternated for good (`engine/tests/reserve.rs`,
+/// `reservations_do_not_fragment_a_once_large_free_set`); so pages released in runs shorter
+/// than [`LONG_REST_MIN`] are not idle. A longer released run is a whole generation, as a
+/// synced freelist of a once-large file is (a thousand pages a commit): page by page reuses it
+/// where it lies, as before. A commit's worth beyond the bound is the generation a split leaves
+/// one page short, which no reservation takes whole: circulation, not accumulation. It is
+/// capped: a thousand idle pages allowed sent every commit's freelist to fresh pages of the
+/// long run, which the kernel charges for page by page (`docs/performance.md`, "The thirteenth
+/// round").
 pub(super) fn takes_front_of(want: u64, run: u64, idle: u64) -> bool {
     assert!(run >= want, "the run fits");
     run - want >= LONG_REST_MIN && idle <= SHORT_PAGES_MAX + want.min(SHORT_PAGES_MAX)

@@ -348,12 +348,17 @@ impl Freelist {
         self.free.get().fit(n)
     }
 
-    /// Free pages outside `run` (a free run) that were free before this write tx began: those
-    /// the release at its start brought back were in use until then (`commit/reserve.rs`).
-    pub fn idle_outside(&self, run: PageSpan) -> u64 {
+    /// Free pages outside `run` (a free run) but those the release at this write tx's start
+    /// brought back in runs of fewer than `short` pages: a commit's pages taken one by one and
+    /// coming back, not idle (`commit/reserve.rs`). A longer released run is a whole generation
+    /// and counts.
+    pub fn idle_outside(&self, run: PageSpan, short: u64) -> u64 {
         let free = self.free.get();
         let back = |id: &&PageId| !(run.start..run.end()).contains(*id) && free.contains(**id);
-        let back = self.released.iter().filter(back).count() as u64;
+        let back: u64 = (self.released.chunk_by(|a, b| b.0 == a.0 + 1))
+            .filter(|released| (released.len() as u64) < short)
+            .map(|released| released.iter().filter(back).count() as u64)
+            .sum();
         let outside = free.count() - run.count;
         assert!(
             back <= outside,

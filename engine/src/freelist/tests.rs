@@ -341,10 +341,10 @@ fn take_exact_takes_only_a_run_of_that_length_and_fit_names_allocates_run() {
     }
 }
 
-/// Pages the release at a write tx's start brought back are not idle; every other free page
-/// outside the run is, whichever release freed it.
+/// Pages the release at a write tx's start brought back in short runs are not idle; every other
+/// free page outside the run is, whichever release freed it, and so is a long released run.
 #[test]
-fn idle_outside_leaves_out_the_pages_the_last_release_brought_back() {
+fn idle_outside_leaves_out_the_short_runs_the_last_release_brought_back() {
     for kind in KINDS {
         let mut f = with_free(kind, &[3, 4, 5, 6, 7, 8, 9, 10]);
         // Tx 2 frees 20 and 30, released as tx 3 begins; tx 3 frees 31, released as tx 4 does.
@@ -355,16 +355,24 @@ fn idle_outside_leaves_out_the_pages_the_last_release_brought_back() {
         f.release_pending(&[]);
         let run = span(3, 8);
         assert_eq!(f.fit(4), Some(run), "{kind:?}");
-        assert_eq!(f.idle_outside(run), 2, "{kind:?}: 20 and 30, not 31");
+        assert_eq!(f.idle_outside(run, 4), 2, "{kind:?}: 20 and 30, not 31");
+        assert_eq!(
+            f.idle_outside(run, 1),
+            3,
+            "{kind:?}: no released run is short"
+        );
         // Taken since the release (30 and 31, one run), a page is neither free nor idle.
         let mut taken = f.clone();
         assert_eq!(taken.allocate_exact(tx(4), 2), Some(PageId(30)), "{kind:?}");
-        assert_eq!(taken.idle_outside(run), 1, "{kind:?}: 20");
-        // A released page inside the run counts neither way.
+        assert_eq!(taken.idle_outside(run, 4), 1, "{kind:?}: 20");
+        // A released page inside the run counts neither way; a released run of four pages is
+        // short under 5 and a generation under 4.
         f.free(tx(4), span(11, 1));
+        f.free(tx(4), span(40, 4));
         f.release_pending(&[]);
         let run = span(3, 9);
-        assert_eq!(f.fit(4), Some(run), "{kind:?}");
-        assert_eq!(f.idle_outside(run), 3, "{kind:?}: 20, 30 and 31");
+        assert_eq!(f.fit(5), Some(run), "{kind:?}");
+        assert_eq!(f.idle_outside(run, 5), 3, "{kind:?}: 20, 30 and 31");
+        assert_eq!(f.idle_outside(run, 4), 7, "{kind:?}: and 40 to 43");
     }
 }
