@@ -197,7 +197,8 @@ fn once_large(freelist: FreelistKind, no_sync: bool) -> Db {
 /// rewrote: they came back two commits later, pushed that commit past the bound, and so on, so
 /// once the short runs reached it the array kinds alternated for good between page by page
 /// (four calls) and the front (one). The bound now counts only idle pages, not those the
-/// commit's start released, and allows a commit's worth beyond it: 1.07, 1.08, 1.07 and 1.08.
+/// commit's start released in short runs, and allows a commit's worth beyond it (at most 16):
+/// 1.07, 1.08, 1.07 and 1.08.
 #[test]
 fn reservations_do_not_fragment_a_once_large_free_set() {
     for (freelist, no_sync) in CONFIGS {

@@ -354,10 +354,12 @@ impl Freelist {
     /// and counts.
     pub fn idle_outside(&self, run: PageSpan, short: u64) -> u64 {
         let free = self.free.get();
-        let back = |id: &&PageId| !(run.start..run.end()).contains(*id) && free.contains(**id);
-        let back: u64 = (self.released.chunk_by(|a, b| b.0 == a.0 + 1))
+        let came_back = |id: &&PageId| !(run.start..run.end()).contains(*id) && free.contains(**id);
+        let back: u64 = self
+            .released
+            .chunk_by(|a, b| b.0 == a.0 + 1)
             .filter(|released| (released.len() as u64) < short)
-            .map(|released| released.iter().filter(back).count() as u64)
+            .map(|released| released.iter().filter(came_back).count() as u64)
             .sum();
         let outside = free.count() - run.count;
         assert!(

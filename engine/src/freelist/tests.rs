@@ -334,7 +334,11 @@ fn take_exact_takes_only_a_run_of_that_length_and_fit_names_allocates_run() {
             FreelistKind::Array => 3,
             FreelistKind::Hashmap => 10,
         };
-        assert_eq!(f.fit(2).map(|r| r.start.0), Some(expected_start));
+        assert_eq!(
+            f.fit(2).map(|r| r.start.0),
+            Some(expected_start),
+            "{kind:?}"
+        );
         assert_eq!(f.fit(2).map(|r| r.count), expected, "{kind:?}");
         assert_eq!(f.fit(6), None, "{kind:?}");
         f.verify();
