@@ -230,6 +230,24 @@ impl SpillSink for Sink<'_> {
         }
         self.take_high_water(count)
     }
+    /// An idle free run (`Freelist::allocate_idle`), else the high-water mark; never the
+    /// reservation, and not counted in what the next commit reserves: no commit after this
+    /// one rewrites the piece. The short runs a once-large file keeps are used up this way for
+    /// good. Page by page, commits took them for the pages the next commit rewrites, which
+    /// brought them back two commits later: they went round and never went (`engine/tests/
+    /// reserve.rs`, `one_key_appends_of_any_size_keep_to_one_run_on_a_once_large_file`).
+    fn allocate_behind_edge(&mut self, count: u64) -> Result<PageId> {
+        assert!(count >= 1);
+        if let Some(id) = self.freelist.allocate_idle(
+            self.txid,
+            count,
+            (self.reservation.size(), reserve::LONG_REST_MIN),
+        ) {
+            self.taken.insert(PageSpan::new(id, count));
+            return Ok(id);
+        }
+        self.take_high_water(count)
+    }
     fn free(&mut self, span: PageSpan) -> Result<()> {
         self.guard.check_free(span)?;
         self.free_run(span)

@@ -87,6 +87,7 @@ impl<'a> LeafItems<'a> {
     /// Insert `item` at `i`, where [`LeafItems::search`] placed its key.
     #[inline]
     pub fn insert(&mut self, i: usize, item: LeafItem) {
+        self.node.appended_only &= i == self.items().len();
         self.items_mut().insert(i, item);
         self.record(LeafEdit::Inserted(i));
     }
@@ -103,6 +104,7 @@ impl<'a> LeafItems<'a> {
     pub fn remove(&mut self, i: usize) {
         self.items_mut().remove(i);
         self.node.unbalanced = true;
+        self.node.appended_only = false;
         self.record(LeafEdit::Removed(i));
     }
 }
@@ -173,5 +175,27 @@ mod tests {
                 assert_eq!(items.last_found(), Some(landed + 1));
             }
         }
+    }
+
+    #[test]
+    fn only_inserts_after_every_key_keep_the_record_of_appends() {
+        let mut n = Node::empty_leaf();
+        let mut items = LeafItems::of(&mut n);
+        for key in [b"b", b"c"] {
+            let at = items.search(key).unwrap_err();
+            items.insert(at, item(key));
+        }
+        let at = items.search(b"c").unwrap();
+        items.set_value(at, b"w");
+        assert!(n.appended_only, "appends and a value replaced");
+        let mut items = LeafItems::of(&mut n);
+        let at = items.search(b"a").unwrap_err();
+        items.insert(at, item(b"a"));
+        assert!(!n.appended_only, "an insert before the last key");
+        let mut m = Node::empty_leaf();
+        let mut items = LeafItems::of(&mut m);
+        items.insert(0, item(b"a"));
+        items.remove(0);
+        assert!(!m.appended_only, "a removal");
     }
 }

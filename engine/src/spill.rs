@@ -54,6 +54,11 @@ pub trait SpillSink {
         drop(shell);
     }
     fn count_split(&mut self);
+    /// Allocate `count` contiguous pages for a piece an append left behind the tree's right
+    /// edge ([`Place::BehindEdge`]), which later appends will not rewrite.
+    fn allocate_behind_edge(&mut self, count: u64) -> Result<PageId> {
+        self.allocate(count)
+    }
     fn count_merge(&mut self);
     /// A leaf was spilled `depth` levels below the node its tree's spill started from.
     fn leaf_spilled_at(&mut self, depth: usize) {
@@ -274,6 +279,7 @@ fn merge_siblings(
     left_node.unbalanced = true;
     // Not one edit any more: encoded anew, and its order compared pair by pair.
     left_node.edit = LeafEdit::Many;
+    left_node.appended_only = false;
     sink.count_merge();
     Ok(())
 }
@@ -393,6 +399,15 @@ fn spill(
         .filter(|_| node.as_written)
         .map(|span| span.start);
     let edit = node.edit;
+    // A leaf at the tree's right edge that grew only at its end is split full
+    // ([`RIGHT_EDGE_FILL`]).
+    let appended_only = node.appended_only;
+    let at_edge = range.hi.is_none() && appended_only && node.is_leaf();
+    let fill = if at_edge {
+        RIGHT_EDGE_FILL
+    } else {
+        sink.fill_percent()
+    };
     let (body, spliced) = match node.body {
         Body::Leaf(items) => {
             sink.leaf_spilled_at(depth);
@@ -430,7 +445,14 @@ fn spill(
             (Some(prior), Some(how)) if known_order => Some(Patch { prior, how }),
             _ => None,
         };
-        return Ok(match write_piece(body, size, sink, page, patch, sep)? {
+        // Unsplit, it keeps its record of appends (the flag on the node the page cache hands
+        // the next transaction).
+        let of = PieceOf {
+            page,
+            place: Place::Rewritten,
+            appended_only,
+        };
+        return Ok(match write_piece(body, size, sink, of, patch, sep)? {
             (id, None) => Pieces::Same(id),
             (id, Some(key)) => Pieces::One(BranchItem {
                 key,
@@ -438,11 +460,22 @@ fn spill(
             }),
         });
     }
-    let pieces = split_body(body, sink);
+    let pieces = split_body(body, sink, fill);
     let mut out = Vec::with_capacity(pieces.len());
-    for body in pieces {
+    let last = pieces.len() - 1;
+    for (i, body) in pieces.into_iter().enumerate() {
         let size = node_size(&body);
-        let (id, key) = write_piece(body, size, sink, page, None, FirstKey::Piece)?;
+        let place = match at_edge {
+            true if i < last => Place::BehindEdge,
+            _ => Place::Rewritten,
+        };
+        // Every piece starts a record of its own.
+        let of = PieceOf {
+            page,
+            place,
+            appended_only: true,
+        };
+        let (id, key) = write_piece(body, size, sink, of, None, FirstKey::Piece)?;
         let key = key.expect("no separator to compare with");
         out.push(BranchItem {
             key,
@@ -595,7 +628,20 @@ fn spill_children(
     })
 }
 
-fn split_body(body: Body, sink: &mut dyn SpillSink) -> Vec<Body> {
+/// The fill a split of a leaf at the right edge of its tree gives every piece but the last,
+/// when only appends have grown the leaf since it was last split off: nine tenths of a page.
+/// Ascending keys (counters, sequences) never come back to a page left of the edge, so the room
+/// `fill_percent` leaves there would stay empty for good, and such a workload would write,
+/// cache and keep about twice the pages it needs (bbolt's default of 0.5 does; LMDB's and
+/// SQLite's appends fill their pages). The tenth kept is room for a key that arrives a little
+/// late, as PostgreSQL's B-tree keeps on its rightmost split. The last piece, the new edge,
+/// takes what is left and goes on filling. A leaf any other edit touched since its split (an
+/// insert before its last key, a removal, a merge) splits at `fill_percent` as before, and so
+/// does every branch.
+const RIGHT_EDGE_FILL: f64 = 0.9;
+
+/// Split `body` into pieces of at most `fill` of a page each (bbolt's rule, `split_points`).
+fn split_body(body: Body, sink: &mut dyn SpillSink, fill: f64) -> Vec<Body> {
     let page_size = sink.page_size() as usize;
     let sizes: Vec<usize> = match &body {
         Body::Leaf(items) => items
@@ -607,7 +653,7 @@ fn split_body(body: Body, sink: &mut dyn SpillSink) -> Vec<Body> {
             .map(crashlab_format::node::branch_item_size)
             .collect(),
     };
-    let cuts = split_points(&sizes, page_size, sink.fill_percent());
+    let cuts = split_points(&sizes, page_size, fill);
     if cuts.is_empty() {
         return vec![body];
     }
@@ -654,21 +700,50 @@ fn in_order(body: &Body) -> bool {
     }
 }
 
+/// The node a piece is written for: the page errors name, where its pages are taken from, and
+/// whether the node it becomes has grown only at its end so far ([`Node::appended_only`]).
+#[derive(Clone, Copy)]
+struct PieceOf {
+    page: PageId,
+    place: Place,
+    appended_only: bool,
+}
+
+/// Where a piece's pages are taken from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// With the pages the next commits rewrite: the commit's reservation (`commit/reserve.rs`).
+    Rewritten,
+    /// A full piece an append split off behind the right edge ([`RIGHT_EDGE_FILL`]): later
+    /// appends never rewrite it, so it may take an idle short free run for good.
+    BehindEdge,
+}
+
 /// Allocate and encode one piece of a node of `size` bytes ([`Node::size`]) read from (or built
-/// under) page `page`. `patch`: the piece is a branch that may be patched over its last image.
-/// Returns its page and its first key, `None` when `sep` does not need it (no copy is made).
+/// under) page `page`, its pages taken as `place` says. `patch`: the piece is a branch that may
+/// be patched over its last image. Returns its page and its first key, `None` when `sep` does
+/// not need it (no copy is made).
 fn write_piece(
     body: Body,
     size: usize,
     sink: &mut dyn SpillSink,
-    page: PageId,
+    of: PieceOf,
     patch: Option<Patch>,
     sep: FirstKey<'_>,
 ) -> Result<(PageId, Option<Vec<u8>>)> {
+    let PieceOf {
+        page,
+        place,
+        appended_only,
+    } = of;
     let mut node = Node::built(body);
+    node.appended_only = appended_only;
     let page_size = sink.page_size();
     let pages = size.div_ceil(page_size as usize).max(1) as u64;
-    let id = sink.allocate(pages)?;
+    let id = match place {
+        Place::Rewritten => sink.allocate(pages)?,
+        Place::BehindEdge => sink.allocate_behind_edge(pages)?,
+    };
     // `encode` writes every byte up to `size`; the image's tail is zero already.
     let (buf, old_len) = sink.image(id, pages, size, patch.as_ref().map(|p| p.prior));
     // A refusal fails (and latches) the commit before any page is written. `spill` checked

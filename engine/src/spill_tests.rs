@@ -14,6 +14,8 @@ struct Sink {
     emitted: Vec<Node>,
     last: Vec<(PageId, usize, Vec<u8>)>,
     patched: usize,
+    /// Allocations for pieces behind the right edge.
+    behind: usize,
 }
 
 impl SpillSink for Sink {
@@ -27,6 +29,10 @@ impl SpillSink for Sink {
         let id = PageId(100 + self.next);
         self.next += count;
         Ok(id)
+    }
+    fn allocate_behind_edge(&mut self, count: u64) -> Result<PageId> {
+        self.behind += 1;
+        self.allocate(count)
     }
     fn free(&mut self, _: PageSpan) -> Result<()> {
         Ok(())
@@ -241,4 +247,63 @@ fn a_leaf_with_one_edit_is_patched_over_its_last_image() {
 
 fn first_item(key: &[u8]) -> crashlab_format::node::LeafItem {
     crashlab_format::node::LeafItem::new(0, key, b"v")
+}
+
+/// A leaf read from page 9 holding keys `k000`, `k001`, … (21 bytes an item), its record of
+/// appends as given.
+fn grown_leaf(n: usize, appended_only: bool) -> Node {
+    let keys: Vec<String> = (0..n).map(|i| format!("k{i:03}")).collect();
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    Node {
+        appended_only,
+        ..leaf(&keys, Some(9), false)
+    }
+}
+
+/// The item counts of the leaves `sink` was handed, in order.
+fn leaf_pieces(sink: &Sink) -> Vec<usize> {
+    let count = |n: &Node| match &n.body {
+        Body::Leaf(items) => Some(items.len()),
+        Body::Branch(_) => None,
+    };
+    sink.emitted.iter().filter_map(count).collect()
+}
+
+/// 40 items of 21 bytes on 512-byte pages (16-byte header), split while the rest does not fit a
+/// page: at `fill_percent` 0.5 a piece takes items up to 256 bytes, 11 of them, so 11, 11 and
+/// the 18 left; at the right edge's 0.9, up to 460 bytes, so 21 and the 19 left.
+#[test]
+fn a_leaf_at_the_right_edge_grown_only_at_its_end_splits_full_behind_the_edge() {
+    let (_, sink) = spilled(grown_leaf(40, true)).unwrap();
+    assert_eq!(leaf_pieces(&sink), [21, 19], "the rest fits a page");
+    assert_eq!(sink.behind, 1, "the full piece is placed behind the edge");
+    assert!(
+        sink.emitted.iter().all(|n| n.appended_only),
+        "each piece starts a record"
+    );
+}
+
+#[test]
+fn any_other_leaf_splits_at_fill_percent_with_the_commits_pages() {
+    let (_, sink) = spilled(grown_leaf(40, false)).unwrap();
+    assert_eq!(
+        leaf_pieces(&sink),
+        [11, 11, 18],
+        "an insert before its last key"
+    );
+    assert_eq!(sink.behind, 0);
+    // Grown only at its end, but a separator bounds it above: not the right edge.
+    let left = Child::Node(Box::new(grown_leaf(40, true)));
+    let root = branch(vec![("k", left), ("z", Child::Page(PageId(50)))], Some(8));
+    let (_, sink) = spilled(root).unwrap();
+    assert_eq!(leaf_pieces(&sink), [11, 11, 18]);
+    assert_eq!(sink.behind, 0);
+}
+
+#[test]
+fn a_leaf_written_whole_hands_its_record_of_appends_on() {
+    for appended_only in [false, true] {
+        let (_, sink) = spilled(grown_leaf(5, appended_only)).unwrap();
+        assert_eq!(sink.emitted[0].appended_only, appended_only);
+    }
 }

@@ -13,5 +13,6 @@ mod iter;
 mod rebalance;
 mod regression_delete_bucket_with_open_child;
 mod reserve;
+mod right_edge;
 mod smoke;
 mod write_batch_props;

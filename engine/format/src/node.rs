@@ -159,6 +159,12 @@ pub struct Node {
     /// misdirected write, a flipped bit), and a patch of the written image would then not be
     /// this node's encoding (regression 016).
     pub as_written: bool,
+    /// Whether every item inserted since the node was split off (or read from its page, or
+    /// built) went after every key it then held, and none was removed or merged in: a leaf
+    /// grown only at its end, the way ascending keys (counters, sequences) grow the tree's
+    /// right edge. A commit that writes the node unsplit hands the flag on with it, so one
+    /// insert out of order keeps it off until the node splits.
+    pub appended_only: bool,
     pub body: Body,
 }
 
@@ -179,6 +185,7 @@ impl Node {
             unbalanced: false,
             edit: LeafEdit::None,
             as_written: false,
+            appended_only: true,
             body,
         }
     }

@@ -27,7 +27,10 @@
 //! (`docs/performance.md`, "The twelfth round", measures 4 to 64). Only idle pages count: the
 //! short runs this commit's start released were a page-by-page commit's pages two commits
 //! before, and counting them pushed the commit after it past the bound again
-//! ([`takes_front_of`]).
+//! ([`takes_front_of`]). Page by page never used them up, though: the pages the next commit
+//! rewrites come back two commits later. What uses them up is the full piece an append splits
+//! off behind the tree's right edge, which no later commit rewrites (`spill.rs`,
+//! `Place::BehindEdge`): it takes an idle short run, outside the reservation, for good.
 //!
 //! With no free run that long and no more free pages than it wants, as in the interleaved
 //! steady state, a small reservation is taken at the high-water mark when the file already has
@@ -89,6 +92,8 @@ pub(super) enum Source {
 pub(super) struct Reservation {
     /// Pages to ask for (the last commit's allocation count); 0 after the one attempt.
     want: u64,
+    /// The last commit's allocation count, kept after the attempt.
+    size: u64,
     left: Option<PageSpan>,
     source: Source,
 }
@@ -97,6 +102,7 @@ impl Reservation {
     pub fn new(want: u64) -> Reservation {
         Reservation {
             want,
+            size: want,
             left: None,
             source: Source::FreeSet,
         }
@@ -126,6 +132,11 @@ impl Reservation {
         );
         self.left = Some(PageSpan::new(start.plus(count), pages - count));
         self.source = source;
+    }
+
+    /// The pages the reservation asks (or asked) for: the last commit's allocation count.
+    pub fn size(&self) -> u64 {
+        self.size
     }
 
     /// Pages reserved and not yet handed out.

@@ -79,6 +79,25 @@ impl FreeSet for ArrayFreeSet {
         self.runs.iter().find(|run| run.count >= n).copied()
     }
 
+    fn take_front(&mut self, run: PageSpan, n: u64, moved: &mut u64) {
+        let i = self.runs.partition_point(|r| r.start < run.start);
+        assert_eq!(
+            self.runs.get(i),
+            Some(&run),
+            "run at {} not held",
+            run.start
+        );
+        assert!(run.count >= n, "the run holds {n} pages");
+        if run.count > n {
+            self.runs[i] = PageSpan::new(run.start.plus(n), run.count - n);
+            *moved += 1;
+        } else {
+            self.runs.remove(i);
+            *moved += (self.runs.len() - i) as u64;
+        }
+        self.count -= n;
+    }
+
     fn merge_run(&mut self, run: PageSpan, moved: &mut u64) {
         let before = self.runs.len();
         let at = sorted_runs::join(&mut self.runs, run);

@@ -105,6 +105,14 @@ impl FreeSet for HashmapFreeSet {
         self.spans.fit(n)
     }
 
+    fn take_front(&mut self, run: PageSpan, n: u64, moved: &mut u64) {
+        assert!(run.count >= n, "the run holds {n} pages");
+        self.spans.take_front(run, n);
+        self.spans.settle();
+        *moved += if run.count > n { 2 } else { 1 };
+        self.count -= n;
+    }
+
     fn merge_run(&mut self, run: PageSpan, moved: &mut u64) {
         debug_assert!(
             self.first_within(run).is_none(),

@@ -66,6 +66,11 @@ pub struct FreelistCounters {
     pub ids_moved: u64,
 }
 
+/// The most free runs [`Freelist::allocate_idle`] looks at, lowest first: enough for the short
+/// runs a once-large file keeps below its long one, and a bound on the work on a set that is
+/// fragmented everywhere.
+const IDLE_SCAN_MAX: u64 = 64;
+
 /// The set of free pages, whatever its representation. Both keep maximal runs, so their memory
 /// and work follow how fragmented the set is, never how many pages it holds.
 trait FreeSet {
@@ -83,6 +88,9 @@ trait FreeSet {
     fn take_exact(&mut self, n: u64, scan_steps: &mut u64, moved: &mut u64) -> Option<PageId>;
     /// The run [`FreeSet::allocate`] would take `n` pages from, if any.
     fn fit(&self, n: u64) -> Option<PageSpan>;
+    /// Remove the first `n` pages of `run`, one of the set's maximal runs, holding at least
+    /// `n`; counts the entries that change or shift.
+    fn take_front(&mut self, run: PageSpan, n: u64, moved: &mut u64);
     /// Add `ids` (strictly ascending, none already in the set).
     fn merge(&mut self, ids: &[PageId], moved: &mut u64) {
         for run in runs_in(ids.iter().copied()) {
@@ -340,6 +348,42 @@ impl Freelist {
     pub fn allocate_exact(&mut self, txid: TxId, n: u64) -> Option<PageId> {
         self.take(txid, n, |set, n, steps, moved| {
             set.take_exact(n, steps, moved)
+        })
+    }
+
+    /// Allocate `n` contiguous pages for write tx `txid` where they may stay for good: the
+    /// lowest run of the first [`IDLE_SCAN_MAX`] that holds them, unless the release at this
+    /// transaction's start brought it back and it is long enough (`keep` pages) to be the run
+    /// the commit's reservation takes back whole (the pages the commit two before wrote); else
+    /// the front of a run at least `long` pages longer than `n`. `None` when neither is free
+    /// (the engine then takes pages at the high-water mark).
+    pub fn allocate_idle(
+        &mut self,
+        txid: TxId,
+        n: u64,
+        (keep, long): (u64, u64),
+    ) -> Option<PageId> {
+        let mut looked = 0;
+        let mut idle = None;
+        self.free.get().for_each_run(&mut |run| {
+            if idle.is_some() || looked >= IDLE_SCAN_MAX {
+                return;
+            }
+            looked += 1;
+            let first_back = self.released.partition_point(|&id| id < run.start);
+            let came_back = self
+                .released
+                .get(first_back)
+                .is_some_and(|&id| id < run.end());
+            if run.count >= n && !(came_back && run.count >= keep) {
+                idle = Some(run);
+            }
+        });
+        self.counters.allocate_scan_steps += looked;
+        let run = idle.or_else(|| self.fit(n + long))?;
+        self.take(txid, n, |set, n, _, moved| {
+            set.take_front(run, n, moved);
+            Some(run.start)
         })
     }
 
