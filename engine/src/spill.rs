@@ -404,7 +404,7 @@ fn spill(
     let appended_only = node.appended_only;
     let at_edge = range.hi.is_none() && appended_only && node.is_leaf();
     let fill = if at_edge {
-        RIGHT_EDGE_FILL
+        sink.fill_percent().max(RIGHT_EDGE_FILL)
     } else {
         sink.fill_percent()
     };
@@ -629,7 +629,8 @@ fn spill_children(
 }
 
 /// The fill a split of a leaf at the right edge of its tree gives every piece but the last,
-/// when only appends have grown the leaf since it was last split off: nine tenths of a page.
+/// when only appends have grown the leaf since it was last split off: nine tenths of a page (or
+/// `fill_percent`, when that is higher).
 /// Ascending keys (counters, sequences) never come back to a page left of the edge, so the room
 /// `fill_percent` leaves there would stay empty for good, and such a workload would write,
 /// cache and keep about twice the pages it needs (bbolt's default of 0.5 does; LMDB's and

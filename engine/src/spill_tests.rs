@@ -16,6 +16,8 @@ struct Sink {
     patched: usize,
     /// Allocations for pieces behind the right edge.
     behind: usize,
+    /// `fill_percent`, when not 0.5.
+    fill: Option<f64>,
 }
 
 impl SpillSink for Sink {
@@ -23,7 +25,7 @@ impl SpillSink for Sink {
         512
     }
     fn fill_percent(&self) -> f64 {
-        0.5
+        self.fill.unwrap_or(0.5)
     }
     fn allocate(&mut self, count: u64) -> Result<PageId> {
         let id = PageId(100 + self.next);
@@ -281,6 +283,22 @@ fn a_leaf_at_the_right_edge_grown_only_at_its_end_splits_full_behind_the_edge() 
         sink.emitted.iter().all(|n| n.appended_only),
         "each piece starts a record"
     );
+}
+
+#[test]
+fn a_fill_percent_above_the_right_edges_is_kept_there() {
+    let mut sink = Sink {
+        fill: Some(1.0),
+        ..Sink::default()
+    };
+    spill_root(
+        Child::Node(Box::new(grown_leaf(40, true))),
+        &mut sink,
+        PageId(3),
+    )
+    .unwrap();
+    // 23 items take 499 bytes of 512.
+    assert_eq!(leaf_pieces(&sink), [23, 17]);
 }
 
 #[test]
