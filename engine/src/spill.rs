@@ -711,7 +711,7 @@ struct PieceOf {
 }
 
 /// Where a piece's pages are taken from.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 enum Place {
     /// With the pages the next commits rewrite: the commit's reservation (`commit/reserve.rs`).
     Rewritten,

@@ -90,10 +90,10 @@ pub(super) enum Source {
 /// The run a commit reserved and has not yet handed out.
 #[derive(Debug)]
 pub(super) struct Reservation {
-    /// Pages to ask for (the last commit's allocation count); 0 after the one attempt.
+    /// Pages to ask for: the last commit's allocation count.
     want: u64,
-    /// The last commit's allocation count, kept after the attempt.
-    size: u64,
+    /// The one attempt was made (or the reservation finished).
+    asked: bool,
     left: Option<PageSpan>,
     source: Source,
 }
@@ -102,7 +102,7 @@ impl Reservation {
     pub fn new(want: u64) -> Reservation {
         Reservation {
             want,
-            size: want,
+            asked: false,
             left: None,
             source: Source::FreeSet,
         }
@@ -119,8 +119,8 @@ impl Reservation {
     /// How many pages to reserve before an allocation of `count`, once per commit: none when
     /// a reservation was already tried or would hold no more than this one allocation.
     pub fn ask(&mut self, count: u64) -> Option<u64> {
-        let want = std::mem::take(&mut self.want);
-        (want > count).then_some(want)
+        let first = !std::mem::replace(&mut self.asked, true);
+        (first && self.want > count).then_some(self.want)
     }
 
     /// Record a reservation of `pages` at `start` from `source`, its first `count` handed out
@@ -136,7 +136,7 @@ impl Reservation {
 
     /// The pages the reservation asks (or asked) for: the last commit's allocation count.
     pub fn size(&self) -> u64 {
-        self.size
+        self.want
     }
 
     /// Pages reserved and not yet handed out.
@@ -146,7 +146,7 @@ impl Reservation {
 
     /// The pages never handed out, to give back where they came from.
     pub fn finish(&mut self) -> Option<(PageSpan, Source)> {
-        self.want = 0;
+        self.asked = true;
         self.left.take().map(|left| (left, self.source))
     }
 }

@@ -43,19 +43,7 @@ impl FreeSet for ArrayFreeSet {
     fn allocate(&mut self, n: u64, scan_steps: &mut u64, moved: &mut u64) -> Option<PageId> {
         assert!(n >= 1, "the caller handles n == 0");
         let i = self.first_fit(n, scan_steps)?;
-        let run = &mut self.runs[i];
-        let start = run.start;
-        if run.count > n {
-            // Shortened from the front in place: one entry changes.
-            *run = PageSpan::new(start.plus(n), run.count - n);
-            *moved += 1;
-        } else {
-            // Every run after it shifts down to close the gap.
-            self.runs.remove(i);
-            *moved += (self.runs.len() - i) as u64;
-        }
-        self.count -= n;
-        Some(start)
+        Some(self.take_front_at(i, n, moved))
     }
 
     fn take_exact(&mut self, n: u64, scan_steps: &mut u64, moved: &mut u64) -> Option<PageId> {
@@ -87,15 +75,7 @@ impl FreeSet for ArrayFreeSet {
             "run at {} not held",
             run.start
         );
-        assert!(run.count >= n, "the run holds {n} pages");
-        if run.count > n {
-            self.runs[i] = PageSpan::new(run.start.plus(n), run.count - n);
-            *moved += 1;
-        } else {
-            self.runs.remove(i);
-            *moved += (self.runs.len() - i) as u64;
-        }
-        self.count -= n;
+        self.take_front_at(i, n, moved);
     }
 
     fn merge_run(&mut self, run: PageSpan, moved: &mut u64) {
@@ -139,6 +119,24 @@ impl ArrayFreeSet {
     }
 
     /// Index of the lowest run of at least `n` pages, if any.
+    /// Remove the first `n` pages of run `i`, which holds at least `n`; returns its start.
+    fn take_front_at(&mut self, i: usize, n: u64, moved: &mut u64) -> PageId {
+        let run = &mut self.runs[i];
+        assert!(run.count >= n, "the run holds {n} pages");
+        let start = run.start;
+        if run.count > n {
+            // Shortened from the front in place: one entry changes.
+            *run = PageSpan::new(start.plus(n), run.count - n);
+            *moved += 1;
+        } else {
+            // Every run after it shifts down to close the gap.
+            self.runs.remove(i);
+            *moved += (self.runs.len() - i) as u64;
+        }
+        self.count -= n;
+        start
+    }
+
     fn first_fit(&self, n: u64, scan_steps: &mut u64) -> Option<usize> {
         for (i, run) in self.runs.iter().enumerate() {
             *scan_steps += 1;

@@ -82,11 +82,7 @@ impl FreeSet for HashmapFreeSet {
             *scan_steps += 1;
         }
         let span = fit?;
-        self.spans.take_front(span, n);
-        self.spans.settle();
-        // Index entries touched: the span removed, and its remainder added.
-        *moved += if span.count > n { 2 } else { 1 };
-        self.count -= n;
+        FreeSet::take_front(self, span, n, moved);
         Some(span.start)
     }
 
@@ -109,6 +105,7 @@ impl FreeSet for HashmapFreeSet {
         assert!(run.count >= n, "the run holds {n} pages");
         self.spans.take_front(run, n);
         self.spans.settle();
+        // Index entries touched: the span removed, and its remainder added.
         *moved += if run.count > n { 2 } else { 1 };
         self.count -= n;
     }
