@@ -26,10 +26,13 @@
 //! a subset (their setup is skipped too, unlike criterion's own filter), and
 //! `CRASHLAB_BENCH_MODES` (`sync`, `no_sync`) to keep only those modes of the `set`, `set100`
 //! and `delete` groups: `run-all.sh` runs the durable rows again that way, in rounds that
-//! alternate with bbolt's.
+//! alternate with bbolt's. The no_sync Set, Set100 and Delete of crashlab and LMDB are measured
+//! again by `interleaved.rs`, every engine taking turns in short blocks.
 
 use crashlab_bench::engines::{Engine, Which, ENGINES};
-use crashlab_bench::shape::{BATCH, FILL_BATCH, PREFILL, VALUE};
+use crashlab_bench::prefill::{fill, open_filled};
+use crashlab_bench::select::selected;
+use crashlab_bench::shape::{BATCH, PREFILL, VALUE};
 use crashlab_bench::{large, Concurrent, Kv, Mode, Read};
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion};
@@ -47,15 +50,6 @@ fn config() -> Criterion {
         .configure_from_args()
 }
 
-/// Whether `name` is in the comma-separated list in environment variable `var` (or the
-/// variable is unset).
-fn selected(var: &str, name: &str) -> bool {
-    match std::env::var(var) {
-        Ok(list) => list.split(',').any(|s| s.trim() == name),
-        Err(_) => true,
-    }
-}
-
 fn engines() -> impl Iterator<Item = &'static Engine> {
     ENGINES
         .iter()
@@ -64,20 +58,6 @@ fn engines() -> impl Iterator<Item = &'static Engine> {
 
 fn tempdir() -> TempDir {
     tempfile::tempdir().expect("create temp dir")
-}
-
-/// A fresh database of `engine` in `mode`, holding keys `0..keys`.
-fn open_filled(engine: &Engine, mode: Mode, dir: &TempDir, keys: u64) -> Box<dyn Kv> {
-    let mut kv = engine.open(dir.path(), mode);
-    fill(&mut *kv, 0..keys);
-    kv
-}
-
-/// Put keys `range`, `FILL_BATCH` per transaction.
-fn fill(kv: &mut dyn Kv, range: std::ops::Range<u64>) {
-    for start in range.clone().step_by(FILL_BATCH as usize) {
-        kv.put(start..(start + FILL_BATCH).min(range.end), &VALUE);
-    }
 }
 
 /// One iteration of a shape: operation number `i` on the database.
@@ -130,7 +110,7 @@ fn bench_reads(c: &mut Criterion, name: &str, op: Op) {
     let mut g = c.benchmark_group(name);
     for e in engines().filter(|e| e.measures_reads()) {
         let dir = tempdir();
-        let mut kv = open_filled(e, Mode::Sync, &dir, PREFILL);
+        let mut kv = open_filled(e, Mode::Sync, dir.path(), PREFILL);
         measure(&mut g, BenchmarkId::new(e.name, "read"), &mut *kv, op);
     }
     g.finish();
@@ -148,7 +128,7 @@ fn bench_writes(c: &mut Criterion, name: &str, op: Op) {
     for e in engines() {
         for &mode in modes(e) {
             let dir = tempdir();
-            let mut kv = open_filled(e, mode, &dir, PREFILL);
+            let mut kv = open_filled(e, mode, dir.path(), PREFILL);
             measure(&mut g, BenchmarkId::new(e.name, mode.name()), &mut *kv, op);
         }
     }
@@ -158,8 +138,12 @@ fn bench_writes(c: &mut Criterion, name: &str, op: Op) {
 /// Measure `op` once on a throwaway database of `engine` (no_sync, its fastest writer, when it
 /// has that mode) under the id `settle/…`, which the joined table leaves out, before a write
 /// group's first benchmark. On this machine the first heavy writer after a quiet spell runs a
-/// quarter slower for the whole of its measurement, whatever it is (BENCHMARKS.md), and a group
-/// always starts with the same engine: without this, that cost would always be the first one's.
+/// quarter slower for the whole of its measurement, whatever it is (BENCHMARKS.md): memory left
+/// free a while has gone back to the VM's host, and each page's first touch costs a host fault
+/// (`tools/bench/touch_probe.py`). A group always starts with the same engine: without this,
+/// that cost would always be the first one's. It does not settle the machine for the rest of
+/// the group; the no_sync write targets are judged on the interleaved blocks instead
+/// (`interleaved.rs`).
 fn settle(g: &mut BenchmarkGroup<'_, WallTime>, engine: &Engine, op: Op) {
     let mode = if engine.modes.contains(&Mode::NoSync) {
         Mode::NoSync
@@ -167,7 +151,7 @@ fn settle(g: &mut BenchmarkGroup<'_, WallTime>, engine: &Engine, op: Op) {
         engine.modes[0]
     };
     let dir = tempdir();
-    let mut kv = open_filled(engine, mode, &dir, PREFILL);
+    let mut kv = open_filled(engine, mode, dir.path(), PREFILL);
     measure(g, BenchmarkId::new("settle", engine.name), &mut *kv, op);
 }
 
@@ -182,7 +166,7 @@ fn bench_delete(c: &mut Criterion) {
     for e in engines() {
         for &mode in modes(e) {
             let dir = tempdir();
-            let mut kv = open_filled(e, mode, &dir, PREFILL);
+            let mut kv = open_filled(e, mode, dir.path(), PREFILL);
             // Keys `next..filled` are present.
             let (mut next, mut filled) = (0, PREFILL);
             g.bench_function(BenchmarkId::new(e.name, mode.name()), |b| {

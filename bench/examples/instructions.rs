@@ -22,6 +22,7 @@
 
 use crashlab_bench::engines::{Engine, ENGINES};
 use crashlab_bench::large;
+use crashlab_bench::prefill::open_filled;
 use crashlab_bench::shape::{BATCH, FILL_BATCH, PREFILL, VALUE};
 use crashlab_bench::{Mode, Read};
 use std::path::Path;
@@ -48,10 +49,7 @@ fn main() {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut kv = engine.open(dir.path(), mode);
-    for start in (0..PREFILL).step_by(FILL_BATCH as usize) {
-        kv.put(start..start + FILL_BATCH, &VALUE);
-    }
+    let mut kv = open_filled(engine, mode, dir.path(), PREFILL);
     // The criterion benchmark refills before each sample of `iters` deletes, so its free set
     // grows with a sample's length: `CRASHLAB_DELETE_REFILL=iters` replays that here.
     let refill: u64 = std::env::var("CRASHLAB_DELETE_REFILL")

@@ -14,6 +14,8 @@ pub mod concurrent;
 pub mod engines;
 pub mod kv;
 pub mod large;
+pub mod prefill;
+pub mod select;
 pub mod shape;
 
 pub use concurrent::Concurrent;

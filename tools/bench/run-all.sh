@@ -6,7 +6,8 @@
 #   bash tools/bench/run-all.sh [OUTDIR]
 #
 # OUTDIR (default target/bench-results/DATE) receives: machine.txt, rust.log, rust.jsonl,
-# bbolt.log, bbolt.jsonl, pairs-N.{rust,bbolt}.{log,jsonl} and table.md. To join several runs
+# interleaved.{log,jsonl}, bbolt.log, bbolt.jsonl, pairs-N.{rust,bbolt}.{log,jsonl} and
+# table.md. To join several runs
 # into ranges:
 #   python3 tools/bench/join.py table RUN1/*.jsonl RUN2/*.jsonl
 #
@@ -20,6 +21,13 @@
 # Set, Set100 and Delete of crashlab's and bbolt's four configurations run again, one side right
 # after the other, in rounds that alternate which side goes first; join.py judges the durable
 # targets on these pairs (ids "paired/...").
+#
+# The interleaved blocks: the no_sync Set, Set100 and Delete grow their files, and a page the
+# page cache takes for the first time costs what the machine's memory costs that second. So
+# after the criterion run, crashlab's four configurations and LMDB run those shapes again with
+# every database open at once, taking turns in blocks of milliseconds
+# (bench/benches/interleaved.rs); join.py judges the no_sync write targets on these (ids
+# "interleaved/...").
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -35,6 +43,14 @@ target="${CARGO_TARGET_DIR:-$root/bench/target}"
     echo "kernel: $(uname -sr)"
     echo "filesystem of TMPDIR: $(df -T "${TMPDIR:-/tmp}" | awk 'NR==2 {print $2}')"
     echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+    # A VM whose host takes freed memory back (free page reporting) makes a page's first touch
+    # cost a host fault: the growing-file shapes feel it (bench/benches/interleaved.rs).
+    if [ -d /sys/module/page_reporting/parameters ]; then
+        echo "free page reporting: $(grep -H . /sys/module/page_reporting/parameters/* 2>/dev/null |
+            sed 's|.*/||' | paste -sd' ')"
+    else
+        echo "free page reporting: not in this kernel"
+    fi
     rustc --version
     go version 2>/dev/null || true
     echo "bbolt: $(dpkg-query -W -f='${Version}' golang-github-coreos-bbolt-dev 2>/dev/null || echo '?')"
@@ -47,6 +63,10 @@ echo "== Rust: crashlab, redb, LMDB, SQLite (criterion)" >&2
 rm -rf "$target/criterion"
 (cd "$root/bench" && CARGO_TARGET_DIR="$target" cargo bench --bench peers) 2>&1 | tee "$out/rust.log" >&2
 python3 "$root/tools/bench/join.py" collect "$target/criterion" >"$out/rust.jsonl"
+
+echo "== Rust: no_sync writes of crashlab and LMDB, interleaved blocks" >&2
+(cd "$root/bench" && CARGO_TARGET_DIR="$target" cargo bench --bench interleaved) \
+    >"$out/interleaved.jsonl" 2> >(tee "$out/interleaved.log" >&2)
 
 echo "== Go: bbolt" >&2
 bash "$root/tools/bbolt/install.sh"
