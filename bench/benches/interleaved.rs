@@ -18,6 +18,7 @@
 //! engine.
 
 use crashlab_bench::engines::{Engine, Which, ENGINES};
+use crashlab_bench::interleave::{median, schedule};
 use crashlab_bench::prefill::{fill, open_filled};
 use crashlab_bench::select::selected;
 use crashlab_bench::shape::{BATCH, PREFILL, VALUE};
@@ -129,36 +130,21 @@ fn blocks_wanted() -> usize {
     }
 }
 
-fn median(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n % 2 {
-        1 => v[n / 2],
-        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
-/// Every engine one untimed block, then `blocks` rounds in which each engine runs one timed
-/// block; round `r` starts with engine `r mod n`, so each engine goes first, second, … as
-/// often as the others.
+/// Every engine one untimed block, then the timed blocks in `interleave::schedule`'s order.
 fn interleave(shape: &Shape, turns: &mut [Turn], blocks: usize) {
     for t in turns.iter_mut() {
         t.block(shape);
     }
-    let n = turns.len();
-    for round in 0..blocks {
-        for k in 0..n {
-            let t = &mut turns[(round + k) % n];
-            let ns = t.block(shape);
-            t.blocks.push(ns);
-        }
+    for e in schedule(turns.len(), blocks) {
+        let t = &mut turns[e];
+        let ns = t.block(shape);
+        t.blocks.push(ns);
     }
 }
 
 fn report(shape: &Shape, turns: &[Turn]) {
     for t in turns {
-        let med = median(&t.blocks);
+        let med = median(&t.blocks).expect("at least one block");
         println!(
             "{{\"id\": \"interleaved/{}/{}/no_sync\", \"median_ns\": {med:.1}, \"blocks\": {}}}",
             shape.group,

@@ -12,6 +12,7 @@
 
 pub mod concurrent;
 pub mod engines;
+pub mod interleave;
 pub mod kv;
 pub mod large;
 pub mod prefill;
