@@ -176,14 +176,20 @@ def table(paths):
     targets(results)
 
 
+def prefixed_rows(results, pre, cols):
+    """One row per engine with results under prefix `pre` (µs per operation in `cols`)."""
+    rows = []
+    for label, engine, _ in ROWS:
+        vals = [results.get(f"{pre}/{g}/{engine}/{m}") for _, g, m in cols]
+        if any(vals):
+            rows.append([label] + [fmt_range(v, 1e3) if v else "—" for v in vals])
+    return rows
+
+
 def paired_table(results):
     """The durable rounds' µs per operation, when there are any."""
     cols = [column("Set, sync"), column("Set100, sync"), column("Delete, sync")]
-    rows = []
-    for label, engine, _ in ROWS:
-        vals = [results.get(f"{PAIRED}/{g}/{engine}/{m}") for _, g, m in cols]
-        if any(vals):
-            rows.append([label] + [fmt_range(v, 1e3) if v else "—" for v in vals])
+    rows = prefixed_rows(results, PAIRED, cols)
     if rows:
         rounds = max(len(v) for i, v in results.items() if i.startswith(f"{PAIRED}/"))
         print_table(f"Durable rounds: µs per operation ({rounds} rounds, crashlab and bbolt "
@@ -322,11 +328,7 @@ def write_tables(results):
 def interleaved_table(results):
     """The interleaved blocks' medians, µs per operation, when there are any."""
     cols = [column(t) for t in WRITE_COLUMNS]
-    rows = []
-    for label, engine, _ in ROWS:
-        vals = [results.get(f"{INTERLEAVED}/{g}/{engine}/{m}") for _, g, m in cols]
-        if any(vals):
-            rows.append([label] + [fmt_range(v, 1e3) if v else "—" for v in vals])
+    rows = prefixed_rows(results, INTERLEAVED, cols)
     if rows:
         print_table("Interleaved no_sync write blocks: µs per operation (median of each "
                     "engine's blocks; a range is lowest–highest across runs)",
