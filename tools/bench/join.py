@@ -571,7 +571,8 @@ def main():
     elif sys.argv[1:] == ["selftest"]:
         selftest()
     else:
-        sys.exit(__doc__)
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -18,11 +18,22 @@ TX_BYTES = 36 * 1024
 PAGE = 4096
 
 
+def usage(why):
+    """Bad arguments: say what was expected, exit 2."""
+    print(f"pwrite_probe.py: {why}\nusage: pwrite_probe.py one|split N [CHUNK]", file=sys.stderr)
+    sys.exit(2)
+
+
 def main():
-    if len(sys.argv) < 3 or sys.argv[1] not in ("one", "split"):
-        sys.exit("usage: pwrite_probe.py one|split N [CHUNK]")
-    mode, n = sys.argv[1], int(sys.argv[2])
-    chunk = int(sys.argv[3]) if len(sys.argv) > 3 else PAGE
+    if len(sys.argv) not in (3, 4) or sys.argv[1] not in ("one", "split"):
+        usage("expected a pattern (one or split), a count and, for split, a chunk size")
+    try:
+        mode, n = sys.argv[1], int(sys.argv[2])
+        chunk = int(sys.argv[3]) if len(sys.argv) > 3 else PAGE
+    except ValueError:
+        usage("N and CHUNK are whole numbers")
+    if not (1 <= n <= 10_000_000 and 1 <= chunk <= TX_BYTES):
+        usage(f"N from 1 to 10000000, CHUNK from 1 to {TX_BYTES}")
     data, meta = os.urandom(TX_BYTES), os.urandom(PAGE)
     fd, path = tempfile.mkstemp(prefix="pwrite-probe-")
     try:

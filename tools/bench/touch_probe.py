@@ -42,13 +42,22 @@ def touch(gib):
         m.close()
 
 
+def usage(why):
+    """Bad arguments: say what was expected, exit 2."""
+    print(f"touch_probe.py: {why}\nusage: touch_probe.py GIB ROUNDS PAUSE_SECONDS",
+          file=sys.stderr)
+    sys.exit(2)
+
+
 def main():
+    if len(sys.argv) != 4:
+        usage("expected three arguments")
     try:
         gib, rounds, pause = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
-    except (IndexError, ValueError):
-        sys.exit("usage: touch_probe.py GIB ROUNDS PAUSE_SECONDS")
+    except ValueError:
+        usage("GIB and ROUNDS are whole numbers, PAUSE_SECONDS a number")
     if not (1 <= gib <= 64 and 1 <= rounds <= 100 and 0 <= pause <= 3600):
-        sys.exit("touch_probe.py: GIB 1–64, ROUNDS 1–100, PAUSE 0–3600 seconds")
+        usage("GIB from 1 to 64, ROUNDS from 1 to 100, PAUSE_SECONDS from 0 to 3600")
     for r in range(rounds):
         before = reported_kib()
         us = touch(gib)
