@@ -3,8 +3,10 @@
 
 /// The engine (an index below `engines`) that runs each timed block, in order: `blocks` rounds,
 /// in each of which every engine runs once, round `r` starting with engine `r mod engines`.
-/// Over any `engines` consecutive rounds each engine runs first, second, … once, so no engine
-/// always follows the same one or always opens a round.
+/// Over any `engines` consecutive rounds each engine runs first, second, … once, so none always
+/// opens a round or always closes one. (Within a round engine `e` is always followed by
+/// `e + 1`: the blocks last milliseconds and keep no state between engines but the machine's,
+/// which they share.)
 pub fn schedule(engines: usize, blocks: usize) -> impl Iterator<Item = usize> {
     (0..blocks).flat_map(move |round| (0..engines).map(move |k| (round + k) % engines))
 }
