@@ -35,8 +35,9 @@ struct Shape {
     deletes: bool,
 }
 
-/// Blocks of a few milliseconds each (Set about 5 ms, Set100 about 8, Delete about 6): short
-/// against the minutes a machine's mood lasts, long against a timer's resolution and a commit.
+/// Blocks of a few milliseconds each (Set about 5 ms, Set100 7–13, Delete about 7): short
+/// against the seconds a slow spell lasts (in a trace every engine switched in the same round),
+/// long against a timer's resolution and a commit.
 const SHAPES: [Shape; 3] = [
     Shape {
         group: "set",
