@@ -67,6 +67,14 @@ impl FreeSet for ArrayFreeSet {
         self.runs.iter().find(|run| run.count >= n).copied()
     }
 
+    fn lowest_run_where(
+        &self,
+        max: usize,
+        pred: &mut dyn FnMut(PageSpan) -> bool,
+    ) -> Option<PageSpan> {
+        self.runs.iter().take(max).copied().find(|&run| pred(run))
+    }
+
     fn take_front(&mut self, run: PageSpan, n: u64, moved: &mut u64) {
         let i = self.runs.partition_point(|r| r.start < run.start);
         assert_eq!(
@@ -118,7 +126,6 @@ impl ArrayFreeSet {
         self.runs = runs;
     }
 
-    /// Index of the lowest run of at least `n` pages, if any.
     /// Remove the first `n` pages of run `i`, which holds at least `n`; returns its start.
     fn take_front_at(&mut self, i: usize, n: u64, moved: &mut u64) -> PageId {
         let run = &mut self.runs[i];
@@ -137,6 +144,7 @@ impl ArrayFreeSet {
         start
     }
 
+    /// Index of the lowest run of at least `n` pages, if any.
     fn first_fit(&self, n: u64, scan_steps: &mut u64) -> Option<usize> {
         for (i, run) in self.runs.iter().enumerate() {
             *scan_steps += 1;

@@ -101,6 +101,22 @@ impl FreeSet for HashmapFreeSet {
         self.spans.fit(n)
     }
 
+    fn lowest_run_where(
+        &self,
+        max: usize,
+        pred: &mut dyn FnMut(PageSpan) -> bool,
+    ) -> Option<PageSpan> {
+        match &self.spans {
+            Spans::Few(runs) => runs.iter().take(max).copied().find(|&run| pred(run)),
+            Spans::Many(ix) => ix
+                .by_start
+                .iter()
+                .take(max)
+                .map(|(&start, &size)| PageSpan::new(start, size))
+                .find(|&run| pred(run)),
+        }
+    }
+
     fn take_front(&mut self, run: PageSpan, n: u64, moved: &mut u64) {
         assert!(run.count >= n, "the run holds {n} pages");
         self.spans.take_front(run, n);

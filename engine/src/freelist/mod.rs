@@ -69,7 +69,7 @@ pub struct FreelistCounters {
 /// The most free runs [`Freelist::allocate_idle`] looks at, lowest first: enough for the short
 /// runs a once-large file keeps below its long one, and a bound on the work on a set that is
 /// fragmented everywhere.
-const IDLE_SCAN_MAX: u64 = 64;
+const IDLE_SCAN_MAX: usize = 64;
 
 /// The set of free pages, whatever its representation. Both keep maximal runs, so their memory
 /// and work follow how fragmented the set is, never how many pages it holds.
@@ -88,6 +88,13 @@ trait FreeSet {
     fn take_exact(&mut self, n: u64, scan_steps: &mut u64, moved: &mut u64) -> Option<PageId>;
     /// The run [`FreeSet::allocate`] would take `n` pages from, if any.
     fn fit(&self, n: u64) -> Option<PageSpan>;
+    /// The lowest of the set's first `max` runs (ascending) for which `pred` holds, visiting
+    /// no run past the one it returns or the `max`-th.
+    fn lowest_run_where(
+        &self,
+        max: usize,
+        pred: &mut dyn FnMut(PageSpan) -> bool,
+    ) -> Option<PageSpan>;
     /// Remove the first `n` pages of `run`, one of the set's maximal runs, holding at least
     /// `n`; counts the entries that change or shift.
     fn take_front(&mut self, run: PageSpan, n: u64, moved: &mut u64);
@@ -364,20 +371,12 @@ impl Freelist {
         (keep, long): (u64, u64),
     ) -> Option<PageId> {
         let mut looked = 0;
-        let mut idle = None;
-        self.free.get().for_each_run(&mut |run| {
-            if idle.is_some() || looked >= IDLE_SCAN_MAX {
-                return;
-            }
+        let released = &self.released;
+        let idle = self.free.get().lowest_run_where(IDLE_SCAN_MAX, &mut |run| {
             looked += 1;
-            let first_back = self.released.partition_point(|&id| id < run.start);
-            let came_back = self
-                .released
-                .get(first_back)
-                .is_some_and(|&id| id < run.end());
-            if run.count >= n && !(came_back && run.count >= keep) {
-                idle = Some(run);
-            }
+            let first_back = released.partition_point(|&id| id < run.start);
+            let came_back = released.get(first_back).is_some_and(|&id| id < run.end());
+            run.count >= n && !(came_back && run.count >= keep)
         });
         self.counters.allocate_scan_steps += looked;
         let run = idle.or_else(|| self.fit(n + long))?;

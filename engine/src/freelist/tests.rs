@@ -380,3 +380,31 @@ fn idle_outside_leaves_out_the_short_runs_the_last_release_brought_back() {
         assert_eq!(f.idle_outside(run, 4), 7, "{kind:?}: and 40 to 43");
     }
 }
+
+/// The idle-run search looks at the lowest `IDLE_SCAN_MAX` runs and no further, however many
+/// the set holds: 200 free pages two apart are 200 runs of one page.
+#[test]
+fn the_idle_run_search_visits_at_most_its_bound() {
+    let scattered: Vec<u64> = (0..200).map(|i| 10 + 2 * i).collect();
+    for kind in KINDS {
+        let f = with_free(kind, &scattered);
+        let mut visits = 0;
+        let none = f.free.get().lowest_run_where(IDLE_SCAN_MAX, &mut |_| {
+            visits += 1;
+            false
+        });
+        assert_eq!((none, visits), (None, IDLE_SCAN_MAX), "{kind:?}");
+        visits = 0;
+        let tenth = f.free.get().lowest_run_where(IDLE_SCAN_MAX, &mut |run| {
+            visits += 1;
+            run.start == PageId(28)
+        });
+        assert_eq!((tenth, visits), (Some(span(28, 1)), 10), "{kind:?}");
+        // Through allocate_idle: two pages fit no run, so all 64 are looked at, and the
+        // fallback (a run of 2 + 0 pages) finds none either.
+        let mut g = f.clone();
+        let before = g.counters().allocate_scan_steps;
+        assert_eq!(g.allocate_idle(tx(1), 2, (0, 0)), None, "{kind:?}");
+        assert_eq!(g.counters().allocate_scan_steps - before, 64, "{kind:?}");
+    }
+}
