@@ -17,6 +17,7 @@ pub mod kv;
 pub mod large;
 pub mod prefill;
 pub mod select;
+pub mod served;
 pub mod shape;
 
 pub use concurrent::Concurrent;

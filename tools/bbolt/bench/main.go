@@ -4,6 +4,9 @@
 //
 // Usage: bench [-engines a,b] [-groups g,h] [-modes sync] [-warmup 1s] [-measure 3s] [-samples 20]
 //
+//	bench -count ENGINE/SHAPE/MODE -n N   (N operations untimed, for cachegrind)
+//	bench -serve ENGINE/SHAPE/MODE        (blocks on request, for bench/benches/interleaved.rs)
+//
 // Shapes (groups): get, get100, get_value, set, set100, delete, large_set, reopen,
 // group_commit — see peers.rs. Sizes:
 // 16-byte keys (a counter as a big-endian u128), 100-byte values, 10,000 keys pre-filled in
@@ -31,6 +34,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/binary"
 	"encoding/json"
 	"flag"
@@ -38,6 +42,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -479,9 +484,16 @@ func main() {
 	count := flag.String("count", "", "ENGINE/SHAPE/MODE: run that shape -n times untimed and exit "+
 		"(for valgrind --tool=cachegrind; shapes get, get100, get_value, set, set100, delete)")
 	countN := flag.Uint64("n", 0, "operations for -count")
+	serveSpec := flag.String("serve", "", "ENGINE/SHAPE/MODE: run blocks of that shape on request "+
+		"(shapes set, set100, delete): read a count per line on stdin, run that many operations, "+
+		"print their time in nanoseconds; exit at end of input")
 	flag.Parse()
 	if *count != "" {
 		countOps(*count, *countN)
+		return
+	}
+	if *serveSpec != "" {
+		serve(*serveSpec)
 		return
 	}
 	in := func(list, name string) bool {
@@ -515,46 +527,128 @@ func main() {
 	benchGroupCommit(sel)
 }
 
+// usage reports a bad -count or -serve argument and exits with status 2.
+func usage(format string, args ...interface{}) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+	os.Exit(2)
+}
+
+// parseSpec splits ENGINE/SHAPE/MODE, checking the engine, the mode and that the shape is one
+// of `shapes`.
+func parseSpec(flagName, spec string, shapes ...string) (engine, string, string) {
+	parts := strings.Split(spec, "/")
+	if len(parts) != 3 {
+		usage("-%s %q: expected ENGINE/SHAPE/MODE", flagName, spec)
+	}
+	var names []string
+	for _, e := range engines {
+		if e.name == parts[0] {
+			return e, checkedShape(flagName, spec, parts[1], shapes), checkedMode(flagName, spec, parts[2])
+		}
+		names = append(names, e.name)
+	}
+	usage("-%s %q: no engine %q; expected one of %s", flagName, spec, parts[0], strings.Join(names, ", "))
+	panic("unreachable")
+}
+
+func checkedShape(flagName, spec, shape string, shapes []string) string {
+	for _, s := range shapes {
+		if s == shape {
+			return shape
+		}
+	}
+	usage("-%s %q: no shape %q; expected one of %s", flagName, spec, shape, strings.Join(shapes, ", "))
+	panic("unreachable")
+}
+
+func checkedMode(flagName, spec, mode string) string {
+	for _, m := range modes {
+		if m == mode {
+			return mode
+		}
+	}
+	usage("-%s %q: no mode %q; expected one of %s", flagName, spec, mode, strings.Join(modes, ", "))
+	panic("unreachable")
+}
+
+// writeOp is operation number i of a write shape, as peers.rs and interleaved.rs number them:
+// every Set and Set100 puts fresh keys above the pre-fill; Delete i deletes key i (the caller
+// refills at the right edge).
+func writeOp(shape string) func(db *bolt.DB, i uint64) {
+	switch shape {
+	case "set":
+		return func(db *bolt.DB, i uint64) { put(db, prefill+i, prefill+i+1, value) }
+	case "set100":
+		return func(db *bolt.DB, i uint64) { put(db, prefill+i*batch, prefill+(i+1)*batch, value) }
+	default:
+		return func(db *bolt.DB, i uint64) { del(db, i, i+1) }
+	}
+}
+
 // countOps runs one shape n times with no timing, as bench/examples/instructions.rs does for
 // the Rust engines: instructions per operation = (count at n − count at 0) / n. For delete,
 // every 1,000 deletes from the left edge follow a refill of 1,000 keys at the right edge.
 func countOps(spec string, n uint64) {
-	parts := strings.Split(spec, "/")
-	if len(parts) != 3 {
-		must(fmt.Errorf("want ENGINE/SHAPE/MODE"), "-count %q", spec)
-	}
-	var e *engine
-	for i := range engines {
-		if engines[i].name == parts[0] {
-			e = &engines[i]
-		}
-	}
-	if e == nil {
-		must(fmt.Errorf("no such engine"), "-count %q", spec)
-	}
-	db, dir := openFilled(*e, parts[2])
+	e, shape, mode := parseSpec("count", spec, "get", "get100", "get_value", "set", "set100", "delete")
+	db, dir := openFilled(e, mode)
 	defer os.RemoveAll(dir)
 	for i := uint64(0); i < n; i++ {
-		switch parts[1] {
+		switch shape {
 		case "get":
 			get(db, i, i+1, false)
 		case "get100":
 			get(db, i*batch, (i+1)*batch, false)
 		case "get_value":
 			get(db, i, i+1, true)
-		case "set":
-			put(db, prefill+i, prefill+i+1, value)
-		case "set100":
-			put(db, prefill+i*batch, prefill+(i+1)*batch, value)
 		case "delete":
 			if i%fillBatch == 0 {
 				fill(db, prefill+i, prefill+i+fillBatch)
 			}
 			del(db, i, i+1)
 		default:
-			must(fmt.Errorf("no such shape"), "-count %q", spec)
+			writeOp(shape)(db, i)
 		}
 	}
+	must(db.Close(), "close")
+}
+
+// Most operations one -serve block may ask for.
+const maxBlock = 1000000
+
+// serve runs blocks of one write shape on one pre-filled database, on request, for
+// bench/benches/interleaved.rs: each line of stdin is a count N; serve runs the next N
+// operations and prints the nanoseconds they took, one line, flushed. A delete block first
+// refills, untimed, as many keys as it will delete, so that 10,000 remain after it (as
+// benchDelete and interleaved.rs do). The process exits when stdin ends. Only the operations
+// are timed, so the pipe's round trip is in neither side's figure.
+func serve(spec string) {
+	e, shape, mode := parseSpec("serve", spec, "set", "set100", "delete")
+	op := writeOp(shape)
+	db, dir := openFilled(e, mode)
+	defer os.RemoveAll(dir)
+	in := bufio.NewScanner(os.Stdin)
+	out := bufio.NewWriter(os.Stdout)
+	next, filled := uint64(0), uint64(prefill)
+	for line := 1; in.Scan(); line++ {
+		n, err := strconv.ParseUint(strings.TrimSpace(in.Text()), 10, 64)
+		if err != nil || n == 0 || n > maxBlock {
+			usage("-serve: stdin line %d: %q: expected a count from 1 to %d", line, in.Text(), maxBlock)
+		}
+		if shape == "delete" {
+			want := next + n + prefill
+			fill(db, filled, want)
+			filled = want
+		}
+		start := time.Now()
+		for i := next; i < next+n; i++ {
+			op(db, i)
+		}
+		elapsed := time.Since(start)
+		next += n
+		fmt.Fprintln(out, elapsed.Nanoseconds())
+		must(out.Flush(), "write to stdout")
+	}
+	must(in.Err(), "read stdin")
 	must(db.Close(), "close")
 }
 
