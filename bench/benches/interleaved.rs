@@ -1,89 +1,144 @@
-//! The no_sync write commits (Set, Set100, Delete) of crashlab's four configurations and LMDB,
-//! measured in interleaved blocks: every engine's database is open at once, and the engines
-//! take turns, one block of operations each, round after round, the order rotating each round.
-//! An engine's figure is the median of its blocks' time per operation; issue 20's no_sync
-//! write targets compare these medians (`tools/bench/join.py`).
+//! The write commits (Set, Set100, Delete) of crashlab's four configurations beside the
+//! engines issue 20 compares them with, measured in interleaved blocks: every engine's database
+//! is open at once, and the engines take turns, one block of operations each, round after
+//! round, the order rotating each round. An engine's figure is the median of its blocks' time
+//! per operation. Two modes, each against its reference:
 //!
-//! Why not criterion's figures: criterion measures one engine for four seconds, then the next.
-//! These shapes grow their files, and a page the page cache takes for the first time costs
-//! what the machine's memory costs at that moment: on this VM, whose freed memory the host
-//! takes back (free page reporting), that moves from run to run by more than the engines
-//! differ (BENCHMARKS.md, "Why the missed rows miss"). Taking turns in blocks of a few
+//! - `no_sync` against LMDB (the no_sync write targets);
+//! - `sync` against bbolt's four configurations (the durable rows), which run in
+//!   `bbolt-bench -serve` processes (`tools/bbolt/bench`, through `crashlab_bench::served`):
+//!   `CRASHLAB_BBOLT_BENCH` names that program, and without it the durable blocks cannot run
+//!   (keep only `CRASHLAB_BENCH_MODES=no_sync`).
+//!
+//! Why not criterion's figures: criterion measures one engine for four seconds, then the next,
+//! and the Go benchmark runs minutes later. The no_sync shapes grow their files, and a page the
+//! page cache takes for the first time costs what the machine's memory costs at that moment:
+//! on this VM, whose freed memory the host takes back (free page reporting), that moves from
+//! run to run by more than the engines differ (BENCHMARKS.md, "Why the missed rows miss"). The
+//! durable shapes wait for the disk, whose syncs are as uneven. Taking turns in blocks of a few
 //! milliseconds gives every engine the same minutes of the machine.
 //!
-//! Output: one JSON line per engine and shape on stdout, `{"id":
+//! Output: one JSON line per engine, shape and mode on stdout, `{"id":
 //! "interleaved/set100/crashlab-array-synced/no_sync", "median_ns": …, "blocks": …}`; a summary
-//! on stderr. `CRASHLAB_BENCH_GROUPS` and `CRASHLAB_BENCH_ENGINES` run a subset (as for
-//! `peers`); `CRASHLAB_INTERLEAVED_BLOCKS` (default 200) is the number of timed blocks per
-//! engine.
+//! on stderr. `CRASHLAB_BENCH_GROUPS`, `CRASHLAB_BENCH_ENGINES` (bbolt's names too) and
+//! `CRASHLAB_BENCH_MODES` run a subset (as for `peers`); `CRASHLAB_INTERLEAVED_BLOCKS` (default
+//! 200) is the number of timed blocks per engine.
 
 use crashlab_bench::engines::{Engine, Which, ENGINES};
 use crashlab_bench::interleave::{median, schedule};
 use crashlab_bench::prefill::{fill, open_filled};
 use crashlab_bench::select::selected;
+use crashlab_bench::served::Served;
 use crashlab_bench::shape::{BATCH, PREFILL, VALUE};
 use crashlab_bench::{Kv, Mode};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tempfile::TempDir;
 
-/// A no_sync write shape: its group name, its operation, the operations in one block, and
-/// whether it deletes (and so needs keys refilled, untimed, before each block).
+/// A write shape: its group name, its operation, the operations in one block in each mode, and
+/// whether it deletes (and so needs keys refilled, untimed, before each block). The operations
+/// are numbered as `tools/bbolt/bench`'s `writeOp` numbers them.
 struct Shape {
     group: &'static str,
     op: fn(&mut dyn Kv, u64),
     block: u64,
+    durable_block: u64,
     deletes: bool,
 }
 
-/// Blocks of a few milliseconds each (Set about 5 ms, Set100 7–13, Delete about 7): short
-/// against the seconds a slow spell lasts (in a trace every engine switched in the same round),
-/// long against a timer's resolution and a commit.
+/// Blocks of a few milliseconds each (no_sync: Set about 5 ms, Set100 7–13, Delete about 7;
+/// durable: 5–15 ms): short against the seconds a slow spell lasts (in a trace every engine
+/// switched in the same round), long against a timer's resolution and a commit.
 const SHAPES: [Shape; 3] = [
     Shape {
         group: "set",
         op: |kv, i| kv.put(PREFILL + i..PREFILL + i + 1, &VALUE),
         block: 1_000,
+        durable_block: 50,
         deletes: false,
     },
     Shape {
         group: "set100",
         op: |kv, i| kv.put(PREFILL + i * BATCH..PREFILL + (i + 1) * BATCH, &VALUE),
         block: 200,
+        durable_block: 20,
         deletes: false,
     },
     Shape {
         group: "delete",
         op: |kv, i| kv.delete(i..i + 1),
         block: 1_000,
+        durable_block: 50,
         deletes: true,
     },
 ];
 
+impl Shape {
+    fn block(&self, mode: Mode) -> u64 {
+        match mode {
+            Mode::Sync => self.durable_block,
+            _ => self.block,
+        }
+    }
+}
+
+/// bbolt's four configurations, as `tools/bbolt/bench` names them.
+const BBOLT: [&str; 4] = [
+    "bbolt-array-synced",
+    "bbolt-array-nosync",
+    "bbolt-hashmap-synced",
+    "bbolt-hashmap-nosync",
+];
+
 const DEFAULT_BLOCKS: usize = 200;
 
-/// One engine's database and what it has done so far.
+/// An engine's database: in this process, or a `bbolt-bench -serve` process.
+enum Db {
+    Local {
+        kv: Box<dyn Kv>,
+        _dir: TempDir,
+        /// The next operation's number: every operation gets a fresh key.
+        next: u64,
+        /// Keys `next..filled` are present (for deletes).
+        filled: u64,
+    },
+    Served(Served),
+}
+
+/// One engine's database and its timed blocks.
 struct Turn {
-    engine: &'static Engine,
-    kv: Box<dyn Kv>,
-    _dir: TempDir,
-    /// The next operation's number: every operation gets a fresh key.
-    next: u64,
-    /// Keys `next..filled` are present (for deletes).
-    filled: u64,
+    name: &'static str,
+    db: Db,
     /// Nanoseconds per operation, one per timed block.
     blocks: Vec<f64>,
 }
 
 impl Turn {
-    fn open(engine: &'static Engine) -> Turn {
+    fn local(engine: &'static Engine, mode: Mode) -> Turn {
         let dir = tempfile::tempdir().expect("create temp dir");
-        let kv = open_filled(engine, Mode::NoSync, dir.path(), PREFILL);
-        Turn {
-            engine,
+        let kv = open_filled(engine, mode, dir.path(), PREFILL);
+        let db = Db::Local {
             kv,
             _dir: dir,
             next: 0,
             filled: PREFILL,
+        };
+        Turn {
+            name: engine.name,
+            db,
+            blocks: Vec::new(),
+        }
+    }
+
+    fn served(bbolt_bench: &Path, name: &'static str, shape: &Shape, mode: Mode) -> Turn {
+        let spec = format!("{name}/{}/{}", shape.group, mode.name());
+        let served = Served::spawn(bbolt_bench, &["-serve", &spec], &spec).unwrap_or_else(|e| {
+            eprintln!("interleaved: {e}");
+            std::process::exit(1);
+        });
+        Turn {
+            name,
+            db: Db::Served(served),
             blocks: Vec::new(),
         }
     }
@@ -91,29 +146,78 @@ impl Turn {
     /// Run one block of `shape`; the time per operation in nanoseconds. A delete block first
     /// appends, untimed, as many keys as it will delete, so 10,000 remain after it (as the
     /// criterion `delete` group does before each sample).
-    fn block(&mut self, shape: &Shape) -> f64 {
-        if shape.deletes {
-            let want = self.next + shape.block + PREFILL;
-            fill(&mut *self.kv, self.filled..want);
-            self.filled = want;
-        }
-        let start = Instant::now();
-        for i in self.next..self.next + shape.block {
-            (shape.op)(&mut *self.kv, i);
-        }
-        self.next += shape.block;
-        start.elapsed().as_nanos() as f64 / shape.block as f64
+    fn block(&mut self, shape: &Shape, ops: u64) -> f64 {
+        let ns = match &mut self.db {
+            Db::Local {
+                kv, next, filled, ..
+            } => {
+                if shape.deletes {
+                    let want = *next + ops + PREFILL;
+                    fill(&mut **kv, *filled..want);
+                    *filled = want;
+                }
+                let start = Instant::now();
+                for i in *next..*next + ops {
+                    (shape.op)(&mut **kv, i);
+                }
+                *next += ops;
+                start.elapsed().as_nanos() as f64
+            }
+            Db::Served(served) => served.block(ops).unwrap_or_else(|e| {
+                eprintln!("interleaved: {e}");
+                std::process::exit(1);
+            }) as f64,
+        };
+        ns / ops as f64
     }
 }
 
-/// The engines the no_sync write targets compare: crashlab's four configurations and LMDB,
-/// narrowed by `CRASHLAB_BENCH_ENGINES`.
-fn engines() -> Vec<&'static Engine> {
-    ENGINES
+/// The engines mode `mode` compares: crashlab's four configurations and LMDB (no_sync) or
+/// bbolt's four (sync), narrowed by `CRASHLAB_BENCH_ENGINES`.
+fn turns(mode: Mode, shape: &Shape, bbolt_bench: Option<&Path>) -> Vec<Turn> {
+    let reference = |w: &Which| match mode {
+        Mode::Sync => false,
+        _ => matches!(w, Which::Lmdb),
+    };
+    let mut turns: Vec<Turn> = ENGINES
         .iter()
-        .filter(|e| matches!(e.which, Which::Crashlab(..) | Which::Lmdb))
+        .filter(|e| matches!(e.which, Which::Crashlab(..)) || reference(&e.which))
         .filter(|e| selected("CRASHLAB_BENCH_ENGINES", e.name))
-        .collect()
+        .map(|e| Turn::local(e, mode))
+        .collect();
+    if let (Mode::Sync, Some(program)) = (mode, bbolt_bench) {
+        turns.extend(
+            BBOLT
+                .iter()
+                .filter(|name| selected("CRASHLAB_BENCH_ENGINES", name))
+                .map(|name| Turn::served(program, name, shape, mode)),
+        );
+    }
+    turns
+}
+
+/// The modes `CRASHLAB_BENCH_MODES` keeps, and for `sync` the bbolt benchmark program it needs.
+fn modes() -> (Vec<Mode>, Option<PathBuf>) {
+    let modes: Vec<Mode> = [Mode::NoSync, Mode::Sync]
+        .into_iter()
+        .filter(|m| selected("CRASHLAB_BENCH_MODES", m.name()))
+        .collect();
+    if !modes.contains(&Mode::Sync) {
+        return (modes, None);
+    }
+    let Some(program) = std::env::var_os("CRASHLAB_BBOLT_BENCH").map(PathBuf::from) else {
+        fail(
+            "the durable blocks need bbolt: set CRASHLAB_BBOLT_BENCH to tools/bbolt/bench's \
+             program (tools/bench/run-all.sh builds it), or CRASHLAB_BENCH_MODES=no_sync",
+        );
+    };
+    if !program.is_file() {
+        fail(&format!(
+            "CRASHLAB_BBOLT_BENCH={}: expected the path of tools/bbolt/bench's program; no such file",
+            program.display()
+        ));
+    }
+    (modes, Some(program))
 }
 
 fn blocks_wanted() -> usize {
@@ -122,43 +226,48 @@ fn blocks_wanted() -> usize {
     };
     match text.trim().parse::<usize>() {
         Ok(n) if (1..=100_000).contains(&n) => n,
-        _ => {
-            eprintln!(
-                "CRASHLAB_INTERLEAVED_BLOCKS={text:?}: expected a whole number from 1 to 100000"
-            );
-            std::process::exit(2);
-        }
+        _ => fail(&format!(
+            "CRASHLAB_INTERLEAVED_BLOCKS={text:?}: expected a whole number from 1 to 100000"
+        )),
     }
 }
 
+/// A bad setting: say what was expected and exit with status 2.
+fn fail(message: &str) -> ! {
+    eprintln!("interleaved: {message}");
+    std::process::exit(2);
+}
+
 /// Every engine one untimed block, then the timed blocks in `interleave::schedule`'s order.
-fn interleave(shape: &Shape, turns: &mut [Turn], blocks: usize) {
+fn interleave(shape: &Shape, ops: u64, turns: &mut [Turn], blocks: usize) {
     for t in turns.iter_mut() {
-        t.block(shape);
+        t.block(shape, ops);
     }
     for e in schedule(turns.len(), blocks) {
         let t = &mut turns[e];
-        let ns = t.block(shape);
+        let ns = t.block(shape, ops);
         t.blocks.push(ns);
     }
 }
 
-fn report(shape: &Shape, turns: &[Turn]) {
+fn report(shape: &Shape, mode: Mode, turns: &[Turn]) {
     for t in turns {
         let med = median(&t.blocks).expect("at least one block");
         println!(
-            "{{\"id\": \"interleaved/{}/{}/no_sync\", \"median_ns\": {med:.1}, \"blocks\": {}}}",
+            "{{\"id\": \"interleaved/{}/{}/{}\", \"median_ns\": {med:.1}, \"blocks\": {}}}",
             shape.group,
-            t.engine.name,
+            t.name,
+            mode.name(),
             t.blocks.len()
         );
         let mut sorted = t.blocks.clone();
         sorted.sort_by(f64::total_cmp);
         let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q) as usize] / 1e3;
         eprintln!(
-            "{:>8} {:<26} median {:>8.2} µs  (tenth {:.2}, ninth tenth {:.2})",
+            "{:>8} {:>7} {:<26} median {:>8.2} µs  (tenth {:.2}, ninth tenth {:.2})",
             shape.group,
-            t.engine.name,
+            mode.name(),
+            t.name,
             med / 1e3,
             at(0.1),
             at(0.9)
@@ -168,19 +277,25 @@ fn report(shape: &Shape, turns: &[Turn]) {
 
 fn main() {
     let blocks = blocks_wanted();
-    let engines = engines();
-    if engines.is_empty() {
-        eprintln!(
-            "interleaved: CRASHLAB_BENCH_ENGINES names none of crashlab's configurations or lmdb"
-        );
-        std::process::exit(2);
-    }
-    for shape in SHAPES
+    let (modes, bbolt_bench) = modes();
+    let shapes: Vec<&Shape> = SHAPES
         .iter()
         .filter(|s| selected("CRASHLAB_BENCH_GROUPS", s.group))
-    {
-        let mut turns: Vec<Turn> = engines.iter().map(|e| Turn::open(e)).collect();
-        interleave(shape, &mut turns, blocks);
-        report(shape, &turns);
+        .collect();
+    let mut ran = false;
+    for mode in modes {
+        for &shape in &shapes {
+            // A mode with none of its engines selected is skipped (CRASHLAB_BENCH_ENGINES=lmdb
+            // keeps the no_sync blocks only).
+            let mut turns = turns(mode, shape, bbolt_bench.as_deref());
+            if !turns.is_empty() {
+                interleave(shape, shape.block(mode), &mut turns, blocks);
+                report(shape, mode, &turns);
+                ran = true;
+            }
+        }
+    }
+    if !shapes.is_empty() && !ran {
+        fail("CRASHLAB_BENCH_ENGINES names none of the engines these blocks compare");
     }
 }

@@ -5,22 +5,16 @@
         One JSON object per criterion benchmark: {"id": "group/engine/mode", "median_ns": N},
         the median point estimate of new/estimates.json.
 
-    join.py prefix PREFIX < results.jsonl > prefixed.jsonl
-        The same results with every id under PREFIX ("paired/set/bbolt-array-synced/sync"):
-        run-all.sh files its durable rounds under "paired", apart from the main run.
-
     join.py table RESULTS.jsonl... > table.md
         The µs/op table, the ratio table against bbolt's default configuration
         (bbolt-array-synced), the targets of issue 20 (engine performance beside peers) and
         the group-commit tables. When an id appears in several files (several runs), the cell
         shows the range "lo–hi". Give each run's files in turn (RUN1/rust.jsonl
         RUN1/bbolt.jsonl RUN2/...): the targets pair the i-th result of each id, so each
-        figure compares two engines measured in the same run. The durable targets use the
-        "paired" results when there are any: each compares crashlab and bbolt measured one
-        right after the other, in rounds that alternate which goes first. The no_sync write
-        targets use the "interleaved" results when there are any (bench/benches/interleaved.rs:
-        crashlab and LMDB taking turns in blocks of milliseconds); the main runs' ratios are
-        then reported beside them, not judged.
+        figure compares two engines measured in the same run. The write targets use the
+        "interleaved" results when there are any (bench/benches/interleaved.rs: crashlab taking
+        turns with LMDB, no_sync, or with bbolt, durable, in blocks of milliseconds); the main
+        runs' ratios are then reported beside them, not judged.
 
     join.py selftest
         Check the target verdicts and the group-commit tables on fabricated inputs.
@@ -78,18 +72,7 @@ def collect(root):
         print(json.dumps({"id": bench["full_id"], "median_ns": est["median"]["point_estimate"]}))
 
 
-def prefix(name):
-    for line in sys.stdin:
-        line = line.strip()
-        if line:
-            r = json.loads(line)
-            r["id"] = f"{name}/{r['id']}"
-            print(json.dumps(r))
-
-
-# The group prefix of run-all.sh's durable rounds.
-PAIRED = "paired"
-# The group prefix of the interleaved no_sync write blocks (bench/benches/interleaved.rs).
+# The group prefix of the interleaved write blocks (bench/benches/interleaved.rs).
 INTERLEAVED = "interleaved"
 
 
@@ -143,7 +126,7 @@ def row_cells(results, engine, subst, render):
 def table(paths):
     results = load(paths)
     runs = max((len(v) for i, v in results.items()
-                if not i.startswith((f"{PAIRED}/", f"{INTERLEAVED}/"))), default=0)
+                if not i.startswith(f"{INTERLEAVED}/")), default=0)
     header = "| engine / configuration | " + " | ".join(c[0] for c in COLUMNS) + " |"
     rule = "|---" * (len(COLUMNS) + 1) + "|"
     print(f"µs per operation (median; {runs} run(s): a range is lowest–highest across runs)\n")
@@ -171,7 +154,6 @@ def table(paths):
         cells = row_cells(results, engine, subst, ratio)
         if set(cells) != {"—"}:
             print(f"| {label} | " + " | ".join(cells) + " |")
-    paired_table(results)
     interleaved_table(results)
     targets(results)
 
@@ -184,17 +166,6 @@ def prefixed_rows(results, pre, cols):
         if any(vals):
             rows.append([label] + [fmt_range(v, 1e3) if v else "—" for v in vals])
     return rows
-
-
-def paired_table(results):
-    """The durable rounds' µs per operation, when there are any."""
-    cols = [column("Set, sync"), column("Set100, sync"), column("Delete, sync")]
-    rows = prefixed_rows(results, PAIRED, cols)
-    if rows:
-        rounds = max(len(v) for i, v in results.items() if i.startswith(f"{PAIRED}/"))
-        print_table(f"Durable rounds: µs per operation ({rounds} rounds, crashlab and bbolt "
-                    "alternating which goes first; a range is lowest–highest)",
-                    ["engine / configuration"] + [c[0] for c in cols], rows)
 
 
 # crashlab's four freelist configurations: "nosync" = freelist not synced (rebuilt on open).
@@ -219,24 +190,22 @@ def span(figures, unit):
     return f"{lo}{unit}" if lo == hi else f"{lo}–{hi}{unit}"
 
 
-def judge(figures, ok, unit, per="runs"):
-    """A target cell: the figures (one per run, or per round) as "lo–hi", then "met", "**met in
-    k of n runs**" or "**missed**" as `ok` holds for all, some or none of them."""
+def judge(figures, ok, unit):
+    """A target cell: the figures (one per run) as "lo–hi", then "met", "**met in k of n
+    runs**" or "**missed**" as `ok` holds for all, some or none of them."""
     text = span(figures, unit)
     met = sum(1 for f in figures if ok(f))
     if met == len(figures):
         return f"{text} met"
     if met:
-        return f"{text} **met in {met} of {len(figures)} {per}**"
+        return f"{text} **met in {met} of {len(figures)} runs**"
     return f"{text} **missed**"
 
 
 def target_cell(results, ids, figure, ok, unit="×"):
-    """Judge figure(*values) of run after run (round after round for paired ids); "—" when an
-    id is missing from a run."""
+    """Judge figure(*values) of run after run; "—" when an id is missing from a run."""
     runs = per_run(results, *ids)
-    per = "rounds" if ids[0].startswith(f"{PAIRED}/") else "runs"
-    return judge([figure(*r) for r in runs], ok, unit, per) if runs else "—"
+    return judge([figure(*r) for r in runs], ok, unit) if runs else "—"
 
 
 def column(title):
@@ -288,73 +257,76 @@ def target_tables(results):
     tables.append(("Reopen of the large DB, opened no_sync (the sync open is in the tables "
                    "above)", ["crashlab configuration", "target", "reopen, no_sync"], rows))
 
-    tables.append(durable_table(results))
+    tables += durable_tables(results)
     return tables
 
 
 WRITE_COLUMNS = ("Set, no_sync", "Set100, no_sync", "Delete, no_sync")
+DURABLE_COLUMNS = ("Set, sync", "Set100, sync", "Delete, sync")
 
 
 def write_tables(results):
-    """The no_sync write commits against LMDB: judged on the interleaved blocks when a run has
-    them (every engine taking turns in blocks of milliseconds, so that all share the machine's
-    moment), with the main runs' figures reported beside them; else judged on the main runs."""
-    cols = [column(t) for t in WRITE_COLUMNS]
-    interleaved = any(i.startswith(f"{INTERLEAVED}/") for i in results)
+    """The no_sync write commits against LMDB."""
+    return interleaved_or_main(
+        results, "Write commits, no_sync", "crashlab's time / LMDB's", "≤ 1.5",
+        [column(t) for t in WRITE_COLUMNS],
+        lambda pre, g, kind, m: [f"{pre}{g}/crashlab-{kind}/{m}", f"{pre}{g}/lmdb/{m}"],
+        lambda ours, lmdb: ours / lmdb, lambda r: r <= 1.5)
 
-    def ids(pre, g, kind, m):
-        return [f"{pre}{g}/crashlab-{kind}/{m}", f"{pre}{g}/lmdb/{m}"]
 
-    def judged(pre):
-        return [[kind] + [target_cell(results, ids(pre, g, kind, m),
-                                      lambda ours, lmdb: ours / lmdb, lambda r: r <= 1.5)
-                          for _, g, m in cols] for kind in KINDS]
+def durable_tables(results):
+    """The durable rows against bbolt's same configuration; the large-DB Set (no interleaved
+    blocks) from the main runs."""
+    return interleaved_or_main(
+        results, "Durable rows", "bbolt's time / crashlab's, same configuration", "≥ 1",
+        [column(t) for t in DURABLE_COLUMNS],
+        lambda pre, g, kind, m: [f"{pre}{g}/crashlab-{kind}/{m}", f"{pre}{g}/bbolt-{kind}/{m}"],
+        lambda ours, bbolt: bbolt / ours, lambda r: r >= 1.0,
+        main_only=[column("large-DB Set, sync")])
 
-    def reported(runs):
-        return span([ours / lmdb for ours, lmdb in runs], "×") if runs else "—"
 
-    header = ["crashlab configuration"] + [c[0] for c in cols]
+def interleaved_or_main(results, name, ratio, target, cols, ids, figure, ok, main_only=()):
+    """Target tables of crashlab's four configurations against a reference: ids(prefix, group,
+    kind, mode) are the two ids that figure(ours, reference) compares. Judged on the
+    interleaved blocks when the results have them in this mode (every engine taking turns in
+    blocks of milliseconds, so that all share the machine's moment), with the main runs'
+    figures reported beside them, not judged; else judged on the main runs. The columns in
+    `main_only` have no interleaved blocks and are judged on the main runs either way."""
+    mode = cols[0][2]
+    interleaved = any(i.startswith(f"{INTERLEAVED}/") and i.endswith(f"/{mode}")
+                      for i in results)
+
+    def judged(pre, g, kind, m):
+        return target_cell(results, ids(pre, g, kind, m), figure, ok)
+
+    def reported(g, kind, m):
+        runs = per_run(results, *ids("", g, kind, m))
+        return span([figure(*r) for r in runs], "×") if runs else "—"
+
+    header = ["crashlab configuration"] + [c[0] for c in list(cols) + list(main_only)]
+    title = f"{name}: {ratio}, target {target}"
     if not interleaved:
-        return [("Write commits, no_sync: crashlab's time / LMDB's, target ≤ 1.5", header,
-                 judged(""))]
-    main = [[kind] + [reported(per_run(results, *ids("", g, kind, m))) for _, g, m in cols]
-            for kind in KINDS]
-    return [("Write commits, no_sync: crashlab's time / LMDB's, target ≤ 1.5 (interleaved "
-             "blocks)", header, judged(f"{INTERLEAVED}/")),
-            ("Write commits, no_sync, from the main runs (reported, not judged): crashlab's "
-             "time / LMDB's", header, main)]
+        return [(title, header, [[kind] + [judged("", g, kind, m)
+                                           for _, g, m in list(cols) + list(main_only)]
+                                 for kind in KINDS])]
+    rows = [[kind] + [judged(f"{INTERLEAVED}/", g, kind, m) for _, g, m in cols]
+            + [judged("", g, kind, m) for _, g, m in main_only] for kind in KINDS]
+    note = "interleaved blocks" + ("; " + ", ".join(c[0] for c in main_only)
+                                   + " from the main runs" if main_only else "")
+    main = [[kind] + [reported(g, kind, m) for _, g, m in cols] for kind in KINDS]
+    return [(f"{title} ({note})", header, rows),
+            (f"{name}, from the main runs (reported, not judged): {ratio}",
+             header[:1 + len(cols)], main)]
 
 
 def interleaved_table(results):
     """The interleaved blocks' medians, µs per operation, when there are any."""
-    cols = [column(t) for t in WRITE_COLUMNS]
+    cols = [column(t) for t in WRITE_COLUMNS + DURABLE_COLUMNS]
     rows = prefixed_rows(results, INTERLEAVED, cols)
     if rows:
-        print_table("Interleaved no_sync write blocks: µs per operation (median of each "
-                    "engine's blocks; a range is lowest–highest across runs)",
+        print_table("Interleaved write blocks: µs per operation (median of each engine's "
+                    "blocks; a range is lowest–highest across runs)",
                     ["engine / configuration"] + [c[0] for c in cols], rows)
-
-
-def durable_table(results):
-    """bbolt's time / crashlab's for the durable rows, from the paired rounds where a row has
-    them (the two engines a minute apart rather than the main run's eight), else from the main
-    runs."""
-    cols = [column("Set, sync"), column("Set100, sync"), column("Delete, sync"),
-            column("large-DB Set, sync")]
-
-    def ids(g, kind, m):
-        main = [f"{g}/crashlab-{kind}/{m}", f"{g}/bbolt-{kind}/{m}"]
-        paired = [f"{PAIRED}/{i}" for i in main]
-        return paired if all(i in results for i in paired) else main
-
-    rows = [[kind] + [
-        target_cell(results, ids(g, kind, m), lambda ours, bbolt: bbolt / ours,
-                    lambda r: r >= 1.0)
-        for _, g, m in cols] for kind in KINDS]
-    paired = any(i.startswith(f"{PAIRED}/") for i in results)
-    note = " (paired rounds; large-DB Set from the main runs)" if paired else ""
-    return (f"Durable rows: bbolt's time / crashlab's, same configuration, target ≥ 1{note}",
-            ["crashlab configuration"] + [c[0] for c in cols], rows)
 
 
 # The default configurations measured again in group_commit with no batch delay (both sides).
@@ -489,27 +461,26 @@ def selftest():
                     for i, v in run.items():
                         if keep(i):
                             f.write(json.dumps({"id": i, "median_ns": v}) + "\n")
-            # One durable round per run, as `prefix` files them; they outvote the main runs'
-            # durable figures (set: 1.20× there, 0.90× and 1.10× here).
-            with open(os.path.join(d, f"run{n}-pairs.jsonl"), "w") as f:
-                for kind in KINDS:
-                    for g, ours, bbolt in (("set", 1.0, 0.9 + 0.2 * n), ("set100", 1.0, 1.1),
-                                           ("delete", 1.0, 1.0)):
-                        for engine, v in ((f"crashlab-{kind}", ours), (f"bbolt-{kind}", bbolt)):
-                            r = {"id": f"{PAIRED}/{g}/{engine}/sync", "median_ns": v * ms}
-                            f.write(json.dumps(r) + "\n")
-            paths.append(f.name)
             # The interleaved blocks, as run-all.sh files them: they outvote the main runs'
-            # no_sync write figures (set100: 2.00× there, 1.20× and 1.60× here).
+            # no_sync write figures against LMDB (set100: 2.00× there, 1.20× and 1.60× here)
+            # and durable ones against bbolt (set: 1.20× there, 0.90× and 1.10× here).
             with open(os.path.join(d, f"run{n}-interleaved.jsonl"), "w") as f:
-                for g, ours, lmdb in (("set", 9, 10), ("set100", 120 + 40 * n, 100),
-                                      ("delete", 10, 10)):
-                    for engine, v in [(f"crashlab-{k}", ours) for k in KINDS] + [("lmdb", lmdb)]:
-                        r = {"id": f"{INTERLEAVED}/{g}/{engine}/no_sync", "median_ns": v * us}
+                blocks = [(g, "no_sync", "lmdb", ours * us, lmdb * us) for g, ours, lmdb in (
+                    ("set", 9, 10), ("set100", 120 + 40 * n, 100), ("delete", 10, 10))]
+                blocks += [(g, "sync", "bbolt", ours * ms, bbolt * ms) for g, ours, bbolt in (
+                    ("set", 1.0, 0.9 + 0.2 * n), ("set100", 1.0, 1.1), ("delete", 1.0, 1.0))]
+                for g, mode, ref, ours, theirs in blocks:
+                    refs = [ref] if ref == "lmdb" else [f"bbolt-{k}" for k in KINDS]
+                    for engine, v in [(f"crashlab-{k}", ours) for k in KINDS] + [
+                            (r, theirs) for r in refs]:
+                        r = {"id": f"{INTERLEAVED}/{g}/{engine}/{mode}", "median_ns": v}
                         f.write(json.dumps(r) + "\n")
             paths.append(f.name)
         results = load(paths)
         main_only = {i: v for i, v in results.items() if not i.startswith(f"{INTERLEAVED}/")}
+        # A run whose interleaved blocks are no_sync only (CRASHLAB_BENCH_MODES=no_sync).
+        no_sync_only = {i: v for i, v in results.items()
+                        if not (i.startswith(f"{INTERLEAVED}/") and i.endswith("/sync"))}
         with contextlib.redirect_stdout(io.StringIO()) as out:
             table(paths)
     cells = {(title.split(":")[0], r[0]): r[1:] for title, _, rows in target_tables(results)
@@ -520,7 +491,9 @@ def selftest():
                       f"crashlab ({READ_KIND})")]
     assert reported == ["1.20×"], reported
     fallback = {(title.split(":")[0], r[0]): r[1:] for title, _, rows in
-                write_tables(main_only) for r in rows}
+                write_tables(main_only) + durable_tables(main_only) for r in rows}
+    partial = {(title.split(":")[0], r[0]): r[1:] for title, _, rows in
+               write_tables(no_sync_only) + durable_tables(no_sync_only) for r in rows}
     for kind in KINDS:
         writes = cells[("Write commits, no_sync", kind)]
         assert writes == ["0.90× met", "1.20–1.60× **met in 1 of 2 runs**", "1.00× met"], writes
@@ -537,8 +510,16 @@ def selftest():
                 else "0.40–0.60 ms met")
         assert reopen == want, (kind, reopen)
         durable = cells[("Durable rows", kind)]
-        assert durable == ["0.90–1.10× **met in 1 of 2 rounds**", "1.10× met", "1.00× met",
+        assert durable == ["0.90–1.10× **met in 1 of 2 runs**", "1.10× met", "1.00× met",
                            "3.00× met"], durable
+        main = cells[("Durable rows, from the main runs (reported, not judged)", kind)]
+        assert main == ["1.20×", "0.50×", "1.00×"], main
+        on_main = ["1.20× met", "0.50× **missed**", "1.00× met", "3.00× met"]
+        assert fallback[("Durable rows", kind)] == on_main, fallback
+        # Each mode falls back on its own: no_sync still judged on its blocks.
+        assert partial[("Durable rows", kind)] == on_main, partial
+        assert partial[("Write commits, no_sync", kind)] == cells[
+            ("Write commits, no_sync", kind)], partial
     group = {r[0]: r[1:] for _, _, rows in group_tables(results) for r in rows}
     assert group["crashlab array / synced"][0] == "125 µs (8,000/s)", group
     assert group["SQLite WAL, FULL / OFF"][0] == "100–250 µs (5,714/s)", group
@@ -553,11 +534,10 @@ def selftest():
     text = out.getvalue()
     assert "| reopen large DB, sync (ms) | reopen large DB, no_sync (ms) |" in text
     assert "**missed**" in text and "## Group commit" in text
-    assert "µs per operation (median; 2 run(s)" in text, "paired rounds are not runs"
-    assert "| crashlab hashmap / synced | 1,000 | 1,000 | 1,000 |" in text
-    assert "| bbolt array / not synced | 900–1,100 | 1,100 | 1,000 |" in text
-    assert "target ≥ 1 (paired rounds; large-DB Set from the main runs)" in text
-    assert "| crashlab array / synced | 9.00 | 120–160 | 10.0 |" in text, "interleaved table"
+    assert "µs per operation (median; 2 run(s)" in text, "interleaved blocks are not runs"
+    assert "target ≥ 1 (interleaved blocks; large-DB Set, sync from the main runs)" in text
+    assert "| crashlab array / synced | 9.00 | 120–160 | 10.0 | 1,000 | 1,000 | 1,000 |" in text
+    assert "| bbolt array / not synced | — | — | — | 900–1,100 | 1,100 | 1,000 |" in text
     print("join.py selftest: ok")
 
 

@@ -6,27 +6,21 @@
 #   bash tools/bench/run-all.sh [OUTDIR]
 #
 # OUTDIR (default target/bench-results/DATE) receives: machine.txt, rust.log, rust.jsonl,
-# interleaved.{log,jsonl}, bbolt.log, bbolt.jsonl, pairs-N.{rust,bbolt}.{log,jsonl} and
-# table.md. To join several runs
-# into ranges:
+# interleaved.{log,jsonl}, bbolt.log, bbolt.jsonl and table.md. To join several runs into
+# ranges:
 #   python3 tools/bench/join.py table RUN1/*.jsonl RUN2/*.jsonl
 #
 # Environment: CARGO_TARGET_DIR (default bench/target); CRASHLAB_BENCH_GROUPS (comma-separated
 # groups, both sides) and CRASHLAB_BENCH_ENGINES (comma-separated Rust engine names) run a
-# subset; BBOLT_BENCH_ENGINES does the same for the bbolt side. CRASHLAB_BENCH_PAIRS (default 2)
-# is the number of durable rounds.
-#
-# The durable rounds: a sync-bound row is the disk's minute as much as the engine's, and the
-# main run measures bbolt's durable rows minutes after crashlab's. So after it, the durable
-# Set, Set100 and Delete of crashlab's and bbolt's four configurations run again, one side right
-# after the other, in rounds that alternate which side goes first; join.py judges the durable
-# targets on these pairs (ids "paired/...").
+# subset; BBOLT_BENCH_ENGINES does the same for the bbolt side.
 #
 # The interleaved blocks: the no_sync Set, Set100 and Delete grow their files, and a page the
-# page cache takes for the first time costs what the machine's memory costs that second. So
-# after the criterion run, crashlab's four configurations and LMDB run those shapes again with
-# every database open at once, taking turns in blocks of milliseconds
-# (bench/benches/interleaved.rs); join.py judges the no_sync write targets on these (ids
+# page cache takes for the first time costs what the machine's memory costs that second; the
+# durable ones wait for syncs that are as uneven, and the main run measures bbolt's minutes
+# after crashlab's. So after the criterion run, crashlab's four configurations run those shapes
+# again with LMDB (no_sync) and with bbolt's four (durable, bbolt in `bbolt-bench -serve`
+# processes), every database open at once, taking turns in blocks of milliseconds
+# (bench/benches/interleaved.rs); join.py judges the write targets on these (ids
 # "interleaved/...").
 set -euo pipefail
 
@@ -64,47 +58,19 @@ rm -rf "$target/criterion"
 (cd "$root/bench" && CARGO_TARGET_DIR="$target" cargo bench --bench peers) 2>&1 | tee "$out/rust.log" >&2
 python3 "$root/tools/bench/join.py" collect "$target/criterion" >"$out/rust.jsonl"
 
-echo "== Rust: no_sync writes of crashlab and LMDB, interleaved blocks" >&2
-(cd "$root/bench" && CARGO_TARGET_DIR="$target" cargo bench --bench interleaved) \
-    >"$out/interleaved.jsonl" 2> >(tee "$out/interleaved.log" >&2)
-
-echo "== Go: bbolt" >&2
+echo "== Go: build bbolt's benchmark" >&2
 bash "$root/tools/bbolt/install.sh"
 # shellcheck source=../bbolt/env.sh
 source "$root/tools/bbolt/env.sh"
 (cd "$root/tools/bbolt" && go build -o "$BBOLT_BIN_DIR/bbolt-bench" ./bench)
+
+echo "== Rust and Go: write commits of crashlab beside LMDB and bbolt, interleaved blocks" >&2
+(cd "$root/bench" && CARGO_TARGET_DIR="$target" CRASHLAB_BBOLT_BENCH="$BBOLT_BIN_DIR/bbolt-bench" \
+    cargo bench --bench interleaved) >"$out/interleaved.jsonl" 2> >(tee "$out/interleaved.log" >&2)
+
+echo "== Go: bbolt" >&2
 "$BBOLT_BIN_DIR/bbolt-bench" -groups "${CRASHLAB_BENCH_GROUPS:-}" \
     -engines "${BBOLT_BENCH_ENGINES:-}" >"$out/bbolt.jsonl" 2> >(tee "$out/bbolt.log" >&2)
-
-pair_groups=""
-for g in set set100 delete; do
-    case ",${CRASHLAB_BENCH_GROUPS:-$g}," in *",$g,"*) pair_groups="$pair_groups${pair_groups:+,}$g" ;; esac
-done
-pair_rust() {
-    rm -rf "$target/criterion"
-    (cd "$root/bench" && CARGO_TARGET_DIR="$target" CRASHLAB_BENCH_GROUPS="$pair_groups" \
-        CRASHLAB_BENCH_MODES=sync \
-        CRASHLAB_BENCH_ENGINES=crashlab-array-synced,crashlab-array-nosync,crashlab-hashmap-synced,crashlab-hashmap-nosync \
-        cargo bench --bench peers) >"$out/pairs-$1.rust.log" 2>&1
-    python3 "$root/tools/bench/join.py" collect "$target/criterion" |
-        python3 "$root/tools/bench/join.py" prefix paired >"$out/pairs-$1.rust.jsonl"
-}
-pair_bbolt() {
-    "$BBOLT_BIN_DIR/bbolt-bench" -groups "$pair_groups" -modes sync 2>"$out/pairs-$1.bbolt.log" |
-        python3 "$root/tools/bench/join.py" prefix paired >"$out/pairs-$1.bbolt.jsonl"
-}
-if [ -n "$pair_groups" ]; then
-    for round in $(seq 1 "${CRASHLAB_BENCH_PAIRS:-2}"); do
-        echo "== durable round $round: $pair_groups" >&2
-        if [ $((round % 2)) -eq 1 ]; then
-            pair_rust "$round"
-            pair_bbolt "$round"
-        else
-            pair_bbolt "$round"
-            pair_rust "$round"
-        fi
-    done
-fi
 
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
 python3 "$root/tools/bench/join.py" table "$out"/*.jsonl >"$out/table.md"
