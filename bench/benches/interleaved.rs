@@ -8,7 +8,8 @@
 //! - `sync` against bbolt's four configurations (the durable rows), which run in
 //!   `bbolt-bench -serve` processes (`tools/bbolt/bench`, through `crashlab_bench::served`):
 //!   `CRASHLAB_BBOLT_BENCH` names that program, and without it the durable blocks cannot run
-//!   (keep only `CRASHLAB_BENCH_MODES=no_sync`).
+//!   (keep only `CRASHLAB_BENCH_MODES=no_sync`). The large-DB durable Set runs this way too,
+//!   one configuration at a time, each engine on a large-DB template of its own.
 //!
 //! Why not criterion's figures: criterion measures one engine for four seconds, then the next,
 //! and the Go benchmark runs minutes later. The no_sync shapes grow their files, and a page the
@@ -26,11 +27,13 @@
 
 use crashlab_bench::engines::{Engine, Which, ENGINES};
 use crashlab_bench::interleave::{median, schedule};
+use crashlab_bench::large;
 use crashlab_bench::prefill::{fill, open_filled};
 use crashlab_bench::select::selected;
 use crashlab_bench::served::Served;
-use crashlab_bench::shape::{BATCH, PREFILL, VALUE};
+use crashlab_bench::shape::{BATCH, LARGE_SET_BASE, PREFILL, VALUE};
 use crashlab_bench::{Kv, Mode};
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tempfile::TempDir;
@@ -73,6 +76,16 @@ const SHAPES: [Shape; 3] = [
     },
 ];
 
+/// The large-DB Set (durable only): a one-key commit on a file that once held 2 GB, about 2–3 ms
+/// with a synced freelist (4 MB of it written per commit), so blocks of four.
+const LARGE: Shape = Shape {
+    group: "large_set",
+    op: |kv, i| kv.put(LARGE_SET_BASE + i..LARGE_SET_BASE + i + 1, &VALUE),
+    block: 4,
+    durable_block: 4,
+    deletes: false,
+};
+
 impl Shape {
     fn block(&self, mode: Mode) -> u64 {
         match mode {
@@ -96,7 +109,9 @@ const DEFAULT_BLOCKS: usize = 200;
 enum Db {
     Local {
         kv: Box<dyn Kv>,
-        _dir: TempDir,
+        /// The database's own directory, removed with it (`None` for a large-DB copy, which
+        /// `large` removes).
+        _dir: Option<TempDir>,
         /// The next operation's number: every operation gets a fresh key.
         next: u64,
         /// Keys `next..filled` are present (for deletes).
@@ -117,19 +132,26 @@ impl Turn {
     fn local(engine: &'static Engine, mode: Mode) -> Turn {
         let dir = tempfile::tempdir().expect("create temp dir");
         let kv = open_filled(engine, mode, dir.path(), PREFILL);
+        Turn::on(engine.name, kv, Some(dir), PREFILL)
+    }
+
+    /// Engine `name` on database `kv`, which holds keys below `filled`.
+    fn on(name: &'static str, kv: Box<dyn Kv>, dir: Option<TempDir>, filled: u64) -> Turn {
         let db = Db::Local {
             kv,
             _dir: dir,
             next: 0,
-            filled: PREFILL,
+            filled,
         };
         Turn {
-            name: engine.name,
+            name,
             db,
             blocks: Vec::new(),
         }
     }
 
+    /// bbolt configuration `name` in a `-serve` process, which makes its own database (for
+    /// `large_set`, its own large-DB template).
     fn served(bbolt_bench: &Path, name: &'static str, shape: &Shape, mode: Mode) -> Turn {
         let spec = format!("{name}/{}/{}", shape.group, mode.name());
         let served = Served::spawn(bbolt_bench, &["-serve", &spec], &spec).unwrap_or_else(|e| {
@@ -194,6 +216,68 @@ fn turns(mode: Mode, shape: &Shape, bbolt_bench: Option<&Path>) -> Vec<Turn> {
         );
     }
     turns
+}
+
+/// The large-DB durable Set of each crashlab configuration beside bbolt's same one, one pair at
+/// a time (each file is 2 GB), each engine on a template of its own, as in the main runs:
+/// crashlab's built once here and copied for each configuration, bbolt's built by its `-serve`
+/// process. Both are written back and dropped from the page cache, as after a restart, before
+/// the blocks take turns. Whether any block ran.
+fn large_blocks(bbolt_bench: &Path, blocks: usize) -> bool {
+    let pairs: Vec<(&'static Engine, &'static str)> = ENGINES
+        .iter()
+        .filter(|e| matches!(e.which, Which::Crashlab(..)))
+        .filter_map(|e| {
+            let kind = e.name.strip_prefix("crashlab-");
+            let bbolt = BBOLT
+                .into_iter()
+                .find(|b| b.strip_prefix("bbolt-") == kind)?;
+            Some((e, bbolt))
+        })
+        .filter(|(e, b)| {
+            selected("CRASHLAB_BENCH_ENGINES", e.name) || selected("CRASHLAB_BENCH_ENGINES", b)
+        })
+        .collect();
+    if pairs.is_empty() {
+        return false;
+    }
+    let dir = tempfile::tempdir().expect("create temp dir");
+    let template = dir.path().join("template");
+    fs::create_dir(&template).expect("create the template's directory");
+    // Built in crashlab's first configuration, as the criterion group builds its own.
+    let builder = ENGINES
+        .iter()
+        .find(|e| matches!(e.which, Which::Crashlab(..)))
+        .expect("crashlab has configurations");
+    let start = Instant::now();
+    large::build_template(&mut *builder.open(&template, Mode::NoSync));
+    eprintln!("large template: built in {:.1?}", start.elapsed());
+    for (engine, bbolt) in pairs {
+        let ours = dir.path().join("ours");
+        fs::create_dir_all(&ours).expect("create the copy's directory");
+        fs::copy(template.join("bench.db"), ours.join("bench.db")).expect("copy the template");
+        large::flush_os_cache();
+        for d in [&template, &ours] {
+            large::evict_from_os_cache(d);
+        }
+        let mut turns = Vec::new();
+        if selected("CRASHLAB_BENCH_ENGINES", engine.name) {
+            turns.push(Turn::on(
+                engine.name,
+                engine.open(&ours, Mode::Sync),
+                None,
+                0,
+            ));
+        }
+        if selected("CRASHLAB_BENCH_ENGINES", bbolt) {
+            turns.push(Turn::served(bbolt_bench, bbolt, &LARGE, Mode::Sync));
+        }
+        interleave(&LARGE, LARGE.durable_block, &mut turns, blocks);
+        report(&LARGE, Mode::Sync, &turns);
+        drop(turns);
+        fs::remove_dir_all(&ours).expect("remove the copy");
+    }
+    true
 }
 
 /// The modes `CRASHLAB_BENCH_MODES` keeps, and for `sync` the bbolt benchmark program it needs.
@@ -295,7 +379,11 @@ fn main() {
             }
         }
     }
-    if !shapes.is_empty() && !ran {
+    let large_wanted = selected("CRASHLAB_BENCH_GROUPS", LARGE.group);
+    if let (Some(program), true) = (bbolt_bench.as_deref(), large_wanted) {
+        ran |= large_blocks(program, blocks);
+    }
+    if (!shapes.is_empty() || large_wanted) && !ran {
         fail("CRASHLAB_BENCH_ENGINES names none of the engines these blocks compare");
     }
 }

@@ -354,24 +354,7 @@ func benchLarge(sel func(string, string) bool) {
 	dir := tempDir()
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "bench.db")
-	start := time.Now()
-	db := engines[0].open(path, "no_sync")
-	big := make([]byte, largeValueSize)
-	for i := range big {
-		big[i] = 0xa5
-	}
-	for s := uint64(0); s < largeValues; s += largeFillBatch {
-		put(db, s, s+largeFillBatch, big)
-	}
-	for s := uint64(0); s < largeValues; s += largeDeleteBatch {
-		del(db, s, s+largeDeleteBatch)
-	}
-	must(db.Close(), "close template")
-	// Write the template back now, so that the kernel is not still flushing it while the Sets
-	// on it are measured, and leave it out of the page cache, as after a restart (peers.rs does
-	// the same: see evictFromOSCache).
-	coldFile(path)
-	fmt.Fprintf(os.Stderr, "large template for bbolt: built in %v\n", time.Since(start))
+	buildTemplate(path)
 	// Reopens first, while the tree is the template's: as in peers.rs, one Set in the
 	// configuration makes the file's last commit its own, and a freelist that is not synced is
 	// then rebuilt by walking a tree of a few pages, not of the keys the Sets add.
@@ -404,6 +387,29 @@ func benchLarge(sel func(string, string) bool) {
 			}
 		}
 	}
+}
+
+// buildTemplate writes the large-DB template at path: 2,000 values of 1 MiB put, 20 per
+// transaction, then all deleted, 500 per transaction, in bbolt's default configuration.
+func buildTemplate(path string) {
+	start := time.Now()
+	db := engines[0].open(path, "no_sync")
+	big := make([]byte, largeValueSize)
+	for i := range big {
+		big[i] = 0xa5
+	}
+	for s := uint64(0); s < largeValues; s += largeFillBatch {
+		put(db, s, s+largeFillBatch, big)
+	}
+	for s := uint64(0); s < largeValues; s += largeDeleteBatch {
+		del(db, s, s+largeDeleteBatch)
+	}
+	must(db.Close(), "close template")
+	// Write the template back now, so that the kernel is not still flushing it while the Sets
+	// on it are measured, and leave it out of the page cache, as after a restart (peers.rs does
+	// the same: see evictFromOSCache).
+	coldFile(path)
+	fmt.Fprintf(os.Stderr, "large template for bbolt: built in %v\n", time.Since(start))
 }
 
 // Writer counts of group_commit, as in peers.rs.
@@ -485,8 +491,8 @@ func main() {
 		"(for valgrind --tool=cachegrind; shapes get, get100, get_value, set, set100, delete)")
 	countN := flag.Uint64("n", 0, "operations for -count")
 	serveSpec := flag.String("serve", "", "ENGINE/SHAPE/MODE: run blocks of that shape on request "+
-		"(shapes set, set100, delete): read a count per line on stdin, run that many operations, "+
-		"print their time in nanoseconds; exit at end of input")
+		"(shapes set, set100, delete, large_set): read a count per line on stdin, run that many "+
+		"operations, print their time in nanoseconds; exit at end of input")
 	flag.Parse()
 	if *count != "" {
 		countOps(*count, *countN)
@@ -572,10 +578,12 @@ func checkedMode(flagName, spec, mode string) string {
 }
 
 // writeOp is operation number i of a write shape, as peers.rs and interleaved.rs number them:
-// every Set and Set100 puts fresh keys above the pre-fill; Delete i deletes key i (the caller
-// refills at the right edge).
+// every Set and Set100 puts fresh keys above the pre-fill, every large-DB Set above the large
+// values' keys; Delete i deletes key i (the caller refills at the right edge).
 func writeOp(shape string) func(db *bolt.DB, i uint64) {
 	switch shape {
+	case "large_set":
+		return func(db *bolt.DB, i uint64) { put(db, largeSetBase+i, largeSetBase+i+1, value) }
 	case "set":
 		return func(db *bolt.DB, i uint64) { put(db, prefill+i, prefill+i+1, value) }
 	case "set100":
@@ -615,16 +623,27 @@ func countOps(spec string, n uint64) {
 // Most operations one -serve block may ask for.
 const maxBlock = 1000000
 
-// serve runs blocks of one write shape on one pre-filled database, on request, for
+// serve runs blocks of one write shape on one database, on request, for
 // bench/benches/interleaved.rs: each line of stdin is a count N; serve runs the next N
-// operations and prints the nanoseconds they took, one line, flushed. A delete block first
-// refills, untimed, as many keys as it will delete, so that 10,000 remain after it (as
-// benchDelete and interleaved.rs do). The process exits when stdin ends. Only the operations
-// are timed, so the pipe's round trip is in neither side's figure.
+// operations and prints the nanoseconds they took, one line, flushed. Set, Set100 and Delete run
+// on a pre-filled database; large_set on a large-DB template built as benchLarge builds it,
+// written back and left out of the page cache. A delete block first refills, untimed, as many
+// keys as it will delete, so that 10,000 remain after it (as benchDelete and interleaved.rs do).
+// The process exits when stdin ends. Only the operations are timed, so the pipe's round trip is
+// in neither side's figure.
 func serve(spec string) {
-	e, shape, mode := parseSpec("serve", spec, "set", "set100", "delete")
+	e, shape, mode := parseSpec("serve", spec, "set", "set100", "delete", "large_set")
 	op := writeOp(shape)
-	db, dir := openFilled(e, mode)
+	var db *bolt.DB
+	var dir string
+	if shape == "large_set" {
+		dir = tempDir()
+		path := filepath.Join(dir, "bench.db")
+		buildTemplate(path)
+		db = e.open(path, mode)
+	} else {
+		db, dir = openFilled(e, mode)
+	}
 	defer os.RemoveAll(dir)
 	in := bufio.NewScanner(os.Stdin)
 	out := bufio.NewWriter(os.Stdout)
