@@ -25,9 +25,9 @@
 //! Set `CRASHLAB_BENCH_ENGINES` and/or `CRASHLAB_BENCH_GROUPS` to comma-separated names to run
 //! a subset (their setup is skipped too, unlike criterion's own filter), and
 //! `CRASHLAB_BENCH_MODES` (`sync`, `no_sync`) to keep only those modes of the `set`, `set100`
-//! and `delete` groups: `run-all.sh` runs the durable rows again that way, in rounds that
-//! alternate with bbolt's. The no_sync Set, Set100 and Delete of crashlab and LMDB are measured
-//! again by `interleaved.rs`, every engine taking turns in short blocks.
+//! and `delete` groups. The Set, Set100 and Delete of crashlab beside LMDB (no_sync) and bbolt
+//! (durable), and the large-DB durable Set beside bbolt's, are measured again by
+//! `interleaved.rs`, every engine taking turns in short blocks.
 
 use crashlab_bench::engines::{Engine, Which, ENGINES};
 use crashlab_bench::prefill::{fill, open_filled};

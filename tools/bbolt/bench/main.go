@@ -105,7 +105,7 @@ var engines = []engine{
 var modes = []string{"sync", "no_sync"}
 
 // writeModes are the modes the set, set100 and delete groups run: all of them unless -modes
-// keeps some (run-all.sh runs the durable rows again that way, alternating with crashlab's).
+// keeps some.
 var writeModes = modes
 
 func (e engine) open(path string, mode string) *bolt.DB {
