@@ -110,7 +110,7 @@ enum Db {
     Local {
         kv: Box<dyn Kv>,
         /// The database's own directory, removed with it (`None` for a large-DB copy, which
-        /// `large` removes).
+        /// `large_blocks` removes).
         _dir: Option<TempDir>,
         /// The next operation's number: every operation gets a fresh key.
         next: u64,
@@ -154,10 +154,10 @@ impl Turn {
     /// `large_set`, its own large-DB template).
     fn served(bbolt_bench: &Path, name: &'static str, shape: &Shape, mode: Mode) -> Turn {
         let spec = format!("{name}/{}/{}", shape.group, mode.name());
-        let served = Served::spawn(bbolt_bench, &["-serve", &spec], &spec).unwrap_or_else(|e| {
-            eprintln!("interleaved: {e}");
-            std::process::exit(1);
-        });
+        // A failure panics, as a local engine's does (`Kv`): unwinding removes the temporary
+        // directories (a large-DB template is 2 GB) and ends the other servers.
+        let served = Served::spawn(bbolt_bench, &["-serve", &spec], &spec)
+            .unwrap_or_else(|e| panic!("interleaved: {e}"));
         Turn {
             name,
             db: Db::Served(served),
@@ -185,10 +185,10 @@ impl Turn {
                 *next += ops;
                 start.elapsed().as_nanos() as f64
             }
-            Db::Served(served) => served.block(ops).unwrap_or_else(|e| {
-                eprintln!("interleaved: {e}");
-                std::process::exit(1);
-            }) as f64,
+            Db::Served(served) => served
+                .block(ops)
+                .unwrap_or_else(|e| panic!("interleaved: {e}"))
+                as f64,
         };
         ns / ops as f64
     }
