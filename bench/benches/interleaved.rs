@@ -28,7 +28,7 @@
 use crashlab_bench::engines::{Engine, Which, ENGINES};
 use crashlab_bench::interleave::{median, schedule};
 use crashlab_bench::large;
-use crashlab_bench::prefill::{fill, open_filled};
+use crashlab_bench::prefill::{open_filled, refill_for_deletes};
 use crashlab_bench::select::selected;
 use crashlab_bench::served::Served;
 use crashlab_bench::shape::{BATCH, LARGE_SET_BASE, PREFILL, VALUE};
@@ -174,9 +174,7 @@ impl Turn {
                 kv, next, filled, ..
             } => {
                 if shape.deletes {
-                    let want = *next + ops + PREFILL;
-                    fill(&mut **kv, *filled..want);
-                    *filled = want;
+                    refill_for_deletes(&mut **kv, *next, ops, filled);
                 }
                 let start = Instant::now();
                 for i in *next..*next + ops {

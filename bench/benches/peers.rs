@@ -30,7 +30,7 @@
 //! `interleaved.rs`, every engine taking turns in short blocks.
 
 use crashlab_bench::engines::{Engine, Which, ENGINES};
-use crashlab_bench::prefill::{fill, open_filled};
+use crashlab_bench::prefill::{fill, open_filled, refill_for_deletes};
 use crashlab_bench::select::selected;
 use crashlab_bench::shape::{BATCH, PREFILL, VALUE};
 use crashlab_bench::{large, Concurrent, Kv, Mode, Read};
@@ -171,9 +171,7 @@ fn bench_delete(c: &mut Criterion) {
             let (mut next, mut filled) = (0, PREFILL);
             g.bench_function(BenchmarkId::new(e.name, mode.name()), |b| {
                 b.iter_custom(|iters| {
-                    let want = next + iters + PREFILL;
-                    fill(&mut *kv, filled..want);
-                    filled = want;
+                    refill_for_deletes(&mut *kv, next, iters, &mut filled);
                     let start = Instant::now();
                     for n in next..next + iters {
                         kv.delete(n..n + 1);

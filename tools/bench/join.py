@@ -269,8 +269,7 @@ def write_tables(results):
     """The no_sync write commits against LMDB."""
     return interleaved_or_main(
         results, "Write commits, no_sync", "crashlab's time / LMDB's", "≤ 1.5",
-        [column(t) for t in WRITE_COLUMNS],
-        lambda pre, g, kind, m: [f"{pre}{g}/crashlab-{kind}/{m}", f"{pre}{g}/lmdb/{m}"],
+        [column(t) for t in WRITE_COLUMNS], lambda kind: "lmdb",
         lambda ours, lmdb: ours / lmdb, lambda r: r <= 1.5)
 
 
@@ -279,17 +278,18 @@ def durable_tables(results):
     return interleaved_or_main(
         results, "Durable rows", "bbolt's time / crashlab's, same configuration", "≥ 1",
         [column(t) for t in DURABLE_COLUMNS + ("large-DB Set, sync",)],
-        lambda pre, g, kind, m: [f"{pre}{g}/crashlab-{kind}/{m}", f"{pre}{g}/bbolt-{kind}/{m}"],
-        lambda ours, bbolt: bbolt / ours, lambda r: r >= 1.0)
+        lambda kind: f"bbolt-{kind}", lambda ours, bbolt: bbolt / ours, lambda r: r >= 1.0)
 
 
-def interleaved_or_main(results, name, ratio, target, cols, ids, figure, ok):
-    """Target tables of crashlab's four configurations against a reference: ids(prefix, group,
-    kind, mode) are the two ids that figure(ours, reference) compares. A column is judged on the
-    interleaved blocks when the results have blocks for it (every engine taking turns in blocks
-    of milliseconds, so that all share the machine's moment), and the main runs' figures for
-    those columns are reported beside, not judged; a column without blocks is judged on the
-    main runs."""
+def interleaved_or_main(results, name, ratio, target, cols, reference, figure, ok):
+    """Target tables of crashlab's four configurations against reference(kind), an engine:
+    figure(ours, reference's) is judged by ok. A column is judged on the interleaved blocks when
+    the results have blocks for it (every engine taking turns in blocks of milliseconds, so
+    that all share the machine's moment), and the main runs' figures for those columns are
+    reported beside, not judged; a column without blocks is judged on the main runs."""
+    def ids(pre, g, kind, m):
+        return [f"{pre}{g}/crashlab-{kind}/{m}", f"{pre}{g}/{reference(kind)}/{m}"]
+
     def has_blocks(g, m):
         return any(ids(f"{INTERLEAVED}/", g, kind, m)[0] in results for kind in KINDS)
 

@@ -197,6 +197,15 @@ func fill(db *bolt.DB, from, to uint64) {
 	}
 }
 
+// refillForDeletes prepares n deletes from the left edge, key next on, where keys
+// next..*filled are present: it appends keys up to next+n+prefill, so that 10,000 remain after
+// the deletes (bench/src/prefill.rs does the same for the Rust engines).
+func refillForDeletes(db *bolt.DB, next, n uint64, filled *uint64) {
+	want := next + n + prefill
+	fill(db, *filled, want)
+	*filled = want
+}
+
 // Measurement settings, from the flags.
 var (
 	warmup  time.Duration
@@ -323,9 +332,7 @@ func benchDelete(sel func(string, string) bool) {
 			db, dir := openFilled(e, mode)
 			next, filled := uint64(0), uint64(prefill)
 			run("delete/"+e.name+"/"+mode, func(iters uint64) time.Duration {
-				want := next + iters + prefill
-				fill(db, filled, want)
-				filled = want
+				refillForDeletes(db, next, iters, &filled)
 				start := time.Now()
 				for n := next; n < next+iters; n++ {
 					del(db, n, n+1)
@@ -655,9 +662,7 @@ func serve(spec string) {
 			usage("-serve: stdin line %d: %q: expected a count from 1 to %d", line, in.Text(), maxBlock)
 		}
 		if shape == "delete" {
-			want := next + n + prefill
-			fill(db, filled, want)
-			filled = want
+			refillForDeletes(db, next, n, &filled)
 		}
 		start := time.Now()
 		for i := next; i < next+n; i++ {
